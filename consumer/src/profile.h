@@ -1,0 +1,120 @@
+/*
+ * profile.h: what one recording holds, whatever collected it.
+ *
+ * `vmtrace record` fills a vt_profile from the BPF maps, writes it to a
+ * record file and prints it; `vmtrace report` reads it back and prints it.
+ * All strings are owned by the profile (copied in by the add functions).
+ * Counts and bytes of allocations are estimates when sample_period != 0.
+ */
+#ifndef VMTRACE_PROFILE_H
+#define VMTRACE_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define VT_GC_KINDS 2 /* 0 = minor, 1 = major (the gc__begin kind argument) */
+#define VT_MAX_SIGNAL 65
+#define VT_HIST_BUCKETS 64 /* log2 buckets: bucket i holds [2^i, 2^(i+1)) ns */
+
+struct vt_alloc {               /* one (class, method, site) */
+	char *klass, *method, *site; /* site "" when the runtime gave none */
+	uint64_t count, bytes;       /* scaled by the sampling weights */
+	uint64_t samples;            /* probe hits behind this row */
+};
+
+struct vt_keyed_count {         /* a count per one or two names */
+	char *name, *name2;          /* name2 "" where the key has one name */
+	uint64_t count;
+};
+
+struct vt_gc_pause {            /* one collection, in order of its end */
+	int kind;
+	uint64_t duration_ns;
+	uint64_t heap_bytes;         /* heap size at gc__end */
+	uint64_t allocated_bytes;    /* bytes allocated since the previous collection */
+};
+
+struct vt_signal {              /* one signal number */
+	int signo;
+	uint64_t received, handled;
+	uint64_t latency_total_ns, latency_max_ns;
+	uint64_t latency_hist[VT_HIST_BUCKETS];
+};
+
+struct vt_lost {                /* events or strings not counted where they belong */
+	char *what;                  /* e.g. "alloc map full", "unreadable string" */
+	uint64_t count;
+};
+
+#define VT_VEC(type) struct { type *v; size_t n, cap; }
+
+struct vt_profile {
+	char *runtime;               /* "vmtrace", "ruby", "python" */
+	char *probes;                /* the probes used, comma separated */
+	char *target;                /* the command line of the target */
+	int32_t pid;
+	double duration_s;
+	uint64_t sample_period;      /* 0 = exact */
+	bool has_allocations;        /* false: the runtime has no allocation probes */
+	VT_VEC(struct vt_alloc) allocs;
+	VT_VEC(struct vt_keyed_count) method_cache_resets;   /* class, method ("" = whole class) */
+	VT_VEC(struct vt_keyed_count) constant_cache_resets; /* name */
+	VT_VEC(struct vt_keyed_count) global_serial_incs;    /* reason */
+	uint64_t last_serial;
+	uint64_t gc_collections[VT_GC_KINDS];
+	VT_VEC(struct vt_gc_pause) gc_pauses;
+	VT_VEC(struct vt_signal) signals;
+	VT_VEC(struct vt_keyed_count) calls;                 /* function or method calls: name, file */
+	VT_VEC(struct vt_lost) lost;
+};
+
+void vt_profile_init(struct vt_profile *p);
+void vt_profile_free(struct vt_profile *p); /* accepts NULL */
+
+/* Setters and adders copy their strings; adding an existing key adds to it.
+ * Each returns 0 or -ENOMEM. */
+int vt_profile_set_meta(struct vt_profile *p, const char *runtime, const char *probes,
+			const char *target, int32_t pid);
+int vt_profile_add_alloc(struct vt_profile *p, const char *klass, const char *method,
+			 const char *site, uint64_t count, uint64_t bytes, uint64_t samples);
+int vt_profile_add_method_cache_reset(struct vt_profile *p, const char *klass,
+				      const char *method, uint64_t count);
+int vt_profile_add_constant_cache_reset(struct vt_profile *p, const char *name, uint64_t count);
+int vt_profile_add_global_serial_inc(struct vt_profile *p, const char *reason, uint64_t count);
+int vt_profile_add_gc_pause(struct vt_profile *p, const struct vt_gc_pause *pause);
+/* received/handled/latency add to the signal's row */
+int vt_profile_add_signal(struct vt_profile *p, int signo, uint64_t received, uint64_t handled,
+			  uint64_t latency_ns_total, uint64_t latency_ns_max,
+			  const uint64_t hist[VT_HIST_BUCKETS]);
+int vt_profile_add_call(struct vt_profile *p, const char *name, const char *file, uint64_t count);
+int vt_profile_add_lost(struct vt_profile *p, const char *what, uint64_t count);
+
+/* Record files (docs/record-format.md). write: atomically (temp file, then
+ * rename); -EEXIST when path exists and !force. read: -EBADMSG when the file
+ * is not a vmtrace record, -errno when it cannot be read. */
+int vt_profile_write(const struct vt_profile *p, const char *path, bool force);
+int vt_profile_read(struct vt_profile *p, const char *path);
+
+enum vt_format { VT_FORMAT_TEXT, VT_FORMAT_JSON, VT_FORMAT_CSV, VT_FORMAT_FOLDED };
+enum vt_group { VT_BY_CLASS_METHOD, VT_BY_CLASS, VT_BY_METHOD, VT_BY_SITE };
+enum vt_sort { VT_SORT_COUNT, VT_SORT_BYTES };
+
+struct vt_report_opts {
+	enum vt_format format;
+	enum vt_group by;
+	enum vt_sort sort;
+	size_t top;                  /* 0 = every row */
+};
+
+/* Parse "text|json|csv|folded", "class,method|class|method|site",
+ * "count|bytes": 0 or -EINVAL. */
+int vt_parse_format(const char *s, enum vt_format *out);
+int vt_parse_group(const char *s, enum vt_group *out);
+int vt_parse_sort(const char *s, enum vt_sort *out);
+
+/* Print the whole report in the chosen format. 0 or -errno. */
+int vt_report_print(FILE *out, const struct vt_profile *p, const struct vt_report_opts *opts);
+
+#endif /* VMTRACE_PROFILE_H */

@@ -1,0 +1,39 @@
+/*
+ * vmtrace: the provider definition and the project's public probe ABI.
+ *
+ * The build turns this file into provider/.../vmtrace_probes.h with
+ * `dtrace -h` (systemtap-sdt-dev). Argument order puts the most useful
+ * argument first (class, then method) so one-liners stay short. Every string
+ * is a NUL-terminated name the runtime keeps alive for its whole life.
+ *
+ * Changing a probe's arguments breaks users' scripts: add probes instead,
+ * and keep docs/probes.md in step.
+ */
+provider vmtrace {
+	/* an object was allocated; weight is 1, or the sampling weight */
+	probe object__alloc(const char *klass, const char *method, uint64_t size,
+	                    const char *site, uint64_t weight);
+	/* an object was freed (swept) */
+	probe object__free(const char *klass, uint64_t size);
+	/* a runtime-level method was entered / returned from */
+	probe method__entry(const char *klass, const char *method, const char *file, int line);
+	probe method__return(const char *klass, const char *method, const char *file, int line);
+	/* method caches of one method (or of the whole class: method NULL) were reset */
+	probe method__cache__reset(const char *klass, const char *method, uint64_t serial);
+	/* the constant cache for name was reset */
+	probe constant__cache__reset(const char *name, uint64_t serial);
+	/* the global method serial was bumped */
+	probe global__serial__inc(uint64_t serial, const char *reason);
+	/* a collection starts / ends; kind 0 = minor, 1 = major */
+	probe gc__begin(int kind, uint64_t heap_bytes);
+	probe gc__end(int kind, uint64_t heap_bytes);
+	/* fired inside the signal handler */
+	probe signal__received(int signo);
+	/* fired once every subscriber has run; latency from the handler */
+	probe signal__handled(int signo, uint64_t latency_ns);
+	/* the in-process bus dropped an event of event_kind (ring full) */
+	probe bus__dropped(int event_kind, uint64_t total_dropped);
+	/* a consumer that asked for sampled allocations is attached here
+	 * (never fires; only its semaphore matters, see docs/sampling.md) */
+	probe sample__armed(uint64_t period_bytes);
+};

@@ -1,0 +1,180 @@
+/*
+ * vmtrace.h: the host runtime's interface to libvmtrace.
+ *
+ * A runtime calls the vmtrace_*() macros below at its allocation, cache
+ * reset, GC and signal sites. Each macro reads one 32-bit gate and takes a
+ * not-taken branch when nobody listens; only when a tracer is attached to the
+ * probe (the USDT semaphore half of the gate) or an in-process subscriber
+ * wants the event (the bus half) does it evaluate its arguments and call out
+ * of line into libvmtrace, where the USDT site lives. Keeping every site in
+ * libvmtrace puts them in one ELF module whether the host links it shared or
+ * static, so one bpftrace path serves both.
+ *
+ * Thread safety: every macro may be called from any thread.
+ * Signal safety: vmtrace_signal_received() and the bus publish path are
+ * async-signal-safe; the others are not meant for signal handlers.
+ */
+#ifndef VMTRACE_VMTRACE_H
+#define VMTRACE_VMTRACE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One entry per probe of probes/vmtrace.d, in its order: (ENUM, probe name). */
+#define VMTRACE_PROBE_LIST(X)                                                  \
+	X(OBJECT_ALLOC, object__alloc)                                         \
+	X(OBJECT_FREE, object__free)                                           \
+	X(METHOD_ENTRY, method__entry)                                         \
+	X(METHOD_RETURN, method__return)                                       \
+	X(METHOD_CACHE_RESET, method__cache__reset)                            \
+	X(CONSTANT_CACHE_RESET, constant__cache__reset)                        \
+	X(GLOBAL_SERIAL_INC, global__serial__inc)                              \
+	X(GC_BEGIN, gc__begin)                                                 \
+	X(GC_END, gc__end)                                                     \
+	X(SIGNAL_RECEIVED, signal__received)                                   \
+	X(SIGNAL_HANDLED, signal__handled)                                     \
+	X(BUS_DROPPED, bus__dropped)                                           \
+	X(SAMPLE_ARMED, sample__armed)
+
+enum vmtrace_probe {
+#define VMTRACE_X_ENUM(e, n) VMTRACE_PROBE_##e,
+	VMTRACE_PROBE_LIST(VMTRACE_X_ENUM)
+#undef VMTRACE_X_ENUM
+	VMTRACE_PROBE__COUNT
+};
+
+/*
+ * A probe's gate. The low half is the USDT semaphore named in the probe's
+ * ELF note (the kernel adds one per attached uprobe and removes it when the
+ * tracer detaches or dies); the high half counts in-process subscribers.
+ * Reading `any` tests both with one load.                     (read-only)
+ */
+typedef union vmtrace_gate {
+	struct {
+		volatile uint16_t semaphore;
+		volatile uint16_t subscribers;
+	} part;
+	volatile uint32_t any;
+} vmtrace_gate;
+
+extern vmtrace_gate vmtrace_gates[VMTRACE_PROBE__COUNT];
+
+/*
+ * The host must read the library's own gates, where the kernel updates the
+ * semaphores, never a copy: a PIE host that read vmtrace_gates directly
+ * would get a copy relocation, a private copy the kernel never touches. So
+ * the address comes through the GOT (the linker turns this into one `lea`
+ * when libvmtrace is linked statically). The asm has no side effects, so the
+ * compiler hoists it out of loops.
+ */
+#if defined(__x86_64__)
+static inline vmtrace_gate *vmtrace__gate_table(void)
+{
+	vmtrace_gate *table;
+	__asm__("movq vmtrace_gates@GOTPCREL(%%rip), %0" : "=r"(table));
+	return table;
+}
+#else
+static inline vmtrace_gate *vmtrace__gate_table(void)
+{
+	return vmtrace_gates;
+}
+#endif
+
+/* GC kinds, the `kind` argument of gc__begin / gc__end. */
+enum vmtrace_gc_kind { VMTRACE_GC_MINOR = 0, VMTRACE_GC_MAJOR = 1 };
+
+#define VMTRACE_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* True while a tracer or a subscriber wants probe P (e.g. OBJECT_ALLOC).
+ * Guard costly argument computations with it, as PostgreSQL does. */
+#define VMTRACE_ENABLED(P) VMTRACE_UNLIKELY(vmtrace__gate_table()[VMTRACE_PROBE_##P].any)
+
+/* ---- out-of-line halves: call the macros below, not these ---- */
+void vmtrace__alloc(const char *klass, const char *method, uint64_t size, const char *site);
+void vmtrace__free(const char *klass, uint64_t size);
+void vmtrace__method_entry(const char *klass, const char *method, const char *file, int line);
+void vmtrace__method_return(const char *klass, const char *method, const char *file, int line);
+void vmtrace__method_cache_reset(const char *klass, const char *method, uint64_t serial);
+void vmtrace__constant_cache_reset(const char *name, uint64_t serial);
+void vmtrace__global_serial_inc(uint64_t serial, const char *reason);
+void vmtrace__gc_begin(int kind, uint64_t heap_bytes);
+void vmtrace__gc_end(int kind, uint64_t heap_bytes);
+
+/*
+ * The host's calls. Statement macros: arguments are evaluated only when the
+ * probe is enabled. Strings must be NUL-terminated names that stay valid for
+ * the life of the process (interned): tracers and subscribers read them later.
+ */
+/* an allocation of `size` bytes of `klass` while running `method`; site is
+ * "file:line" or NULL. With sampling on (docs/sampling.md), only sampled
+ * allocations reach the probe, carrying their weight. */
+#define vmtrace_alloc(klass, method, size, site)                               \
+	do {                                                                   \
+		if (VMTRACE_ENABLED(OBJECT_ALLOC))                             \
+			vmtrace__alloc((klass), (method), (size), (site));     \
+	} while (0)
+#define vmtrace_free(klass, size)                                              \
+	do {                                                                   \
+		if (VMTRACE_ENABLED(OBJECT_FREE))                              \
+			vmtrace__free((klass), (size));                        \
+	} while (0)
+#define vmtrace_method_entry(klass, method, file, line)                        \
+	do {                                                                   \
+		if (VMTRACE_ENABLED(METHOD_ENTRY))                             \
+			vmtrace__method_entry((klass), (method), (file), (line)); \
+	} while (0)
+#define vmtrace_method_return(klass, method, file, line)                       \
+	do {                                                                   \
+		if (VMTRACE_ENABLED(METHOD_RETURN))                            \
+			vmtrace__method_return((klass), (method), (file), (line)); \
+	} while (0)
+/* method NULL: every method cache of the class */
+#define vmtrace_method_cache_reset(klass, method, serial)                      \
+	do {                                                                   \
+		if (VMTRACE_ENABLED(METHOD_CACHE_RESET))                       \
+			vmtrace__method_cache_reset((klass), (method), (serial)); \
+	} while (0)
+#define vmtrace_constant_cache_reset(name, serial)                             \
+	do {                                                                   \
+		if (VMTRACE_ENABLED(CONSTANT_CACHE_RESET))                     \
+			vmtrace__constant_cache_reset((name), (serial));       \
+	} while (0)
+#define vmtrace_global_serial_inc(serial, reason)                              \
+	do {                                                                   \
+		if (VMTRACE_ENABLED(GLOBAL_SERIAL_INC))                        \
+			vmtrace__global_serial_inc((serial), (reason));        \
+	} while (0)
+#define vmtrace_gc_begin(kind, heap_bytes)                                     \
+	do {                                                                   \
+		if (VMTRACE_ENABLED(GC_BEGIN))                                 \
+			vmtrace__gc_begin((kind), (heap_bytes));               \
+	} while (0)
+#define vmtrace_gc_end(kind, heap_bytes)                                       \
+	do {                                                                   \
+		if (VMTRACE_ENABLED(GC_END))                                   \
+			vmtrace__gc_end((kind), (heap_bytes));                 \
+	} while (0)
+
+/* ---- allocation sampling (docs/sampling.md) ---- */
+
+/* Mean bytes between sampled allocations; 0 = every allocation (exact).
+ * Written by a consumer in the running process; it takes effect only while
+ * that consumer is attached to sample__armed, so a consumer that dies leaves
+ * the process exact again.                                       (public) */
+extern volatile uint64_t vmtrace_sample_period;
+
+/* The period in force for this process right now: vmtrace_sample_period if a
+ * consumer holds sample__armed, else 0. */
+uint64_t vmtrace_sample_period_effective(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#include <vmtrace/bus.h>
+
+#endif /* VMTRACE_VMTRACE_H */

@@ -1,0 +1,248 @@
+/*
+ * probes.c: every USDT site of the vmtrace provider, the gates that guard
+ * them, and byte-sampling of allocations.
+ *
+ * The gates. dtrace -h declares one semaphore per probe
+ * (vmtrace_<probe>_semaphore, an unsigned short the kernel increments for
+ * every attached uprobe). Instead of letting `dtrace -G` scatter them, we
+ * place each semaphore as the low half of a 32-bit gate whose high half counts
+ * bus subscribers, so the host's inline check is one load and one branch for
+ * both. The asm below names the semaphore symbols the ELF notes refer to.
+ *
+ * Sampling. With a period R set (and a consumer holding sample__armed), each
+ * thread counts bytes down from an exponentially distributed start; only the
+ * allocation that crosses zero fires object__alloc. An allocation of size s is
+ * then sampled with probability p = 1 - exp(-s/R), and its weight 1/p is
+ * rounded up or down at random so that weights stay integers (the probe ABI)
+ * and the estimate stays unbiased.
+ */
+#include <math.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#include "vmtrace/vmtrace.h"
+#include "vmtrace_probes.h"
+#include "fire.h"
+
+/* The library reads its gates through a hidden name, so its reads bind to
+ * this storage (where the kernel writes) even if a host made a copy. */
+__attribute__((visibility("hidden"), section(".probes"), aligned(64)))
+vmtrace_gate vmtrace__gate_store[VMTRACE_PROBE__COUNT];
+extern vmtrace_gate vmtrace_gates[VMTRACE_PROBE__COUNT]
+	__attribute__((alias("vmtrace__gate_store")));
+
+/* vmtrace_<name>_semaphore = low half of gate IDX. */
+#define SEMAPHORE_AT(name, ENUM, idx)                                          \
+	_Static_assert(VMTRACE_PROBE_##ENUM == (idx), "gate index of " #name); \
+	__asm__(".globl vmtrace_" #name "_semaphore\n\t"                        \
+		".type vmtrace_" #name "_semaphore, @object\n\t"                \
+		".set vmtrace_" #name "_semaphore, vmtrace__gate_store + 4 * " #idx "\n")
+
+SEMAPHORE_AT(object__alloc, OBJECT_ALLOC, 0);
+SEMAPHORE_AT(object__free, OBJECT_FREE, 1);
+SEMAPHORE_AT(method__entry, METHOD_ENTRY, 2);
+SEMAPHORE_AT(method__return, METHOD_RETURN, 3);
+SEMAPHORE_AT(method__cache__reset, METHOD_CACHE_RESET, 4);
+SEMAPHORE_AT(constant__cache__reset, CONSTANT_CACHE_RESET, 5);
+SEMAPHORE_AT(global__serial__inc, GLOBAL_SERIAL_INC, 6);
+SEMAPHORE_AT(gc__begin, GC_BEGIN, 7);
+SEMAPHORE_AT(gc__end, GC_END, 8);
+SEMAPHORE_AT(signal__received, SIGNAL_RECEIVED, 9);
+SEMAPHORE_AT(signal__handled, SIGNAL_HANDLED, 10);
+SEMAPHORE_AT(bus__dropped, BUS_DROPPED, 11);
+SEMAPHORE_AT(sample__armed, SAMPLE_ARMED, 12);
+_Static_assert(VMTRACE_PROBE__COUNT == 13, "a probe without a semaphore");
+
+__attribute__((visibility("hidden"))) volatile uint64_t vmtrace__sample_period_store;
+extern volatile uint64_t vmtrace_sample_period __attribute__((alias("vmtrace__sample_period_store")));
+
+#define SEMAPHORE(P) (vmtrace__gate_store[VMTRACE_PROBE_##P].part.semaphore)
+#define SUBSCRIBED(P) (vmtrace__gate_store[VMTRACE_PROBE_##P].part.subscribers)
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void publish(uint32_t kind, struct vmtrace_event *ev)
+{
+	ev->kind = kind;
+	ev->producer = (uint32_t)syscall(SYS_gettid);
+	ev->time_ns = now_ns();
+	vmtrace_bus_publish(ev);
+}
+
+/* ---- sampling ---- */
+
+struct sampler {
+	uint64_t rng;      /* xorshift64* state, 0 = not seeded yet */
+	uint64_t period;   /* the period the countdown was drawn for */
+	int64_t left;      /* bytes until the next sample */
+};
+static __thread struct sampler sampler;
+
+static double uniform01(struct sampler *s)
+{
+	if (s->rng == 0)
+		s->rng = (now_ns() ^ ((uint64_t)syscall(SYS_gettid) << 32)) | 1;
+	s->rng ^= s->rng >> 12;
+	s->rng ^= s->rng << 25;
+	s->rng ^= s->rng >> 27;
+	uint64_t r = s->rng * 0x2545F4914F6CDD1DULL;
+	return ((double)(r >> 11) + 0.5) / 9007199254740992.0; /* (0,1) */
+}
+
+static int64_t draw_gap(struct sampler *s, uint64_t period)
+{
+	double gap = -log(uniform01(s)) * (double)period;
+	return gap < 1.0 ? 1 : (int64_t)gap;
+}
+
+uint64_t vmtrace_sample_period_effective(void)
+{
+	return SEMAPHORE(SAMPLE_ARMED) ? vmtrace__sample_period_store : 0;
+}
+
+/* Weight of an allocation of `size` bytes that the countdown sampled, or 0
+ * when it was not sampled. Exact mode: 1 for every allocation. */
+static uint64_t sample_weight(uint64_t size)
+{
+	uint64_t period = vmtrace_sample_period_effective();
+	struct sampler *s = &sampler;
+
+	if (period == 0)
+		return 1;
+	if (s->period != period) {
+		s->period = period;
+		s->left = draw_gap(s, period);
+		VMTRACE_SAMPLE_ARMED(period);
+	}
+	s->left -= (int64_t)size;
+	if (s->left > 0)
+		return 0;
+	s->left = draw_gap(s, period);
+
+	double p = -expm1(-(double)size / (double)period);
+	double w = p > 0 ? 1.0 / p : (double)period;
+	uint64_t whole = (uint64_t)w;
+	return whole + (uniform01(s) < w - (double)whole ? 1 : 0);
+}
+
+/* ---- the out-of-line halves of the host's macros ---- */
+
+void vmtrace__alloc(const char *klass, const char *method, uint64_t size, const char *site)
+{
+	if (SEMAPHORE(OBJECT_ALLOC)) {
+		uint64_t weight = sample_weight(size);
+		if (weight)
+			VMTRACE_OBJECT_ALLOC(klass, method, size, site, weight);
+	}
+	if (SUBSCRIBED(OBJECT_ALLOC)) {
+		struct vmtrace_event ev = { .u.alloc = { klass, method, size, site, 1 } };
+		publish(VMTRACE_EV_ALLOC, &ev);
+	}
+}
+
+void vmtrace__free(const char *klass, uint64_t size)
+{
+	if (SEMAPHORE(OBJECT_FREE))
+		VMTRACE_OBJECT_FREE(klass, size);
+	if (SUBSCRIBED(OBJECT_FREE)) {
+		struct vmtrace_event ev = { .u.free = { klass, size } };
+		publish(VMTRACE_EV_FREE, &ev);
+	}
+}
+
+void vmtrace__method_entry(const char *klass, const char *method, const char *file, int line)
+{
+	if (SEMAPHORE(METHOD_ENTRY))
+		VMTRACE_METHOD_ENTRY(klass, method, file, line);
+	if (SUBSCRIBED(METHOD_ENTRY)) {
+		struct vmtrace_event ev = { .u.method = { klass, method, file, line } };
+		publish(VMTRACE_EV_METHOD_ENTRY, &ev);
+	}
+}
+
+void vmtrace__method_return(const char *klass, const char *method, const char *file, int line)
+{
+	if (SEMAPHORE(METHOD_RETURN))
+		VMTRACE_METHOD_RETURN(klass, method, file, line);
+	if (SUBSCRIBED(METHOD_RETURN)) {
+		struct vmtrace_event ev = { .u.method = { klass, method, file, line } };
+		publish(VMTRACE_EV_METHOD_RETURN, &ev);
+	}
+}
+
+void vmtrace__method_cache_reset(const char *klass, const char *method, uint64_t serial)
+{
+	if (SEMAPHORE(METHOD_CACHE_RESET))
+		VMTRACE_METHOD_CACHE_RESET(klass, method, serial);
+	if (SUBSCRIBED(METHOD_CACHE_RESET)) {
+		struct vmtrace_event ev = { .u.method_cache_reset = { klass, method, serial } };
+		publish(VMTRACE_EV_METHOD_CACHE_RESET, &ev);
+	}
+}
+
+void vmtrace__constant_cache_reset(const char *name, uint64_t serial)
+{
+	if (SEMAPHORE(CONSTANT_CACHE_RESET))
+		VMTRACE_CONSTANT_CACHE_RESET(name, serial);
+	if (SUBSCRIBED(CONSTANT_CACHE_RESET)) {
+		struct vmtrace_event ev = { .u.constant_cache_reset = { name, serial } };
+		publish(VMTRACE_EV_CONSTANT_CACHE_RESET, &ev);
+	}
+}
+
+void vmtrace__global_serial_inc(uint64_t serial, const char *reason)
+{
+	if (SEMAPHORE(GLOBAL_SERIAL_INC))
+		VMTRACE_GLOBAL_SERIAL_INC(serial, reason);
+	if (SUBSCRIBED(GLOBAL_SERIAL_INC)) {
+		struct vmtrace_event ev = { .u.global_serial_inc = { serial, reason } };
+		publish(VMTRACE_EV_GLOBAL_SERIAL_INC, &ev);
+	}
+}
+
+void vmtrace__gc_begin(int kind, uint64_t heap_bytes)
+{
+	if (SEMAPHORE(GC_BEGIN))
+		VMTRACE_GC_BEGIN(kind, heap_bytes);
+	if (SUBSCRIBED(GC_BEGIN)) {
+		struct vmtrace_event ev = { .u.gc = { kind, heap_bytes } };
+		publish(VMTRACE_EV_GC_BEGIN, &ev);
+	}
+}
+
+void vmtrace__gc_end(int kind, uint64_t heap_bytes)
+{
+	if (SEMAPHORE(GC_END))
+		VMTRACE_GC_END(kind, heap_bytes);
+	if (SUBSCRIBED(GC_END)) {
+		struct vmtrace_event ev = { .u.gc = { kind, heap_bytes } };
+		publish(VMTRACE_EV_GC_END, &ev);
+	}
+}
+
+/* ---- sites fired by the bus (fire.h) ---- */
+
+void vmtrace__fire_signal_received(int signo)
+{
+	if (SEMAPHORE(SIGNAL_RECEIVED))
+		VMTRACE_SIGNAL_RECEIVED(signo);
+}
+
+void vmtrace__fire_signal_handled(int signo, uint64_t latency_ns)
+{
+	if (SEMAPHORE(SIGNAL_HANDLED))
+		VMTRACE_SIGNAL_HANDLED(signo, latency_ns);
+}
+
+void vmtrace__fire_bus_dropped(int event_kind, uint64_t total_dropped)
+{
+	if (SEMAPHORE(BUS_DROPPED))
+		VMTRACE_BUS_DROPPED(event_kind, total_dropped);
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs exactly what vmtrace's build, tests and demo need on Debian 12,
+# and mounts tracefs where it is missing. Idempotent: a second run installs
+# nothing. Run as root.
+set -euo pipefail
+
+PACKAGES=(
+	build-essential cmake pkg-config git      # the build
+	clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev  # BPF programs and skeletons
+	systemtap-sdt-dev                         # sys/sdt.h and dtrace(1) for the probe header
+	libcmocka-dev libclang-rt-14-dev          # unit tests, sanitizers and libFuzzer
+	bpftrace ruby python3.11 python3          # bpftrace tests, stock runtimes
+	jq                                        # test scripts compare JSON
+)
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: run as root (apt-get and tracefs need it)" >&2
+	exit 1
+fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "install-deps: installing ${missing[*]}"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# bpftrace and uprobe detach need tracefs.
+if [ ! -e /sys/kernel/tracing/uprobe_events ]; then
+	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
+fi

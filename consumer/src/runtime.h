@@ -1,0 +1,45 @@
+/*
+ * runtime.h: runtime adapters. Each adapter maps one runtime's own USDT
+ * probes onto vmtrace's event model (struct vt_profile): it loads its BPF
+ * program, attaches it to the probes found in the target, and reads its
+ * per-CPU maps back. `record`, `top` and `list` pick the adapter from the
+ * providers found in the process (or --runtime), so adding a runtime is
+ * adding an entry to the table in runtime.c.
+ */
+#ifndef VMTRACE_RUNTIME_H
+#define VMTRACE_RUNTIME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "profile.h"
+#include "usdt_notes.h"
+
+struct vt_attach_opts {
+	pid_t pid;                        /* the target */
+	const struct vt_usdt_list *probes; /* every USDT probe mapped by the target */
+	uint32_t map_entries;             /* size of each counting map (--map-entries) */
+	uint64_t sample_period;           /* bytes, 0 = exact (--sample) */
+	bool no_methods;                  /* --no-methods: skip per-method attribution */
+	bool verbose;                     /* -v: libbpf's log */
+};
+
+struct vt_runtime {
+	const char *name;        /* "vmtrace", "ruby", "python": --runtime and the report */
+	const char *provider;    /* the USDT provider that identifies it */
+	/* Load and attach. On success *state is the adapter's; on failure a
+	 * negative errno, with a one-line reason in err (no trailing newline). */
+	int (*open)(const struct vt_attach_opts *opts, void **state, char *err, size_t errlen);
+	/* Add everything counted so far to out (a fresh profile each call). */
+	int (*collect)(void *state, struct vt_profile *out);
+	void (*close)(void *state); /* detaches; accepts NULL */
+};
+
+/* The adapter whose provider has probes in the list (vmtrace first), or
+ * NULL when none does. */
+const struct vt_runtime *vt_runtime_detect(const struct vt_usdt_list *probes);
+/* The adapter named name, or NULL. */
+const struct vt_runtime *vt_runtime_by_name(const char *name);
+
+#endif /* VMTRACE_RUNTIME_H */

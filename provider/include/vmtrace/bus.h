@@ -55,6 +55,29 @@ struct vmtrace_event {
 	} u;
 };
 
+/* A subscriber; runs on the dispatcher thread, never in the publisher or in
+ * a signal handler. ev is valid only during the call. */
+typedef void (*vmtrace_subscriber_fn)(const struct vmtrace_event *ev, void *user);
+
+/* Subscribe fn to one kind: an id > 0, or -errno. Not async-signal-safe. */
+int vmtrace_bus_subscribe(enum vmtrace_event_kind kind, vmtrace_subscriber_fn fn, void *user);
+/* 0, or -ENOENT for an unknown id. */
+int vmtrace_bus_unsubscribe(int id);
+
+/* Start the dispatcher thread; events published earlier wait in the ring
+ * and are delivered now. 0 or -errno. */
+int vmtrace_bus_start(void);
+/* Deliver what the ring holds, then join the dispatcher. */
+void vmtrace_bus_stop(void);
+/* Return once every event published before the call has been delivered
+ * (or dropped). 0, or -EAGAIN when the dispatcher is not running. */
+int vmtrace_bus_flush(void);
+
+/* Route signal signo to the bus: the handler only publishes a
+ * VMTRACE_EV_SIGNAL event and fires signal__received; subscribers run on the
+ * dispatcher, after which signal__handled fires with the latency. 0 or -errno. */
+int vmtrace_signal_route(int signo);
+
 /* Publish from the host. Returns 0, or -ENOSPC when the ring was full and
  * the event was dropped (counted, and bus__dropped fired). Async-signal-safe. */
 int vmtrace_bus_publish(const struct vmtrace_event *ev);

@@ -14,7 +14,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define VT_GC_KINDS 2 /* 0 = minor, 1 = major (the gc__begin kind argument) */
+/* The gc__begin kind argument: 0 = minor, 1 = major for vmtrace's provider;
+ * Ruby's mark and sweep phases and CPython's generations 0, 1, 2 use the
+ * same slots (vt_gc_kind_name names them per runtime). */
+#define VT_GC_KINDS 3
 #define VT_MAX_SIGNAL 65
 #define VT_HIST_BUCKETS 64 /* log2 buckets: bucket i holds [2^i, 2^(i+1)) ns */
 
@@ -34,6 +37,7 @@ struct vt_gc_pause {            /* one collection, in order of its end */
 	uint64_t duration_ns;
 	uint64_t heap_bytes;         /* heap size at gc__end */
 	uint64_t allocated_bytes;    /* bytes allocated since the previous collection */
+	uint64_t objects_collected;  /* objects freed by it, 0 when the runtime does not say */
 };
 
 struct vt_signal {              /* one signal number */
@@ -41,6 +45,11 @@ struct vt_signal {              /* one signal number */
 	uint64_t received, handled;
 	uint64_t latency_total_ns, latency_max_ns;
 	uint64_t latency_hist[VT_HIST_BUCKETS];
+};
+
+struct vt_free {                /* objects freed (object__free), per class */
+	char *klass;
+	uint64_t count, bytes;
 };
 
 struct vt_lost {                /* events or strings not counted where they belong */
@@ -67,10 +76,14 @@ struct vt_profile {
 	VT_VEC(struct vt_gc_pause) gc_pauses;
 	VT_VEC(struct vt_signal) signals;
 	VT_VEC(struct vt_keyed_count) calls;                 /* function or method calls: name, file */
-	VT_VEC(struct vt_lost) lost;
+	VT_VEC(struct vt_lost) lost;                         /* every loss counter, zeros included */
+	VT_VEC(struct vt_free) frees;
+	void *index;                 /* private: the adders' lookup tables */
 };
 
-void vt_profile_init(struct vt_profile *p);
+/* The adders keep an index into the vectors: read them freely, but change
+ * them only through the adders (never reorder or remove rows). */
+void vt_profile_init(struct vt_profile *p); /* empty, has_allocations = true */
 void vt_profile_free(struct vt_profile *p); /* accepts NULL */
 
 /* Setters and adders copy their strings; adding an existing key adds to it.
@@ -84,16 +97,23 @@ int vt_profile_add_method_cache_reset(struct vt_profile *p, const char *klass,
 int vt_profile_add_constant_cache_reset(struct vt_profile *p, const char *name, uint64_t count);
 int vt_profile_add_global_serial_inc(struct vt_profile *p, const char *reason, uint64_t count);
 int vt_profile_add_gc_pause(struct vt_profile *p, const struct vt_gc_pause *pause);
-/* received/handled/latency add to the signal's row */
+/* received/handled/latency add to the signal's row; hist may be NULL */
 int vt_profile_add_signal(struct vt_profile *p, int signo, uint64_t received, uint64_t handled,
 			  uint64_t latency_ns_total, uint64_t latency_ns_max,
 			  const uint64_t hist[VT_HIST_BUCKETS]);
 int vt_profile_add_call(struct vt_profile *p, const char *name, const char *file, uint64_t count);
 int vt_profile_add_lost(struct vt_profile *p, const char *what, uint64_t count);
+int vt_profile_add_free(struct vt_profile *p, const char *klass, uint64_t count, uint64_t bytes);
+/* "minor"/"major" for vmtrace's provider, "mark"/"sweep" for Ruby,
+ * "gen0".."gen2" for CPython. */
+const char *vt_gc_kind_name(const struct vt_profile *p, int kind);
 
-/* Record files (docs/record-format.md). write: atomically (temp file, then
- * rename); -EEXIST when path exists and !force. read: -EBADMSG when the file
- * is not a vmtrace record, -errno when it cannot be read. */
+/* Record files (docs/record-format.md). write: atomically (temp file in the
+ * same directory, fsync, rename); -EEXIST when path exists and !force.
+ * read: initializes p (whatever it held is not freed) and fills it; on error
+ * p is left empty. -EBADMSG when the file is not a vmtrace record or is
+ * truncated or damaged, -EPROTONOSUPPORT when it was written by a newer
+ * version of the format, -errno when it cannot be read. */
 int vt_profile_write(const struct vt_profile *p, const char *path, bool force);
 int vt_profile_read(struct vt_profile *p, const char *path);
 
@@ -105,7 +125,7 @@ struct vt_report_opts {
 	enum vt_format format;
 	enum vt_group by;
 	enum vt_sort sort;
-	size_t top;                  /* 0 = every row */
+	size_t top;                  /* rows of allocations and calls; 0 = every row */
 };
 
 /* Parse "text|json|csv|folded", "class,method|class|method|site",

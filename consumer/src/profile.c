@@ -1,0 +1,481 @@
+/*
+ * profile.c: the recording model. Adders copy their strings and merge rows
+ * with the same key, so a collector may add per-CPU values one by one.
+ *
+ * Maps can hold tens of thousands of keys (a Python program's functions, a
+ * Ruby program's allocation sites), so each keyed vector has a small
+ * open-addressing hash index (row numbers, rebuilt on growth) rather than a
+ * linear search per add.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+
+struct vt_hidx {
+	uint32_t *slot; /* row + 1, 0 = empty */
+	size_t cap;     /* a power of two */
+};
+
+struct vt_profile_index {
+	struct vt_hidx allocs, mcr, ccr, gsi, signals, calls, lost, frees;
+};
+
+/* A key: up to three strings and a number, whichever the vector uses. */
+struct key {
+	const char *s[3];
+	int64_t num;
+};
+
+typedef void (*key_of_fn)(const void *row, struct key *k);
+
+static const char *nz(const char *s)
+{
+	return s ? s : "";
+}
+
+static uint64_t key_hash(const struct key *k)
+{
+	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+
+	for (int i = 0; i < 3; i++) {
+		for (const unsigned char *c = (const unsigned char *)nz(k->s[i]); *c; c++)
+			h = (h ^ *c) * 0x100000001b3ULL;
+		h = (h ^ 0xff) * 0x100000001b3ULL; /* separator: ("ab","") != ("a","b") */
+	}
+	h = (h ^ (uint64_t)k->num) * 0x100000001b3ULL;
+	return h ^ (h >> 29);
+}
+
+static int key_eq(const struct key *a, const struct key *b)
+{
+	for (int i = 0; i < 3; i++)
+		if (strcmp(nz(a->s[i]), nz(b->s[i])))
+			return 0;
+	return a->num == b->num;
+}
+
+static int hidx_rebuild(struct vt_hidx *h, const char *rows, size_t n, size_t elem, key_of_fn key_of)
+{
+	size_t cap = 16;
+	uint32_t *slot;
+
+	while (cap < 2 * (n + 1))
+		cap *= 2;
+	slot = calloc(cap, sizeof(*slot));
+	if (!slot)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct key k = { 0 };
+		size_t pos;
+
+		key_of(rows + i * elem, &k);
+		pos = key_hash(&k) & (cap - 1);
+		while (slot[pos])
+			pos = (pos + 1) & (cap - 1);
+		slot[pos] = (uint32_t)(i + 1);
+	}
+	free(h->slot);
+	h->slot = slot;
+	h->cap = cap;
+	return 0;
+}
+
+/* The row holding key, or -1. The index is rebuilt first when it would be
+ * more than half full after one more row. */
+static long hidx_find(struct vt_hidx *h, const char *rows, size_t n, size_t elem,
+		      key_of_fn key_of, const struct key *key, int *err)
+{
+	size_t pos;
+
+	*err = 0;
+	if (h->cap < 2 * (n + 1)) {
+		*err = hidx_rebuild(h, rows, n, elem, key_of);
+		if (*err)
+			return -1;
+	}
+	pos = key_hash(key) & (h->cap - 1);
+	while (h->slot[pos]) {
+		size_t row = h->slot[pos] - 1;
+		struct key k = { 0 };
+
+		if (row < n) {
+			key_of(rows + row * elem, &k);
+			if (key_eq(&k, key))
+				return (long)row;
+		}
+		pos = (pos + 1) & (h->cap - 1);
+	}
+	return -1;
+}
+
+/* Records that row n (just appended) holds key; the index has room. */
+static void hidx_insert(struct vt_hidx *h, const struct key *key, size_t row)
+{
+	size_t pos = key_hash(key) & (h->cap - 1);
+
+	while (h->slot[pos])
+		pos = (pos + 1) & (h->cap - 1);
+	h->slot[pos] = (uint32_t)(row + 1);
+}
+
+static int grow(void **v, size_t *cap, size_t n, size_t elem)
+{
+	size_t ncap;
+	void *nv;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 16;
+	nv = realloc(*v, ncap * elem);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = ncap;
+	return 0;
+}
+
+#define VEC_GROW(vec) grow((void **)&(vec).v, &(vec).cap, (vec).n, sizeof(*(vec).v))
+
+static struct vt_profile_index *index_of(struct vt_profile *p)
+{
+	if (!p->index)
+		p->index = calloc(1, sizeof(struct vt_profile_index));
+	return p->index;
+}
+
+void vt_profile_init(struct vt_profile *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->has_allocations = true;
+}
+
+static void free_keyed(struct vt_keyed_count *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].name);
+		free(v[i].name2);
+	}
+	free(v);
+}
+
+void vt_profile_free(struct vt_profile *p)
+{
+	struct vt_profile_index *idx;
+
+	if (!p)
+		return;
+	free(p->runtime);
+	free(p->probes);
+	free(p->target);
+	for (size_t i = 0; i < p->allocs.n; i++) {
+		free(p->allocs.v[i].klass);
+		free(p->allocs.v[i].method);
+		free(p->allocs.v[i].site);
+	}
+	free(p->allocs.v);
+	free_keyed(p->method_cache_resets.v, p->method_cache_resets.n);
+	free_keyed(p->constant_cache_resets.v, p->constant_cache_resets.n);
+	free_keyed(p->global_serial_incs.v, p->global_serial_incs.n);
+	free_keyed(p->calls.v, p->calls.n);
+	free(p->gc_pauses.v);
+	free(p->signals.v);
+	for (size_t i = 0; i < p->lost.n; i++)
+		free(p->lost.v[i].what);
+	free(p->lost.v);
+	for (size_t i = 0; i < p->frees.n; i++)
+		free(p->frees.v[i].klass);
+	free(p->frees.v);
+	idx = p->index;
+	if (idx) {
+		struct vt_hidx *all[] = { &idx->allocs, &idx->mcr, &idx->ccr, &idx->gsi,
+					  &idx->signals, &idx->calls, &idx->lost, &idx->frees };
+
+		for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+			free(all[i]->slot);
+		free(idx);
+	}
+	vt_profile_init(p);
+}
+
+static int replace_str(char **dst, const char *src)
+{
+	char *s = strdup(nz(src));
+
+	if (!s)
+		return -ENOMEM;
+	free(*dst);
+	*dst = s;
+	return 0;
+}
+
+int vt_profile_set_meta(struct vt_profile *p, const char *runtime, const char *probes,
+			const char *target, int32_t pid)
+{
+	if (replace_str(&p->runtime, runtime) || replace_str(&p->probes, probes) ||
+	    replace_str(&p->target, target))
+		return -ENOMEM;
+	p->pid = pid;
+	return 0;
+}
+
+static void alloc_key(const void *row, struct key *k)
+{
+	const struct vt_alloc *a = row;
+
+	k->s[0] = a->klass;
+	k->s[1] = a->method;
+	k->s[2] = a->site;
+}
+
+int vt_profile_add_alloc(struct vt_profile *p, const char *klass, const char *method,
+			 const char *site, uint64_t count, uint64_t bytes, uint64_t samples)
+{
+	struct vt_profile_index *idx = index_of(p);
+	struct key key = { { klass, method, site }, 0 };
+	struct vt_alloc *a;
+	long row;
+	int err;
+
+	if (!idx)
+		return -ENOMEM;
+	row = hidx_find(&idx->allocs, (const char *)p->allocs.v, p->allocs.n,
+			sizeof(*p->allocs.v), alloc_key, &key, &err);
+	if (err)
+		return err;
+	if (row < 0) {
+		if (VEC_GROW(p->allocs))
+			return -ENOMEM;
+		a = &p->allocs.v[p->allocs.n];
+		memset(a, 0, sizeof(*a));
+		a->klass = strdup(nz(klass));
+		a->method = strdup(nz(method));
+		a->site = strdup(nz(site));
+		if (!a->klass || !a->method || !a->site) {
+			free(a->klass);
+			free(a->method);
+			free(a->site);
+			return -ENOMEM;
+		}
+		hidx_insert(&idx->allocs, &key, p->allocs.n);
+		p->allocs.n++;
+	} else {
+		a = &p->allocs.v[row];
+	}
+	a->count += count;
+	a->bytes += bytes;
+	a->samples += samples;
+	return 0;
+}
+
+static void keyed_key(const void *row, struct key *k)
+{
+	const struct vt_keyed_count *c = row;
+
+	k->s[0] = c->name;
+	k->s[1] = c->name2;
+}
+
+#define KEYED_VEC(vec) (struct vt_keyed_count **)&(vec).v, &(vec).n, &(vec).cap
+
+static int add_keyed(struct vt_hidx *h, struct vt_keyed_count **v, size_t *n, size_t *cap,
+		     const char *name, const char *name2, uint64_t count)
+{
+	struct key key = { { name, name2, NULL }, 0 };
+	struct vt_keyed_count *c;
+	long row;
+	int err;
+
+	row = hidx_find(h, (const char *)*v, *n, sizeof(**v), keyed_key, &key, &err);
+	if (err)
+		return err;
+	if (row >= 0) {
+		(*v)[row].count += count;
+		return 0;
+	}
+	if (grow((void **)v, cap, *n, sizeof(**v)))
+		return -ENOMEM;
+	c = &(*v)[*n];
+	c->name = strdup(nz(name));
+	c->name2 = strdup(nz(name2));
+	if (!c->name || !c->name2) {
+		free(c->name);
+		free(c->name2);
+		return -ENOMEM;
+	}
+	c->count = count;
+	hidx_insert(h, &key, *n);
+	(*n)++;
+	return 0;
+}
+
+int vt_profile_add_method_cache_reset(struct vt_profile *p, const char *klass,
+				      const char *method, uint64_t count)
+{
+	struct vt_profile_index *idx = index_of(p);
+
+	if (!idx)
+		return -ENOMEM;
+	return add_keyed(&idx->mcr, KEYED_VEC(p->method_cache_resets), klass, method, count);
+}
+
+int vt_profile_add_constant_cache_reset(struct vt_profile *p, const char *name, uint64_t count)
+{
+	struct vt_profile_index *idx = index_of(p);
+
+	if (!idx)
+		return -ENOMEM;
+	return add_keyed(&idx->ccr, KEYED_VEC(p->constant_cache_resets), name, "", count);
+}
+
+int vt_profile_add_global_serial_inc(struct vt_profile *p, const char *reason, uint64_t count)
+{
+	struct vt_profile_index *idx = index_of(p);
+
+	if (!idx)
+		return -ENOMEM;
+	return add_keyed(&idx->gsi, KEYED_VEC(p->global_serial_incs), reason, "", count);
+}
+
+int vt_profile_add_call(struct vt_profile *p, const char *name, const char *file, uint64_t count)
+{
+	struct vt_profile_index *idx = index_of(p);
+
+	if (!idx)
+		return -ENOMEM;
+	return add_keyed(&idx->calls, KEYED_VEC(p->calls), name, file, count);
+}
+
+int vt_profile_add_gc_pause(struct vt_profile *p, const struct vt_gc_pause *pause)
+{
+	if (VEC_GROW(p->gc_pauses))
+		return -ENOMEM;
+	p->gc_pauses.v[p->gc_pauses.n++] = *pause;
+	return 0;
+}
+
+static void signal_key(const void *row, struct key *k)
+{
+	k->num = ((const struct vt_signal *)row)->signo;
+}
+
+int vt_profile_add_signal(struct vt_profile *p, int signo, uint64_t received, uint64_t handled,
+			  uint64_t latency_ns_total, uint64_t latency_ns_max,
+			  const uint64_t hist[VT_HIST_BUCKETS])
+{
+	struct vt_profile_index *idx = index_of(p);
+	struct key key = { { NULL, NULL, NULL }, signo };
+	struct vt_signal *s;
+	long row;
+	int err;
+
+	if (!idx)
+		return -ENOMEM;
+	row = hidx_find(&idx->signals, (const char *)p->signals.v, p->signals.n,
+			sizeof(*p->signals.v), signal_key, &key, &err);
+	if (err)
+		return err;
+	if (row < 0) {
+		if (VEC_GROW(p->signals))
+			return -ENOMEM;
+		s = &p->signals.v[p->signals.n];
+		memset(s, 0, sizeof(*s));
+		s->signo = signo;
+		hidx_insert(&idx->signals, &key, p->signals.n);
+		p->signals.n++;
+	} else {
+		s = &p->signals.v[row];
+	}
+	s->received += received;
+	s->handled += handled;
+	s->latency_total_ns += latency_ns_total;
+	if (latency_ns_max > s->latency_max_ns)
+		s->latency_max_ns = latency_ns_max;
+	if (hist)
+		for (int i = 0; i < VT_HIST_BUCKETS; i++)
+			s->latency_hist[i] += hist[i];
+	return 0;
+}
+
+static void lost_key(const void *row, struct key *k)
+{
+	k->s[0] = ((const struct vt_lost *)row)->what;
+}
+
+int vt_profile_add_lost(struct vt_profile *p, const char *what, uint64_t count)
+{
+	struct vt_profile_index *idx = index_of(p);
+	struct key key = { { what, NULL, NULL }, 0 };
+	long row;
+	int err;
+
+	if (!idx)
+		return -ENOMEM;
+	row = hidx_find(&idx->lost, (const char *)p->lost.v, p->lost.n, sizeof(*p->lost.v),
+			lost_key, &key, &err);
+	if (err)
+		return err;
+	if (row >= 0) {
+		p->lost.v[row].count += count;
+		return 0;
+	}
+	if (VEC_GROW(p->lost))
+		return -ENOMEM;
+	p->lost.v[p->lost.n].what = strdup(nz(what));
+	if (!p->lost.v[p->lost.n].what)
+		return -ENOMEM;
+	p->lost.v[p->lost.n].count = count;
+	hidx_insert(&idx->lost, &key, p->lost.n);
+	p->lost.n++;
+	return 0;
+}
+
+static void free_key(const void *row, struct key *k)
+{
+	k->s[0] = ((const struct vt_free *)row)->klass;
+}
+
+int vt_profile_add_free(struct vt_profile *p, const char *klass, uint64_t count, uint64_t bytes)
+{
+	struct vt_profile_index *idx = index_of(p);
+	struct key key = { { klass, NULL, NULL }, 0 };
+	long row;
+	int err;
+
+	if (!idx)
+		return -ENOMEM;
+	row = hidx_find(&idx->frees, (const char *)p->frees.v, p->frees.n, sizeof(*p->frees.v),
+			free_key, &key, &err);
+	if (err)
+		return err;
+	if (row < 0) {
+		if (VEC_GROW(p->frees))
+			return -ENOMEM;
+		p->frees.v[p->frees.n].klass = strdup(nz(klass));
+		if (!p->frees.v[p->frees.n].klass)
+			return -ENOMEM;
+		p->frees.v[p->frees.n].count = 0;
+		p->frees.v[p->frees.n].bytes = 0;
+		hidx_insert(&idx->frees, &key, p->frees.n);
+		row = (long)p->frees.n++;
+	}
+	p->frees.v[row].count += count;
+	p->frees.v[row].bytes += bytes;
+	return 0;
+}
+
+const char *vt_gc_kind_name(const struct vt_profile *p, int kind)
+{
+	static const char *const generic[VT_GC_KINDS] = { "minor", "major", "kind2" };
+	static const char *const python[VT_GC_KINDS] = { "gen0", "gen1", "gen2" };
+	static const char *const ruby[VT_GC_KINDS] = { "mark", "sweep", "kind2" };
+
+	if (kind < 0 || kind >= VT_GC_KINDS)
+		return "unknown";
+	if (p && p->runtime && !strcmp(p->runtime, "python"))
+		return python[kind];
+	if (p && p->runtime && !strcmp(p->runtime, "ruby"))
+		return ruby[kind];
+	return generic[kind];
+}

@@ -1,0 +1,533 @@
+/*
+ * record_file.c: a vt_profile on disk (docs/record-format.md).
+ *
+ * A record is text, one item per line: a magic line with the format
+ * version, then "key field field ..." lines, then "end N" with the number of
+ * item lines, so a truncated file never reads as a shorter recording.
+ * Strings start with '=' (so "" is "=") and escape as %XX every byte that
+ * is not printable ASCII, and '%' itself: names may hold any byte but NUL.
+ * Doubles are written with %a, so they read back bit for bit.
+ *
+ * Writing goes to a temporary file in the destination's directory, is
+ * fsynced, then renamed into place; without force the rename refuses to
+ * replace an existing file (RENAME_NOREPLACE, or link() where the file
+ * system lacks it), so two recorders never overwrite each other.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "profile.h"
+
+#define RECORD_MAGIC "vmtrace-record"
+#define RECORD_VERSION 1
+
+static void put_str(FILE *f, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+
+	fputs(" =", f);
+	for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++) {
+		if (*c > 0x20 && *c < 0x7f && *c != '%') {
+			fputc(*c, f);
+		} else {
+			fputc('%', f);
+			fputc(hex[*c >> 4], f);
+			fputc(hex[*c & 15], f);
+		}
+	}
+}
+
+/* Writes every item line; returns how many. */
+static unsigned long write_items(FILE *f, const struct vt_profile *p)
+{
+	unsigned long lines = 0;
+
+	fputs("runtime", f), put_str(f, p->runtime), fputc('\n', f), lines++;
+	fputs("probes", f), put_str(f, p->probes), fputc('\n', f), lines++;
+	fputs("target", f), put_str(f, p->target), fputc('\n', f), lines++;
+	fprintf(f, "pid %" PRId32 "\n", p->pid), lines++;
+	fprintf(f, "duration_s %a\n", p->duration_s), lines++;
+	fprintf(f, "sample_period %" PRIu64 "\n", p->sample_period), lines++;
+	fprintf(f, "has_allocations %d\n", p->has_allocations ? 1 : 0), lines++;
+	fprintf(f, "last_serial %" PRIu64 "\n", p->last_serial), lines++;
+	fprintf(f, "gc_collections %d", VT_GC_KINDS);
+	for (int k = 0; k < VT_GC_KINDS; k++)
+		fprintf(f, " %" PRIu64, p->gc_collections[k]);
+	fputc('\n', f), lines++;
+
+	for (size_t i = 0; i < p->allocs.n; i++, lines++) {
+		const struct vt_alloc *a = &p->allocs.v[i];
+
+		fputs("alloc", f);
+		put_str(f, a->klass);
+		put_str(f, a->method);
+		put_str(f, a->site);
+		fprintf(f, " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", a->count, a->bytes, a->samples);
+	}
+	for (size_t i = 0; i < p->method_cache_resets.n; i++, lines++) {
+		const struct vt_keyed_count *c = &p->method_cache_resets.v[i];
+
+		fputs("method_cache_reset", f);
+		put_str(f, c->name);
+		put_str(f, c->name2);
+		fprintf(f, " %" PRIu64 "\n", c->count);
+	}
+	for (size_t i = 0; i < p->constant_cache_resets.n; i++, lines++) {
+		fputs("constant_cache_reset", f);
+		put_str(f, p->constant_cache_resets.v[i].name);
+		fprintf(f, " %" PRIu64 "\n", p->constant_cache_resets.v[i].count);
+	}
+	for (size_t i = 0; i < p->global_serial_incs.n; i++, lines++) {
+		fputs("global_serial_inc", f);
+		put_str(f, p->global_serial_incs.v[i].name);
+		fprintf(f, " %" PRIu64 "\n", p->global_serial_incs.v[i].count);
+	}
+	for (size_t i = 0; i < p->gc_pauses.n; i++, lines++) {
+		const struct vt_gc_pause *g = &p->gc_pauses.v[i];
+
+		fprintf(f, "gc_pause %d %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", g->kind,
+			g->duration_ns, g->heap_bytes, g->allocated_bytes, g->objects_collected);
+	}
+	for (size_t i = 0; i < p->signals.n; i++, lines++) {
+		const struct vt_signal *s = &p->signals.v[i];
+
+		fprintf(f, "signal %d %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64, s->signo,
+			s->received, s->handled, s->latency_total_ns, s->latency_max_ns);
+		for (int b = 0; b < VT_HIST_BUCKETS; b++)
+			if (s->latency_hist[b])
+				fprintf(f, " %d:%" PRIu64, b, s->latency_hist[b]);
+		fputc('\n', f);
+	}
+	for (size_t i = 0; i < p->calls.n; i++, lines++) {
+		fputs("call", f);
+		put_str(f, p->calls.v[i].name);
+		put_str(f, p->calls.v[i].name2);
+		fprintf(f, " %" PRIu64 "\n", p->calls.v[i].count);
+	}
+	for (size_t i = 0; i < p->lost.n; i++, lines++) {
+		fputs("lost", f);
+		put_str(f, p->lost.v[i].what);
+		fprintf(f, " %" PRIu64 "\n", p->lost.v[i].count);
+	}
+	for (size_t i = 0; i < p->frees.n; i++, lines++) {
+		fputs("free", f);
+		put_str(f, p->frees.v[i].klass);
+		fprintf(f, " %" PRIu64 " %" PRIu64 "\n", p->frees.v[i].count, p->frees.v[i].bytes);
+	}
+	return lines;
+}
+
+/* A fresh file beside path, created with O_EXCL and mode 0666 so the umask
+ * applies as it would to any file the user creates. */
+static int open_temp(const char *path, char *tmp, size_t tmplen)
+{
+	const char *slash = strrchr(path, '/');
+	int dirlen = slash ? (int)(slash - path + 1) : 0;
+	const char *base = slash ? slash + 1 : path;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	for (unsigned attempt = 0; attempt < 100; attempt++) {
+		int n = snprintf(tmp, tmplen, "%.*s.%s.tmp.%ld.%lx%u", dirlen, path, base,
+				 (long)getpid(), (unsigned long)ts.tv_nsec, attempt);
+		int fd;
+
+		if (n < 0 || (size_t)n >= tmplen)
+			return -ENAMETOOLONG;
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (fd >= 0 || errno != EEXIST)
+			return fd >= 0 ? fd : -errno;
+	}
+	return -EEXIST;
+}
+
+static int sync_dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+	int fd, err = 0;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else if (snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path) >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) && errno != EINVAL)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/* Moves tmp to path; without force, never replaces an existing path. */
+static int install(const char *tmp, const char *path, bool force)
+{
+	if (force)
+		return rename(tmp, path) ? -errno : 0;
+	if (!renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE))
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -errno;
+	/* no RENAME_NOREPLACE here: link() fails with EEXIST just the same */
+	if (link(tmp, path))
+		return -errno;
+	unlink(tmp);
+	return 0;
+}
+
+int vt_profile_write(const struct vt_profile *p, const char *path, bool force)
+{
+	char tmp[PATH_MAX];
+	unsigned long lines;
+	FILE *f;
+	int fd, err = 0;
+
+	if (!path || !*path)
+		return -EINVAL;
+	if (!force && access(path, F_OK) == 0)
+		return -EEXIST;
+	fd = open_temp(path, tmp, sizeof(tmp));
+	if (fd < 0)
+		return fd;
+	f = fdopen(fd, "w");
+	if (!f) {
+		err = -errno;
+		close(fd);
+		unlink(tmp);
+		return err;
+	}
+	fprintf(f, "%s %d\n", RECORD_MAGIC, RECORD_VERSION);
+	lines = write_items(f, p);
+	fprintf(f, "end %lu\n", lines);
+	if (fflush(f) || ferror(f))
+		err = errno ? -errno : -EIO;
+	else if (fsync(fd))
+		err = -errno;
+	if (fclose(f) && !err)
+		err = -errno;
+	if (!err)
+		err = install(tmp, path, force);
+	if (err) {
+		unlink(tmp);
+		return err;
+	}
+	return sync_dir_of(path);
+}
+
+/* ---- reading ---- */
+
+enum {
+	SEEN_RUNTIME = 1 << 0,
+	SEEN_PROBES = 1 << 1,
+	SEEN_TARGET = 1 << 2,
+	SEEN_PID = 1 << 3,
+	SEEN_DURATION = 1 << 4,
+	SEEN_PERIOD = 1 << 5,
+	SEEN_HAS_ALLOCS = 1 << 6,
+	SEEN_SERIAL = 1 << 7,
+	SEEN_GC = 1 << 8,
+	SEEN_ALL = (1 << 9) - 1,
+};
+
+#define MAX_FIELDS (4 + VT_HIST_BUCKETS + 2)
+
+/* Splits line at single spaces; empty fields are malformed. */
+static int split(char *line, char **field, int max)
+{
+	int n = 0;
+
+	for (char *s = line;;) {
+		char *sp = strchr(s, ' ');
+
+		if (n == max || sp == s || !*s)
+			return -1;
+		field[n++] = s;
+		if (!sp)
+			return n;
+		*sp = '\0';
+		s = sp + 1;
+	}
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* Decodes an =escaped field in place. */
+static int get_str(char *field, char **out)
+{
+	char *w = field;
+
+	if (*field != '=')
+		return -1;
+	for (const char *r = field + 1; *r; r++) {
+		unsigned char c = (unsigned char)*r;
+
+		if (c == '%') {
+			int hi = hexval(r[1]), lo = hi < 0 ? -1 : hexval(r[2]);
+
+			if (lo < 0 || (hi | lo) == 0)
+				return -1;
+			*w++ = (char)(hi << 4 | lo);
+			r += 2;
+		} else if (c > 0x20 && c < 0x7f) {
+			*w++ = (char)c;
+		} else {
+			return -1;
+		}
+	}
+	*w = '\0';
+	*out = field;
+	return 0;
+}
+
+static int get_u64(const char *s, uint64_t *out)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return (errno || *end) ? -1 : 0;
+}
+
+static int get_int(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+
+	if (!((*s >= '0' && *s <= '9') || (*s == '-' && s[1] >= '0' && s[1] <= '9')))
+		return -1;
+	errno = 0;
+	*out = strtol(s, &end, 10);
+	return (errno || *end || *out < lo || *out > hi) ? -1 : 0;
+}
+
+static int once(unsigned *seen, unsigned bit)
+{
+	if (*seen & bit)
+		return -1;
+	*seen |= bit;
+	return 0;
+}
+
+/* One item line: 0, -1 when malformed, -ENOMEM. */
+static int parse_item(struct vt_profile *p, char **f, int n, unsigned *seen)
+{
+	const char *key = f[0];
+	char *s1, *s2, *s3;
+	uint64_t u[5];
+	long l;
+
+	if (!strcmp(key, "runtime") || !strcmp(key, "probes") || !strcmp(key, "target")) {
+		char **dst = key[0] == 'r' ? &p->runtime : key[0] == 'p' ? &p->probes : &p->target;
+		unsigned bit = key[0] == 'r' ? SEEN_RUNTIME : key[0] == 'p' ? SEEN_PROBES : SEEN_TARGET;
+
+		if (n != 2 || once(seen, bit) || get_str(f[1], &s1))
+			return -1;
+		*dst = strdup(s1);
+		return *dst ? 0 : -ENOMEM;
+	}
+	if (!strcmp(key, "pid")) {
+		if (n != 2 || once(seen, SEEN_PID) || get_int(f[1], INT32_MIN, INT32_MAX, &l))
+			return -1;
+		p->pid = (int32_t)l;
+		return 0;
+	}
+	if (!strcmp(key, "duration_s")) {
+		char *end;
+
+		if (n != 2 || once(seen, SEEN_DURATION))
+			return -1;
+		p->duration_s = strtod(f[1], &end);
+		return *end ? -1 : 0;
+	}
+	if (!strcmp(key, "sample_period")) {
+		if (n != 2 || once(seen, SEEN_PERIOD) || get_u64(f[1], &p->sample_period))
+			return -1;
+		return 0;
+	}
+	if (!strcmp(key, "has_allocations")) {
+		if (n != 2 || once(seen, SEEN_HAS_ALLOCS) || get_int(f[1], 0, 1, &l))
+			return -1;
+		p->has_allocations = l == 1;
+		return 0;
+	}
+	if (!strcmp(key, "last_serial")) {
+		if (n != 2 || once(seen, SEEN_SERIAL) || get_u64(f[1], &p->last_serial))
+			return -1;
+		return 0;
+	}
+	if (!strcmp(key, "gc_collections")) {
+		if (n < 2 || once(seen, SEEN_GC) || get_int(f[1], 0, VT_GC_KINDS, &l) || n != 2 + l)
+			return -1;
+		for (long k = 0; k < l; k++)
+			if (get_u64(f[2 + k], &p->gc_collections[k]))
+				return -1;
+		return 0;
+	}
+	if (!strcmp(key, "alloc")) {
+		if (n != 7 || get_str(f[1], &s1) || get_str(f[2], &s2) || get_str(f[3], &s3) ||
+		    get_u64(f[4], &u[0]) || get_u64(f[5], &u[1]) || get_u64(f[6], &u[2]))
+			return -1;
+		return vt_profile_add_alloc(p, s1, s2, s3, u[0], u[1], u[2]);
+	}
+	if (!strcmp(key, "method_cache_reset") || !strcmp(key, "call")) {
+		if (n != 4 || get_str(f[1], &s1) || get_str(f[2], &s2) || get_u64(f[3], &u[0]))
+			return -1;
+		if (key[0] == 'c')
+			return vt_profile_add_call(p, s1, s2, u[0]);
+		return vt_profile_add_method_cache_reset(p, s1, s2, u[0]);
+	}
+	if (!strcmp(key, "constant_cache_reset") || !strcmp(key, "global_serial_inc") ||
+	    !strcmp(key, "lost")) {
+		if (n != 3 || get_str(f[1], &s1) || get_u64(f[2], &u[0]))
+			return -1;
+		if (key[0] == 'c')
+			return vt_profile_add_constant_cache_reset(p, s1, u[0]);
+		if (key[0] == 'g')
+			return vt_profile_add_global_serial_inc(p, s1, u[0]);
+		return vt_profile_add_lost(p, s1, u[0]);
+	}
+	if (!strcmp(key, "free")) {
+		if (n != 4 || get_str(f[1], &s1) || get_u64(f[2], &u[0]) || get_u64(f[3], &u[1]))
+			return -1;
+		return vt_profile_add_free(p, s1, u[0], u[1]);
+	}
+	if (!strcmp(key, "gc_pause")) {
+		struct vt_gc_pause g = { 0 };
+
+		if (n != 6 || get_int(f[1], INT_MIN, INT_MAX, &l))
+			return -1;
+		for (int i = 0; i < 4; i++)
+			if (get_u64(f[2 + i], &u[i]))
+				return -1;
+		g.kind = (int)l;
+		g.duration_ns = u[0];
+		g.heap_bytes = u[1];
+		g.allocated_bytes = u[2];
+		g.objects_collected = u[3];
+		return vt_profile_add_gc_pause(p, &g);
+	}
+	if (!strcmp(key, "signal")) {
+		uint64_t hist[VT_HIST_BUCKETS] = { 0 };
+		long prev = -1;
+
+		if (n < 6 || get_int(f[1], INT_MIN, INT_MAX, &l))
+			return -1;
+		for (int i = 0; i < 4; i++)
+			if (get_u64(f[2 + i], &u[i]))
+				return -1;
+		for (int i = 6; i < n; i++) {
+			char *colon = strchr(f[i], ':');
+			long b;
+
+			if (!colon)
+				return -1;
+			*colon = '\0';
+			if (get_int(f[i], 0, VT_HIST_BUCKETS - 1, &b) || b <= prev ||
+			    get_u64(colon + 1, &hist[b]))
+				return -1;
+			prev = b;
+		}
+		/* a signal appears once: adding a second row would merge silently */
+		for (size_t i = 0; i < p->signals.n; i++)
+			if (p->signals.v[i].signo == (int)l)
+				return -1;
+		return vt_profile_add_signal(p, (int)l, u[0], u[1], u[2], u[3], hist);
+	}
+	return -1;
+}
+
+static int read_lines(struct vt_profile *p, FILE *f)
+{
+	char *line = NULL, *field[MAX_FIELDS];
+	size_t cap = 0;
+	unsigned long items = 0;
+	unsigned seen = 0;
+	bool ended = false;
+	int err = -EBADMSG;
+	ssize_t len;
+
+	for (unsigned long lineno = 0; (len = getline(&line, &cap, f)) >= 0; lineno++) {
+		int n;
+
+		/* every line ends in \n (else truncated) and holds no NUL */
+		if (len == 0 || line[len - 1] != '\n' || strlen(line) != (size_t)len || ended)
+			goto out;
+		line[len - 1] = '\0';
+		n = split(line, field, MAX_FIELDS);
+		if (n < 0)
+			goto out;
+		if (lineno == 0) {
+			long version;
+
+			if (n != 2 || strcmp(field[0], RECORD_MAGIC) ||
+			    get_int(field[1], 1, LONG_MAX, &version))
+				goto out;
+			if (version > RECORD_VERSION) {
+				err = -EPROTONOSUPPORT;
+				goto out;
+			}
+			continue;
+		}
+		if (!strcmp(field[0], "end")) {
+			uint64_t declared;
+
+			if (n != 2 || get_u64(field[1], &declared) || declared != items ||
+			    seen != SEEN_ALL)
+				goto out;
+			ended = true;
+			continue;
+		}
+		n = parse_item(p, field, n, &seen);
+		if (n == -ENOMEM) {
+			err = -ENOMEM;
+			goto out;
+		}
+		if (n)
+			goto out;
+		items++;
+	}
+	if (ferror(f))
+		err = errno ? -errno : -EIO;
+	else if (ended)
+		err = 0;
+out:
+	free(line);
+	return err;
+}
+
+int vt_profile_read(struct vt_profile *p, const char *path)
+{
+	FILE *f;
+	int err;
+
+	vt_profile_init(p);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	err = read_lines(p, f);
+	fclose(f);
+	if (err)
+		vt_profile_free(p);
+	return err;
+}

@@ -1,0 +1,462 @@
+/*
+ * report.c: what every report format shares: option parsing, grouping and
+ * sorting of the allocation list, pause statistics, the log2 histogram and
+ * the escaping of strings for JSON and CSV.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+static const char *const format_names[] = {
+	[VT_FORMAT_TEXT] = "text", [VT_FORMAT_JSON] = "json",
+	[VT_FORMAT_CSV] = "csv", [VT_FORMAT_FOLDED] = "folded",
+};
+static const char *const group_names[] = {
+	[VT_BY_CLASS_METHOD] = "class,method", [VT_BY_CLASS] = "class",
+	[VT_BY_METHOD] = "method", [VT_BY_SITE] = "site",
+};
+static const char *const sort_names[] = {
+	[VT_SORT_COUNT] = "count", [VT_SORT_BYTES] = "bytes",
+};
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+static int lookup(const char *s, const char *const *names, size_t n)
+{
+	for (size_t i = 0; s && i < n; i++)
+		if (!strcmp(s, names[i]))
+			return (int)i;
+	return -EINVAL;
+}
+
+int vt_parse_format(const char *s, enum vt_format *out)
+{
+	int i = lookup(s, format_names, ARRAY_SIZE(format_names));
+
+	if (i < 0)
+		return i;
+	*out = (enum vt_format)i;
+	return 0;
+}
+
+int vt_parse_group(const char *s, enum vt_group *out)
+{
+	int i = lookup(s, group_names, ARRAY_SIZE(group_names));
+
+	if (i < 0)
+		return i;
+	*out = (enum vt_group)i;
+	return 0;
+}
+
+int vt_parse_sort(const char *s, enum vt_sort *out)
+{
+	int i = lookup(s, sort_names, ARRAY_SIZE(sort_names));
+
+	if (i < 0)
+		return i;
+	*out = (enum vt_sort)i;
+	return 0;
+}
+
+const char *vt_format_name(enum vt_format f)
+{
+	return (unsigned)f < ARRAY_SIZE(format_names) ? format_names[f] : "?";
+}
+
+const char *vt_group_name(enum vt_group g)
+{
+	return (unsigned)g < ARRAY_SIZE(group_names) ? group_names[g] : "?";
+}
+
+const char *vt_sort_name(enum vt_sort s)
+{
+	return (unsigned)s < ARRAY_SIZE(sort_names) ? sort_names[s] : "?";
+}
+
+/* ---- allocation table ---- */
+
+static int strcmp_null(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "");
+}
+
+static int cmp_row_keys(const void *pa, const void *pb)
+{
+	const struct vt_alloc_row *a = pa, *b = pb;
+	int c = strcmp_null(a->klass, b->klass);
+
+	if (!c)
+		c = strcmp_null(a->method, b->method);
+	if (!c)
+		c = strcmp_null(a->site, b->site);
+	return c;
+}
+
+static int cmp_u64_desc(uint64_t a, uint64_t b)
+{
+	return a > b ? -1 : a < b;
+}
+
+static int cmp_rows_by_count(const void *pa, const void *pb)
+{
+	const struct vt_alloc_row *a = pa, *b = pb;
+	int c = cmp_u64_desc(a->count, b->count);
+
+	if (!c)
+		c = cmp_u64_desc(a->bytes, b->bytes);
+	return c ? c : cmp_row_keys(pa, pb);
+}
+
+static int cmp_rows_by_bytes(const void *pa, const void *pb)
+{
+	const struct vt_alloc_row *a = pa, *b = pb;
+	int c = cmp_u64_desc(a->bytes, b->bytes);
+
+	if (!c)
+		c = cmp_u64_desc(a->count, b->count);
+	return c ? c : cmp_row_keys(pa, pb);
+}
+
+int vt_alloc_table_build(const struct vt_profile *p, const struct vt_report_opts *opts,
+			 struct vt_alloc_table *t)
+{
+	size_t n = p->allocs.n, out = 0;
+	struct vt_alloc_row *rows;
+
+	memset(t, 0, sizeof(*t));
+	if (!n)
+		return 0;
+	rows = calloc(n, sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct vt_alloc *a = &p->allocs.v[i];
+		struct vt_alloc_row *r = &rows[i];
+
+		r->klass = opts->by == VT_BY_METHOD ? NULL : a->klass;
+		r->method = opts->by == VT_BY_CLASS ? NULL : a->method;
+		r->site = opts->by == VT_BY_SITE ? a->site : NULL;
+		r->count = a->count;
+		r->bytes = a->bytes;
+		r->samples = a->samples;
+		t->total_count += a->count;
+		t->total_bytes += a->bytes;
+		t->total_samples += a->samples;
+	}
+	/* merge rows whose remaining keys are equal */
+	qsort(rows, n, sizeof(*rows), cmp_row_keys);
+	for (size_t i = 0; i < n; i++) {
+		if (out && !cmp_row_keys(&rows[out - 1], &rows[i])) {
+			rows[out - 1].count += rows[i].count;
+			rows[out - 1].bytes += rows[i].bytes;
+			rows[out - 1].samples += rows[i].samples;
+		} else {
+			rows[out++] = rows[i];
+		}
+	}
+	qsort(rows, out, sizeof(*rows),
+	      opts->sort == VT_SORT_BYTES ? cmp_rows_by_bytes : cmp_rows_by_count);
+	t->rows = rows;
+	t->total_rows = out;
+	t->n = opts->top && opts->top < out ? opts->top : out;
+	return 0;
+}
+
+void vt_alloc_table_free(struct vt_alloc_table *t)
+{
+	if (!t)
+		return;
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}
+
+static int cmp_keyed(const void *pa, const void *pb)
+{
+	const struct vt_keyed_count *a = *(const struct vt_keyed_count *const *)pa;
+	const struct vt_keyed_count *b = *(const struct vt_keyed_count *const *)pb;
+	int c = cmp_u64_desc(a->count, b->count);
+
+	if (!c)
+		c = strcmp_null(a->name, b->name);
+	return c ? c : strcmp_null(a->name2, b->name2);
+}
+
+const struct vt_keyed_count **vt_keyed_sorted(const struct vt_keyed_count *v, size_t n,
+					      size_t top, size_t *kept)
+{
+	const struct vt_keyed_count **s;
+
+	*kept = 0;
+	if (!n)
+		return NULL;
+	s = malloc(n * sizeof(*s));
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		s[i] = &v[i];
+	qsort(s, n, sizeof(*s), cmp_keyed);
+	*kept = top && top < n ? top : n;
+	return s;
+}
+
+/* ---- pauses ---- */
+
+uint64_t vt_percentile(const uint64_t *sorted, size_t n, unsigned pct)
+{
+	size_t rank;
+
+	if (!n)
+		return 0;
+	if (pct > 100)
+		pct = 100;
+	rank = (pct * n + 99) / 100; /* ceil(pct/100 * n) */
+	return sorted[rank ? rank - 1 : 0];
+}
+
+static int cmp_u64(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+int vt_pause_stats(const struct vt_profile *p, int kind, struct vt_pause_stats *s)
+{
+	uint64_t *d;
+	size_t n = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (!p->gc_pauses.n)
+		return 0;
+	d = malloc(p->gc_pauses.n * sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->gc_pauses.n; i++) {
+		if (kind >= 0 && p->gc_pauses.v[i].kind != kind)
+			continue;
+		d[n++] = p->gc_pauses.v[i].duration_ns;
+		s->total_ns += p->gc_pauses.v[i].duration_ns;
+	}
+	if (n) {
+		qsort(d, n, sizeof(*d), cmp_u64);
+		s->pauses = n;
+		s->mean_ns = s->total_ns / n;
+		s->p50_ns = vt_percentile(d, n, 50);
+		s->p99_ns = vt_percentile(d, n, 99);
+		s->max_ns = d[n - 1];
+	}
+	free(d);
+	return 0;
+}
+
+bool vt_gc_kind_shown(const struct vt_profile *p, int kind)
+{
+	if (kind < 0 || kind >= VT_GC_KINDS)
+		return false;
+	if (kind < 2 || (p->runtime && !strcmp(p->runtime, "python")))
+		return true;
+	if (p->gc_collections[kind])
+		return true;
+	for (size_t i = 0; i < p->gc_pauses.n; i++)
+		if (p->gc_pauses.v[i].kind == kind)
+			return true;
+	return false;
+}
+
+int vt_log2_bucket(uint64_t v)
+{
+	int b = 0;
+
+	while (v > 1) {
+		v >>= 1;
+		b++;
+	}
+	return b;
+}
+
+static int digits(uint64_t v)
+{
+	int d = 1;
+
+	while (v >= 10) {
+		v /= 10;
+		d++;
+	}
+	return d;
+}
+
+void vt_print_log2_hist(FILE *out, const uint64_t *hist, int buckets, const char *unit,
+			const char *indent)
+{
+	enum { BAR = 40 };
+	int first = -1, last = -1, w;
+	uint64_t max = 0;
+
+	for (int i = 0; i < buckets; i++) {
+		if (!hist[i])
+			continue;
+		if (first < 0)
+			first = i;
+		last = i;
+		if (hist[i] > max)
+			max = hist[i];
+	}
+	if (first < 0)
+		return;
+	w = digits(last >= 63 ? UINT64_MAX : (UINT64_C(1) << (last + 1)) - 1);
+	if (w < 5)
+		w = 5;
+	fprintf(out, "%s%*s%*s : count    distribution\n", indent, w, unit, w + 4, "");
+	for (int i = first; i <= last; i++) {
+		uint64_t low = i ? UINT64_C(1) << i : 0;
+		uint64_t high = i >= 63 ? UINT64_MAX : (UINT64_C(1) << (i + 1)) - 1;
+		int stars = (int)(hist[i] * BAR / max);
+
+		fprintf(out, "%s%*llu -> %-*llu : %-8llu |%.*s%*s|\n", indent, w,
+			(unsigned long long)low, w, (unsigned long long)high,
+			(unsigned long long)hist[i], stars,
+			"****************************************", BAR - stars, "");
+	}
+}
+
+/* ---- escaping ---- */
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
+static int utf8_len(const unsigned char *s)
+{
+	int n;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	for (int i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80) /* also stops at the NUL */
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+void vt_json_string(FILE *out, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)(str ? str : "");
+
+	fputc('"', out);
+	while (*s) {
+		int n;
+
+		switch (*s) {
+		case '"': fputs("\\\"", out); s++; continue;
+		case '\\': fputs("\\\\", out); s++; continue;
+		case '\b': fputs("\\b", out); s++; continue;
+		case '\f': fputs("\\f", out); s++; continue;
+		case '\n': fputs("\\n", out); s++; continue;
+		case '\r': fputs("\\r", out); s++; continue;
+		case '\t': fputs("\\t", out); s++; continue;
+		}
+		if (*s < 0x20 || *s == 0x7f) {
+			fprintf(out, "\\u%04x", *s++);
+			continue;
+		}
+		n = utf8_len(s);
+		if (!n) {
+			fputs("\\ufffd", out);
+			s++;
+			continue;
+		}
+		fwrite(s, 1, (size_t)n, out);
+		s += n;
+	}
+	fputc('"', out);
+}
+
+void vt_csv_field(FILE *out, const char *str)
+{
+	const char *s = str ? str : "";
+	size_t len = strlen(s);
+	bool quote = strpbrk(s, ",\"\r\n") || (len && (s[0] == ' ' || s[len - 1] == ' '));
+
+	if (!quote) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+/* ---- names and units ---- */
+
+const char *vt_signal_name(int signo, char *buf, size_t len)
+{
+	static const char *const names[] = {
+		[1] = "SIGHUP", [2] = "SIGINT", [3] = "SIGQUIT", [4] = "SIGILL",
+		[5] = "SIGTRAP", [6] = "SIGABRT", [7] = "SIGBUS", [8] = "SIGFPE",
+		[9] = "SIGKILL", [10] = "SIGUSR1", [11] = "SIGSEGV", [12] = "SIGUSR2",
+		[13] = "SIGPIPE", [14] = "SIGALRM", [15] = "SIGTERM", [16] = "SIGSTKFLT",
+		[17] = "SIGCHLD", [18] = "SIGCONT", [19] = "SIGSTOP", [20] = "SIGTSTP",
+		[21] = "SIGTTIN", [22] = "SIGTTOU", [23] = "SIGURG", [24] = "SIGXCPU",
+		[25] = "SIGXFSZ", [26] = "SIGVTALRM", [27] = "SIGPROF", [28] = "SIGWINCH",
+		[29] = "SIGIO", [30] = "SIGPWR", [31] = "SIGSYS",
+	};
+
+	if (signo > 0 && (size_t)signo < ARRAY_SIZE(names) && names[signo])
+		snprintf(buf, len, "%s", names[signo]);
+	else if (signo == SIGRTMIN)
+		snprintf(buf, len, "SIGRTMIN");
+	else if (signo > SIGRTMIN && signo < SIGRTMAX)
+		snprintf(buf, len, "SIGRTMIN+%d", signo - SIGRTMIN);
+	else if (signo == SIGRTMAX)
+		snprintf(buf, len, "SIGRTMAX");
+	else
+		snprintf(buf, len, "SIG%d", signo);
+	return buf;
+}
+
+const char *vt_format_ns(uint64_t ns, char *buf, size_t len)
+{
+	if (ns < 1000)
+		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
+	else if (ns < 999950) /* so rounding never prints "1000.0 us" */
+		snprintf(buf, len, "%.1f us", (double)ns / 1e3);
+	else if (ns < 999995000)
+		snprintf(buf, len, "%.2f ms", (double)ns / 1e6);
+	else
+		snprintf(buf, len, "%.2f s", (double)ns / 1e9);
+	return buf;
+}
+
+int vt_report_print(FILE *out, const struct vt_profile *p, const struct vt_report_opts *opts)
+{
+	int err;
+
+	switch (opts->format) {
+	case VT_FORMAT_TEXT: err = vt_report_text(out, p, opts); break;
+	case VT_FORMAT_JSON: err = vt_report_json(out, p, opts); break;
+	case VT_FORMAT_CSV: err = vt_report_csv(out, p, opts); break;
+	case VT_FORMAT_FOLDED: err = vt_report_folded(out, p, opts); break;
+	default: return -EINVAL;
+	}
+	if (!err && (fflush(out) || ferror(out)))
+		err = errno ? -errno : -EIO;
+	return err;
+}

@@ -1,0 +1,70 @@
+/*
+ * report_folded.c: "frame;frame weight" lines for flame graph tools
+ * (flamegraph.pl, inferno, speedscope). Frames are the --by keys (class,
+ * method, then site); the weight is the --sort number (count or bytes).
+ * A runtime without allocation probes folds its calls instead (file;name).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "report.h"
+
+/* A frame name: ';' separates frames and a line ends at '\n', so both
+ * (and every other control byte) are replaced; "" becomes "-". */
+static void frame(FILE *out, const char *s, bool first)
+{
+	if (!first)
+		fputc(';', out);
+	if (!s || !*s) {
+		fputc('-', out);
+		return;
+	}
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		fputc(c == ';' ? ':' : (c < 0x20 || c == 0x7f) ? '?' : c, out);
+	}
+}
+
+int vt_report_folded(FILE *out, const struct vt_profile *p, const struct vt_report_opts *o)
+{
+	struct vt_alloc_table t;
+	int err;
+
+	if (!p->has_allocations) {
+		size_t kept;
+		const struct vt_keyed_count **s = vt_keyed_sorted(p->calls.v, p->calls.n, o->top,
+								   &kept);
+
+		if (p->calls.n && !s)
+			return -ENOMEM;
+		for (size_t i = 0; i < kept; i++) {
+			bool file = s[i]->name2 && *s[i]->name2;
+
+			if (file)
+				frame(out, s[i]->name2, true);
+			frame(out, s[i]->name, !file);
+			fprintf(out, " %llu\n", (unsigned long long)s[i]->count);
+		}
+		free(s);
+		return 0;
+	}
+	err = vt_alloc_table_build(p, o, &t);
+	if (err)
+		return err;
+	for (size_t i = 0; i < t.n; i++) {
+		const struct vt_alloc_row *r = &t.rows[i];
+		bool first = true;
+
+		if (o->by != VT_BY_METHOD)
+			frame(out, r->klass, first), first = false;
+		if (o->by != VT_BY_CLASS)
+			frame(out, r->method, first), first = false;
+		if (o->by == VT_BY_SITE)
+			frame(out, r->site, first);
+		fprintf(out, " %llu\n",
+			(unsigned long long)(o->sort == VT_SORT_BYTES ? r->bytes : r->count));
+	}
+	vt_alloc_table_free(&t);
+	return 0;
+}

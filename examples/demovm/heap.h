@@ -1,0 +1,60 @@
+/*
+ * heap.h: demovm's object heap and its mark-sweep collector.
+ *
+ * Each worker thread owns a heap, so a thread's collections depend on its
+ * own allocations only and a seeded run repeats exactly. Objects start
+ * young; a minor collection marks from the roots (the thread's VM stack and
+ * globals) and from every old object, sweeps the young list and promotes
+ * the survivors; a major collection marks from the roots alone and sweeps
+ * both generations. A collection runs when the bytes allocated since the
+ * last one would exceed the budget; every VM_MAJOR_EVERY-th is major.
+ */
+#ifndef DEMOVM_HEAP_H
+#define DEMOVM_HEAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "classes.h"
+
+#define VM_MINOR_BUDGET (64u * 1024u)
+#define VM_MAJOR_EVERY 4
+#define VM_MAX_LENGTH 4096
+
+struct obj {
+	const struct vm_class *klass;
+	struct obj *gc_next;  /* the list of its generation */
+	uint32_t size;        /* bytes, as reported to object__alloc */
+	uint16_t len;         /* elements of a variable-sized instance */
+	uint8_t marked;
+	uint8_t old;
+	struct obj *ref[];    /* reference slots, then plain bytes */
+};
+
+struct heap {
+	struct obj *young, *old;
+	uint64_t young_bytes, old_bytes;
+	uint64_t allocated_since_gc;
+	uint64_t collections;
+	struct obj **mark_stack;
+	size_t mark_cap;
+	uint64_t pause_ns_total, pause_ns_max;
+};
+
+void heap_init(struct heap *h);
+/* Release every object without reporting it: the process is ending. */
+void heap_destroy(struct heap *h);
+
+/* A new instance of klass with len elements (0 for fixed-size classes),
+ * charged to the thread's running method; site is an interned "file:line".
+ * May collect first, so every object the caller still needs must be rooted. */
+struct obj *vm_new(struct vm_thread *t, const struct vm_class *klass, unsigned len, const char *site);
+
+/* Number of reference slots of o, and its plain bytes. */
+unsigned obj_nrefs(const struct obj *o);
+unsigned char *obj_bytes(struct obj *o);
+
+/* Collect now (minor or major by the schedule above). */
+void vm_gc(struct vm_thread *t);
+
+#endif /* DEMOVM_HEAP_H */

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# `vmtrace report` as users run it: the real binary on a version 1 record
+# kept in the tree (so every later vmtrace must still read it), its exit
+# status (0 ok, 1 runtime error, 2 usage error) and its one-line errors.
+# Usage: cli_report.sh VMTRACE FIXTURES_DIR
+set -euo pipefail
+vmtrace=$1
+fixtures=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# expect STATUS STDERR-PREFIX ARGS...: the status and a single stderr line
+expect() {
+	local want=$1 prefix=$2 status=0
+	shift 2
+	"$vmtrace" report "$@" >"$tmp/out" 2>"$tmp/err" || status=$?
+	[ "$status" = "$want" ] || fail "report $*: status $status, wanted $want"
+	[ "$(wc -l <"$tmp/err")" = 1 ] || fail "report $*: stderr is not one line: $(cat "$tmp/err")"
+	[[ "$(cat "$tmp/err")" == "$prefix"* ]] || fail "report $*: stderr '$(cat "$tmp/err")'"
+	[ ! -s "$tmp/out" ] || fail "report $*: printed a report"
+}
+
+v1=$fixtures/v1.data
+
+"$vmtrace" report "$v1" --format json >"$tmp/json"
+[ "$(jq -c '[.allocations[] | {class, method, count, bytes}]' "$tmp/json")" = \
+  '[{"class":"String","method":"Parser#tokenize","count":2349,"bytes":107156}]' ] ||
+	fail "json allocations: $(jq -c .allocations "$tmp/json")"
+[ "$(jq -c '[.gc.minor, .gc.major, .global_serial, .signals[0].received, .lost_total]' "$tmp/json")" = \
+  '[16,5,70,46,0]' ] || fail "json gc/serial/signals/lost"
+[ "$(jq -r '.method_cache_resets[0] | "\(.class)|\(.method)|\(.count)"' "$tmp/json")" = 'Shape||1' ] ||
+	fail "json method cache resets"
+
+[ "$("$vmtrace" report "$v1" --format folded --sort bytes)" = 'String;Parser#tokenize 107156' ] ||
+	fail "folded"
+"$vmtrace" report "$v1" >"$tmp/text"
+grep -q '^vmtrace report: runtime vmtrace, pid 27784, 0.202 s$' "$tmp/text" || fail "text header"
+grep -q '^  nothing was lost\.$' "$tmp/text" || fail "text loss counters"
+
+expect 2 "vmtrace: report: unknown option '--colour'" "$v1" --colour
+expect 2 "vmtrace: report: --format: 'yaml'" --format yaml "$v1"
+expect 2 "vmtrace: report: --top: 'ten'" --top ten "$v1"
+expect 2 "vmtrace: report: one FILE at most" "$v1" "$v1"
+expect 1 "vmtrace: $0: not a vmtrace record" "$0"
+expect 1 "vmtrace: $tmp/none.data: No such file or directory" "$tmp/none.data"
+head -c 200 "$v1" >"$tmp/cut.data"
+expect 1 "vmtrace: $tmp/cut.data: not a vmtrace record, or truncated" "$tmp/cut.data"
+(cd "$tmp" && expect 1 "vmtrace: vmtrace.data: No such file or directory (make one with vmtrace record)")
+cp "$v1" "$tmp/vmtrace.data"
+(cd "$tmp" && "$vmtrace" report --format folded >/dev/null) || fail "default FILE"
+echo "cli_report: ok"

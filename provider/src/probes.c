@@ -25,6 +25,7 @@
 #include "vmtrace/vmtrace.h"
 #include "vmtrace_probes.h"
 #include "fire.h"
+#include "bus_internal.h"
 
 /* The library reads its gates through a hidden name, so its reads bind to
  * this storage (where the kernel writes) even if a host made a copy. */
@@ -71,7 +72,7 @@ static uint64_t now_ns(void)
 static void publish(uint32_t kind, struct vmtrace_event *ev)
 {
 	ev->kind = kind;
-	ev->producer = (uint32_t)syscall(SYS_gettid);
+	ev->producer = vmtrace__gettid();
 	ev->time_ns = now_ns();
 	vmtrace_bus_publish(ev);
 }
@@ -88,7 +89,7 @@ static __thread struct sampler sampler;
 static double uniform01(struct sampler *s)
 {
 	if (s->rng == 0)
-		s->rng = (now_ns() ^ ((uint64_t)syscall(SYS_gettid) << 32)) | 1;
+		s->rng = (now_ns() ^ ((uint64_t)vmtrace__gettid() << 32)) | 1;
 	s->rng ^= s->rng >> 12;
 	s->rng ^= s->rng << 25;
 	s->rng ^= s->rng >> 27;
@@ -96,9 +97,12 @@ static double uniform01(struct sampler *s)
 	return ((double)(r >> 11) + 0.5) / 9007199254740992.0; /* (0,1) */
 }
 
+/* Bytes to the next sample: an exponential gap, rounded up, because an
+ * allocation is sampled when the bytes counted reach the gap; rounding down
+ * would sample slightly too often. */
 static int64_t draw_gap(struct sampler *s, uint64_t period)
 {
-	double gap = -log(uniform01(s)) * (double)period;
+	double gap = ceil(-log(uniform01(s)) * (double)period);
 	return gap < 1.0 ? 1 : (int64_t)gap;
 }
 

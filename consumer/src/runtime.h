@@ -10,6 +10,7 @@
 #define VMTRACE_RUNTIME_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -34,6 +35,11 @@ struct vt_runtime {
 	/* Add everything counted so far to out (a fresh profile each call). */
 	int (*collect)(void *state, struct vt_profile *out);
 	void (*close)(void *state); /* detaches; accepts NULL */
+	/* Optional (NULL: nothing to do): wait up to timeout_ms for events that
+	 * must be read while the run goes on (ring buffers, strings to read from
+	 * the live target) and take them in. `record` and `top` call it in their
+	 * loop. 0 or a negative errno (-EINTR when a signal arrived). */
+	int (*poll)(void *state, int timeout_ms);
 };
 
 /* The adapter whose provider has probes in the list (vmtrace first), or
@@ -41,5 +47,8 @@ struct vt_runtime {
 const struct vt_runtime *vt_runtime_detect(const struct vt_usdt_list *probes);
 /* The adapter named name, or NULL. */
 const struct vt_runtime *vt_runtime_by_name(const char *name);
+/* The table itself, in detection order (for --runtime's list of names). */
+size_t vt_runtime_count(void);
+const struct vt_runtime *vt_runtime_at(size_t i); /* NULL past the end */
 
 #endif /* VMTRACE_RUNTIME_H */

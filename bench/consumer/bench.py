@@ -1,0 +1,149 @@
+#!/usr/bin/python3
+"""bench.py BIN_DIR [OPS] [ROUNDS]: vmtrace record vs a bpftrace one-liner on
+demovm's allocation path, side by side in one run (see run.sh).
+
+For each round, three runs of `demovm --workload alloc --ops OPS --wait`:
+untraced, traced by `vmtrace record -p`, traced by bpftrace doing the same
+aggregation. demovm times its own workload (after SIGUSR1, so attaching is
+not in it). Per-event cost = (traced time - untraced time) / probe hits the
+tracer took (from demovm's truth file: vmtrace traces allocations, frees,
+GC, signals, serial and cache events; the one-liner only allocations).
+Attach latency = from starting the tracer until it says its probes are live
+(vmtrace: its "recording" line, printed after attaching; bpftrace: its
+BEGIN probe, which runs after every probe is attached). Peak RSS from
+wait4's ru_maxrss of the tracer.
+"""
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN = sys.argv[1]
+OPS = int(sys.argv[2]) if len(sys.argv) > 2 else 100000
+ROUNDS = int(sys.argv[3]) if len(sys.argv) > 3 else 3
+DEMOVM = os.path.join(BIN, "demovm")
+VMTRACE = os.path.join(BIN, "vmtrace")
+WORK = tempfile.mkdtemp(prefix="vmtrace-bench.")
+
+
+def start_demovm(truth):
+    p = subprocess.Popen([DEMOVM, "--workload", "alloc", "--ops", str(OPS), "--wait",
+                          "--truth", truth], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    line = p.stdout.readline()
+    assert line.strip() == "ready", line
+    return p
+
+
+def finish_demovm(p):
+    p.send_signal(signal.SIGUSR1)
+    _, err = p.communicate()
+    m = re.search(r"ops on \d+ thread\(s\) in ([0-9.]+) s", err)
+    assert p.returncode == 0 and m, err
+    return float(m.group(1))
+
+
+def wait_line(stream, pattern):
+    while True:
+        line = stream.readline()
+        if not line:
+            raise SystemExit("tracer ended before it was live")
+        if re.search(pattern, line):
+            return
+
+
+def reap(p):
+    _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return ru.ru_maxrss  # KiB
+
+
+def run_untraced(i):
+    p = start_demovm(f"{WORK}/u{i}.json")
+    return finish_demovm(p), None, None, f"{WORK}/u{i}.json"
+
+
+def run_vmtrace(i):
+    truth = f"{WORK}/v{i}.json"
+    dv = start_demovm(truth)
+    t0 = time.monotonic()
+    vt = subprocess.Popen([VMTRACE, "record", "-p", str(dv.pid), "-o", f"{WORK}/v{i}.data",
+                           "--force"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wait_line(vt.stderr, r"^vmtrace: recording pid")
+    attach = time.monotonic() - t0
+    t = finish_demovm(dv)
+    vt.stderr.read()
+    rss = reap(vt)
+    assert vt.returncode == 0, vt.returncode
+    return t, attach, rss, truth
+
+
+def run_bpftrace(i):
+    truth = f"{WORK}/b{i}.json"
+    dv = start_demovm(truth)
+    prog = ('BEGIN { printf("live\\n"); } '
+            f'usdt:{DEMOVM}:vmtrace:object__alloc '
+            '{ @[str(arg0), str(arg1)] = count(); @b[str(arg0), str(arg1)] = sum(arg2); }')
+    t0 = time.monotonic()
+    bt = subprocess.Popen(["bpftrace", "-p", str(dv.pid), "-e", prog], stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True)
+    wait_line(bt.stdout, r"^live$")
+    attach = time.monotonic() - t0
+    t = finish_demovm(dv)
+    bt.send_signal(signal.SIGINT)
+    out = bt.stdout.read()
+    rss = reap(bt)
+    # the one-liner must have counted every allocation too
+    counted = sum(int(n) for n in re.findall(r"^@\[.*\]: (\d+)$", out, re.M))
+    allocs = sum(a["count"] for a in json.load(open(truth))["allocations"])
+    assert counted == allocs, (counted, allocs)
+    return t, attach, rss, truth
+
+
+def hits(truth, tracer):
+    d = json.load(open(truth))
+    allocs = sum(a["count"] for a in d["allocations"])
+    if tracer == "bpftrace":
+        return allocs
+    frees = sum(f["count"] for f in d["frees"])
+    gc = 2 * (d["gc"]["minor"] + d["gc"]["major"])
+    sig = 2 * sum(s["received"] for s in d["signals"])
+    rest = (sum(r["count"] for r in d["method_cache_resets"]) +
+            sum(r["count"] for r in d["constant_cache_resets"]) +
+            sum(r["count"] for r in d["global_serial_incs"]))
+    return allocs + frees + gc + sig + rest
+
+
+def main():
+    res = {"untraced": [], "vmtrace": [], "bpftrace": []}
+    for i in range(ROUNDS):  # interleaved, so drift hits all three alike
+        res["untraced"].append(run_untraced(i))
+        res["vmtrace"].append(run_vmtrace(i))
+        res["bpftrace"].append(run_bpftrace(i))
+    base = statistics.median(r[0] for r in res["untraced"])
+    allocs = sum(a["count"] for a in json.load(open(res["untraced"][0][3]))["allocations"])
+    print(f"demovm --workload alloc --ops {OPS}: {allocs} allocations per run, "
+          f"{ROUNDS} rounds, medians")
+    print(f"{'':10} {'workload':>10} {'slowdown':>9} {'probe hits':>11} {'ns/event':>9} "
+          f"{'attach':>9} {'peak RSS':>9}")
+    print(f"{'untraced':10} {base * 1e3:8.1f}ms {'1.00x':>9} {'-':>11} {'-':>9} {'-':>9} {'-':>9}")
+    per_event = {}
+    for name in ("vmtrace", "bpftrace"):
+        t = statistics.median(r[0] for r in res[name])
+        att = statistics.median(r[1] for r in res[name])
+        rss = max(r[2] for r in res[name])
+        h = hits(res[name][0][3], name)
+        per_event[name] = (t - base) / h * 1e9
+        print(f"{name:10} {t * 1e3:8.1f}ms {t / base:8.2f}x {h:11d} {per_event[name]:9.0f} "
+              f"{att * 1e3:7.1f}ms {rss / 1024:7.1f}MB")
+    print(f"per-event cost of vmtrace: {per_event['vmtrace'] / per_event['bpftrace'] * 100:.0f}% "
+          f"of bpftrace's")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,113 @@
+#!/bin/bash
+# bench/runtimes/run.sh: the cost of vmtrace on stock Ruby (libruby-3.1's own
+# USDT probes), side by side with bpftrace one-liners doing the same counting,
+# in one run. Needs root.
+#
+# Usage: bench/runtimes/run.sh [VMTRACE] [ITERATIONS] [REPEATS]
+#   VMTRACE     default build/bin/vmtrace
+#   ITERATIONS  default 200000 (each: 5 Ruby method calls, 3 allocations)
+#   REPEATS     default 3 (the median is shown)
+#
+# Configurations (the workload times its own loop, after the tracer attached):
+#   untraced                 no tracer
+#   untraced+tracepoint      no tracer, an empty TracePoint(:call, :return): the
+#                            price Ruby >= 2.5 asks before it fires method__entry
+#   vmtrace --no-methods     allocations by class and site
+#   bpftrace no-methods      the same counting as a one-liner
+#   vmtrace (methods)        + innermost Ruby method per thread (with the TracePoint)
+#   bpftrace (methods)       the same per-thread stack in bpftrace (with the TracePoint)
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+VMTRACE=${1:-$HERE/../../build/bin/vmtrace}
+ITER=${2:-200000}
+REPEATS=${3:-3}
+RUBY=/usr/bin/ruby
+# libruby as the dynamic linker finds it for ruby (the probes live there)
+LIB=$(ldd "$RUBY" | awk '/libruby/ { print $3 }')
+LIB=$(readlink -f "$LIB")
+[ "$(id -u)" = 0 ] || { echo "run.sh: needs root (BPF)" >&2; exit 1; }
+[ -x "$VMTRACE" ] || { echo "run.sh: no vmtrace at $VMTRACE" >&2; exit 1; }
+command -v bpftrace >/dev/null || { echo "run.sh: bpftrace not installed" >&2; exit 1; }
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+U="usdt:$LIB:ruby"
+BT_ALLOCS="$U:object__create { @a[str(arg0), str(arg1), arg2] = count(); }
+$U:string__create { @a[\"String\", str(arg1), arg2] = count(); }
+$U:array__create { @a[\"Array\", str(arg1), arg2] = count(); }
+$U:hash__create { @a[\"Hash\", str(arg1), arg2] = count(); }"
+BT_GC="$U:gc__mark__begin { @gm[tid] = nsecs; }
+$U:gc__mark__end /@gm[tid]/ { @mark = hist(nsecs - @gm[tid]); delete(@gm[tid]); }
+$U:gc__sweep__begin { @gs[tid] = nsecs; }
+$U:gc__sweep__end /@gs[tid]/ { @sweep = hist(nsecs - @gs[tid]); delete(@gs[tid]); }"
+BT_NOMETHODS="BEGIN { printf(\"attached\\n\"); }
+$BT_ALLOCS
+$BT_GC"
+BT_METHODS="BEGIN { printf(\"attached\\n\"); }
+$U:method__entry { @d[tid]++; @c[tid, @d[tid]] = str(arg0); @m[tid, @d[tid]] = str(arg1); }
+$U:method__return /@d[tid] > 0/ { @d[tid]--; }
+$U:object__create { @a[str(arg0), @c[tid, @d[tid]], @m[tid, @d[tid]], str(arg1), arg2] = count(); }
+$U:string__create { @a[\"String\", @c[tid, @d[tid]], @m[tid, @d[tid]], str(arg1), arg2] = count(); }
+$U:array__create { @a[\"Array\", @c[tid, @d[tid]], @m[tid, @d[tid]], str(arg1), arg2] = count(); }
+$U:hash__create { @a[\"Hash\", @c[tid, @d[tid]], @m[tid, @d[tid]], str(arg1), arg2] = count(); }
+$BT_GC"
+
+# one run: $1 tracer (none|vmtrace|bpftrace), $2 tracer option, $3 workload flag
+one_run() {
+	local tracer=$1 topt=$2 wflag=$3 fifo=$TMP/in out=$TMP/out tpid=""
+	rm -f "$fifo" "$out" "$TMP/rec.data"
+	mkfifo "$fifo"
+	$RUBY "$HERE/bench.rb" "$ITER" $wflag <"$fifo" >"$out" &
+	local rpid=$!
+	exec 3>"$fifo" # opening the write end lets ruby's open of the read end return
+	until grep -q ready "$out" 2>/dev/null; do sleep 0.05; done
+	case $tracer in
+	vmtrace)
+		"$VMTRACE" record -p $rpid -o "$TMP/rec.data" $topt >/dev/null 2>"$TMP/tr.err" &
+		tpid=$!
+		until grep -q "recording pid" "$TMP/tr.err" 2>/dev/null; do sleep 0.05; done ;;
+	bpftrace)
+		bpftrace -p $rpid -e "$topt" >"$TMP/tr.out" 2>"$TMP/tr.err" &
+		tpid=$!
+		until grep -q attached "$TMP/tr.out" 2>/dev/null; do sleep 0.05; done ;;
+	esac
+	echo go >&3
+	exec 3>&-
+	wait $rpid
+	if [ -n "$tpid" ]; then
+		# vmtrace stops when its target exits; bpftrace needs a signal
+		[ "$tracer" = bpftrace ] && kill -INT $tpid 2>/dev/null
+		wait $tpid || true
+	fi
+	awk '/ns_per_iter/ { print $2 }' "$out"
+}
+
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+# Round robin: every repeat runs every configuration once, so a change in the
+# machine's load touches all of them alike.
+CONFIGS=(base base_tp vm_nom bt_nom vm_m bt_m)
+for _ in $(seq "$REPEATS"); do
+	one_run none "" "" >>"$TMP/base"
+	one_run none "" --tracepoint >>"$TMP/base_tp"
+	one_run vmtrace --no-methods "" >>"$TMP/vm_nom"
+	one_run bpftrace "$BT_NOMETHODS" "" >>"$TMP/bt_nom"
+	one_run vmtrace "" --tracepoint >>"$TMP/vm_m"
+	one_run bpftrace "$BT_METHODS" --tracepoint >>"$TMP/bt_m"
+done
+for c in "${CONFIGS[@]}"; do
+	declare "$c=$(median <"$TMP/$c")"
+done
+
+echo "ruby $(ruby -e 'print RUBY_VERSION') ($LIB), $ITER iterations x 5 method calls + 3 allocations, median of $REPEATS"
+row() { awk -v n="$1" -v v="$2" -v b="$base" -v r="$3" \
+	'BEGIN { printf "%-28s %10d ns/iter %7.2fx untraced %s\n", n, v, v / b, r }'; }
+printf "%-28s %10s\n" configuration "per iteration"
+row "untraced" "$base" ""
+row "untraced+tracepoint" "$base_tp" ""
+row "vmtrace --no-methods" "$vm_nom" "$(awk -v a="$vm_nom" -v b="$bt_nom" 'BEGIN { printf "(bpftrace/vmtrace %.2f)", b / a }')"
+row "bpftrace no-methods" "$bt_nom" ""
+row "vmtrace (methods)" "$vm_m" "$(awk -v a="$vm_m" -v b="$bt_m" 'BEGIN { printf "(bpftrace/vmtrace %.2f)", b / a }')"
+row "bpftrace (methods)" "$bt_m" ""
+awk -v a="$vm_nom" -v m="$vm_m" -v b="$base" -v t="$base_tp" 'BEGIN {
+	printf "per-method attribution: %.0f ns per iteration over --no-methods (%.0f ns per Ruby call), of which the TracePoint alone %.0f ns\n", m - a, (m - a) / 5, t - b }'

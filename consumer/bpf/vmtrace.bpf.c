@@ -1,0 +1,492 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vmtrace.bpf.c: the BPF side of the vmtrace provider's adapter.
+ *
+ * One program per probe of probes/vmtrace.d that the report uses. Every
+ * counter is per CPU (no cross-CPU cache line traffic on the hot path);
+ * userspace sums the CPUs when it reads. The hot path, object__alloc, is
+ * one hash lookup keyed by three pointers plus one per-CPU array lookup;
+ * strings are read only when a key is new (see vmtrace_maps.h). GC pauses
+ * go through a ring buffer, one record per collection, so userspace has
+ * every pause and p50/p99 are exact. Whatever cannot be counted where it
+ * belongs is counted in `losses`.
+ */
+/* UAPI headers, not vmlinux.h: nothing here reads a kernel structure, and
+ * without CO-RE relocations libbpf need not load and parse the kernel's BTF
+ * (tens of milliseconds of attach latency). */
+#include <stdbool.h>
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <linux/errno.h>
+#include <asm/ptrace.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
+
+#include "vmtrace_maps.h"
+
+/* Set before load (skeleton rodata). */
+const volatile __u32 targ_tgid = 0;     /* 0: no filter */
+const volatile bool targ_use_ns = false; /* vmtrace runs in a child pid namespace */
+const volatile __u64 targ_ns_dev = 0, targ_ns_ino = 0;
+const volatile __u32 nr_cpus = 1;
+
+/* Hash maps are not preallocated: preallocating 16384 per-CPU elements per
+ * map costs tens of milliseconds at attach, and elements are only ever
+ * allocated for a new key (rare); updates of existing keys are in place. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, VT_DEFAULT_MAP_ENTRIES);
+	__type(key, struct vt_alloc_key);
+	__type(value, struct vt_alloc_val);
+} allocs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, VT_DEFAULT_MAP_ENTRIES);
+	__type(key, struct vt_pair_key);
+	__type(value, struct vt_count_val);
+} frees SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, VT_DEFAULT_MAP_ENTRIES);
+	__type(key, struct vt_pair_key);
+	__type(value, struct vt_count_val);
+} method_cache_resets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, VT_DEFAULT_MAP_ENTRIES);
+	__type(key, struct vt_pair_key);
+	__type(value, struct vt_count_val);
+} constant_cache_resets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, VT_DEFAULT_MAP_ENTRIES);
+	__type(key, struct vt_pair_key);
+	__type(value, struct vt_count_val);
+} global_serial_incs SEC(".maps");
+
+/* pointer -> string, shared by all CPUs; read once per pointer */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 2 * VT_DEFAULT_MAP_ENTRIES);
+	__type(key, __u64);
+	__type(value, struct vt_name);
+} names SEC(".maps");
+
+/* pointers the kernel could not read: userspace reads them from
+ * /proc/PID/mem while the target lives, then deletes them here */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, __u8);
+} unresolved SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vt_name);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);
+	__type(key, __u32);              /* thread id */
+	__type(value, struct vt_gc_start);
+} gc_starts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, VT_GC_RINGBUF_BYTES);
+} gc_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, VT_SIGNALS);
+	__type(key, __u32);
+	__type(value, struct vt_signal_val);
+} signals SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vt_stats);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, VT_LOSS__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} losses SEC(".maps");
+
+static __always_inline void lose(enum vt_loss what)
+{
+	__u32 key = what;
+	__u64 *n = bpf_map_lookup_elem(&losses, &key);
+
+	if (n)
+		*n += 1;
+}
+
+static __always_inline struct vt_stats *my_stats(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&stats, &zero);
+}
+
+/* The uprobes are attached for the target's pid already; this keeps a
+ * program that some other tracer shares the file with honest. */
+static __always_inline bool in_target(void)
+{
+	if (!targ_tgid)
+		return true;
+	if (targ_use_ns) {
+		struct bpf_pidns_info ns = {};
+
+		if (bpf_get_ns_current_pid_tgid(targ_ns_dev, targ_ns_ino, &ns, sizeof(ns)))
+			return false;
+		return ns.tgid == targ_tgid;
+	}
+	return (bpf_get_current_pid_tgid() >> 32) == targ_tgid;
+}
+
+static __always_inline void queue_unresolved(__u64 ptr)
+{
+	__u8 one = 1;
+
+	if (bpf_map_update_elem(&unresolved, &ptr, &one, BPF_ANY))
+		lose(VT_LOSS_UNRESOLVED_FULL);
+}
+
+/* Copy the string at ptr into `names` unless it is there already. */
+static __noinline int resolve_name(__u64 ptr)
+{
+	__u32 zero = 0;
+	struct vt_name *buf;
+	long n, err;
+
+	if (!ptr || bpf_map_lookup_elem(&names, &ptr))
+		return 0;
+	buf = bpf_map_lookup_elem(&scratch, &zero);
+	if (!buf)
+		return 0;
+	n = bpf_probe_read_user_str(buf->s, sizeof(buf->s), (const void *)ptr);
+	if (n < 0) {
+		/* e.g. -EFAULT: a page the target never touched */
+		lose(VT_LOSS_STR_FAULT);
+		queue_unresolved(ptr);
+		return 0;
+	}
+	if (n >= VT_NAME_MAX) {
+		lose(VT_LOSS_STR_LONG);
+		queue_unresolved(ptr);
+		return 0;
+	}
+	err = bpf_map_update_elem(&names, &ptr, buf, BPF_NOEXIST);
+	if (err && err != -EEXIST) {
+		lose(VT_LOSS_NAMES_MAP_FULL);
+		queue_unresolved(ptr);
+	}
+	return 0;
+}
+
+/* The value for key in a per-CPU counting map, created (zeroed) on first
+ * sight; *fresh tells the caller to resolve the key's names. NULL when the
+ * map is full. */
+static __always_inline void *counter(void *map, const void *key, const void *zero, bool *fresh)
+{
+	void *v = bpf_map_lookup_elem(map, key);
+	long err;
+
+	*fresh = false;
+	if (v)
+		return v;
+	err = bpf_map_update_elem(map, key, zero, BPF_NOEXIST);
+	if (err && err != -EEXIST)
+		return NULL;
+	*fresh = !err;
+	return bpf_map_lookup_elem(map, key);
+}
+
+SEC("usdt")
+int BPF_USDT(on_alloc, void *klass, void *method, __u64 size, void *site, __u64 weight)
+{
+	static const struct vt_alloc_val zero;
+	struct vt_alloc_key key = { (__u64)klass, (__u64)method, (__u64)site };
+	struct vt_alloc_val *v;
+	struct vt_stats *st;
+	bool fresh;
+
+	if (!in_target())
+		return 0;
+	v = counter(&allocs, &key, &zero, &fresh);
+	if (!v) {
+		lose(VT_LOSS_ALLOC_MAP_FULL);
+		return 0;
+	}
+	if (fresh) {
+		resolve_name(key.klass);
+		resolve_name(key.method);
+		resolve_name(key.site);
+	}
+	v->count += weight;
+	v->bytes += size * weight;
+	v->samples += 1;
+	st = my_stats();
+	if (st)
+		st->alloc_bytes += size * weight;
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(on_free, void *klass, __u64 size)
+{
+	static const struct vt_count_val zero;
+	struct vt_pair_key key = { (__u64)klass, 0 };
+	struct vt_count_val *v;
+	bool fresh;
+
+	if (!in_target())
+		return 0;
+	v = counter(&frees, &key, &zero, &fresh);
+	if (!v) {
+		lose(VT_LOSS_FREE_MAP_FULL);
+		return 0;
+	}
+	if (fresh)
+		resolve_name(key.a);
+	v->count += 1;
+	v->bytes += size;
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(on_method_cache_reset, void *klass, void *method, __u64 serial)
+{
+	static const struct vt_count_val zero;
+	struct vt_pair_key key = { (__u64)klass, (__u64)method };
+	struct vt_count_val *v;
+	bool fresh;
+
+	if (!in_target())
+		return 0;
+	v = counter(&method_cache_resets, &key, &zero, &fresh);
+	if (!v) {
+		lose(VT_LOSS_MCR_MAP_FULL);
+		return 0;
+	}
+	if (fresh) {
+		resolve_name(key.a);
+		resolve_name(key.b);
+	}
+	v->count += 1;
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(on_constant_cache_reset, void *name, __u64 serial)
+{
+	static const struct vt_count_val zero;
+	struct vt_pair_key key = { (__u64)name, 0 };
+	struct vt_count_val *v;
+	bool fresh;
+
+	if (!in_target())
+		return 0;
+	v = counter(&constant_cache_resets, &key, &zero, &fresh);
+	if (!v) {
+		lose(VT_LOSS_CCR_MAP_FULL);
+		return 0;
+	}
+	if (fresh)
+		resolve_name(key.a);
+	v->count += 1;
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(on_global_serial_inc, __u64 serial, void *reason)
+{
+	static const struct vt_count_val zero;
+	struct vt_pair_key key = { (__u64)reason, 0 };
+	struct vt_count_val *v;
+	struct vt_stats *st;
+	bool fresh;
+
+	if (!in_target())
+		return 0;
+	st = my_stats();
+	if (st && serial > st->last_serial)
+		st->last_serial = serial;
+	v = counter(&global_serial_incs, &key, &zero, &fresh);
+	if (!v) {
+		lose(VT_LOSS_GSI_MAP_FULL);
+		return 0;
+	}
+	if (fresh)
+		resolve_name(key.a);
+	v->count += 1;
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(on_gc_begin, int kind, __u64 heap_bytes)
+{
+	struct vt_gc_start start = { .start_ns = bpf_ktime_get_ns(), .kind = kind };
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	if (!in_target())
+		return 0;
+	if (bpf_map_update_elem(&gc_starts, &tid, &start, BPF_ANY))
+		lose(VT_LOSS_GC_THREAD_MAP_FULL);
+	return 0;
+}
+
+/* Bytes allocated so far, all CPUs: a collection is rare, so summing the
+ * per-CPU counters here costs nothing where it matters. */
+static __always_inline __u64 alloc_total(void)
+{
+	__u64 total = 0;
+	__u32 zero = 0;
+
+	for (__u32 cpu = 0; cpu < VT_MAX_CPUS && cpu < nr_cpus; cpu++) {
+		struct vt_stats *st = bpf_map_lookup_percpu_elem(&stats, &zero, cpu);
+
+		if (st)
+			total += st->alloc_bytes;
+	}
+	return total;
+}
+
+SEC("usdt")
+int BPF_USDT(on_gc_end, int kind, __u64 heap_bytes)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct vt_gc_start *start;
+	struct vt_gc_event *ev;
+	struct vt_stats *st;
+
+	if (!in_target())
+		return 0;
+	st = my_stats();
+	if ((__u32)kind >= VT_GC_KIND_SLOTS)
+		lose(VT_LOSS_BAD_GC_KIND);
+	else if (st)
+		st->gc_collections[(__u32)kind & 3] += 1; /* the mask keeps the verifier sure */
+
+	start = bpf_map_lookup_elem(&gc_starts, &tid);
+	if (!start) {
+		lose(VT_LOSS_GC_NO_BEGIN);
+		return 0;
+	}
+	ev = bpf_ringbuf_reserve(&gc_events, sizeof(*ev), 0);
+	if (!ev) {
+		lose(VT_LOSS_GC_RINGBUF_FULL);
+	} else {
+		ev->kind = kind;
+		ev->pad = 0;
+		ev->duration_ns = now - start->start_ns;
+		ev->heap_bytes = heap_bytes;
+		ev->alloc_total = alloc_total();
+		bpf_ringbuf_submit(ev, 0);
+	}
+	bpf_map_delete_elem(&gc_starts, &tid);
+	return 0;
+}
+
+static __always_inline struct vt_signal_val *signal_slot(int signo)
+{
+	__u32 key = (__u32)signo;
+
+	if (signo < 0 || signo >= VT_SIGNALS) {
+		lose(VT_LOSS_BAD_SIGNO);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&signals, &key);
+}
+
+SEC("usdt")
+int BPF_USDT(on_signal_received, int signo)
+{
+	struct vt_signal_val *s;
+
+	if (!in_target())
+		return 0;
+	s = signal_slot(signo);
+	if (s)
+		s->received += 1;
+	return 0;
+}
+
+static __always_inline __u32 log2_bucket(__u64 v)
+{
+	__u32 r = 0;
+
+	if (v >> 32) { v >>= 32; r += 32; }
+	if (v >> 16) { v >>= 16; r += 16; }
+	if (v >> 8) { v >>= 8; r += 8; }
+	if (v >> 4) { v >>= 4; r += 4; }
+	if (v >> 2) { v >>= 2; r += 2; }
+	if (v >> 1) r += 1;
+	return r;
+}
+
+SEC("usdt")
+int BPF_USDT(on_signal_handled, int signo, __u64 latency_ns)
+{
+	struct vt_signal_val *s;
+	__u32 b;
+
+	if (!in_target())
+		return 0;
+	s = signal_slot(signo);
+	if (!s)
+		return 0;
+	s->handled += 1;
+	s->latency_total_ns += latency_ns;
+	if (latency_ns > s->latency_max_ns)
+		s->latency_max_ns = latency_ns;
+	b = log2_bucket(latency_ns);
+	s->hist[b & (VT_LOG2_BUCKETS - 1)] += 1; /* b < 64 already; the mask tells the verifier */
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(on_bus_dropped, int event_kind, __u64 total_dropped)
+{
+	struct vt_stats *st;
+
+	if (!in_target())
+		return 0;
+	st = my_stats();
+	if (st && total_dropped > st->bus_dropped_total)
+		st->bus_dropped_total = total_dropped;
+	return 0;
+}
+
+/* Never does anything: holding this probe's semaphore is what tells the
+ * provider that a consumer wants sampled allocations (docs/sampling.md). */
+SEC("usdt")
+int BPF_USDT(on_sample_armed, __u64 period_bytes)
+{
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,107 @@
+/*
+ * vmtrace_maps.h: what vmtrace.bpf.c and runtime_vmtrace.c share: map keys,
+ * values, the GC event of the ring buffer and the loss counters.
+ *
+ * Keys hold the target's string pointers, not the strings: the provider's
+ * strings are interned (the probe ABI), so a pointer names one string for
+ * the life of the process, and hashing 24 bytes is much cheaper than copying
+ * and hashing names on every event. Each pointer is read once, when a key
+ * holding it first appears, into the `names` map, so names outlive the
+ * target; userspace reads from /proc/PID/mem whatever the kernel could not.
+ */
+#ifndef VMTRACE_MAPS_H
+#define VMTRACE_MAPS_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define VT_NAME_MAX 128          /* bytes of a name in the names map, NUL included */
+#define VT_MAX_CPUS 1024         /* bound of the per-CPU loop at gc__end */
+#define VT_SIGNALS 65            /* signal numbers 0..64 (VT_MAX_SIGNAL) */
+#define VT_LOG2_BUCKETS 64       /* bucket i holds [2^i, 2^(i+1)) ns; 0 goes to bucket 0 */
+#define VT_GC_KIND_SLOTS 3       /* kinds 0..2 (VT_GC_KINDS) */
+
+#define VT_DEFAULT_MAP_ENTRIES 16384
+#define VT_GC_RINGBUF_BYTES (256 * 1024)
+
+struct vt_alloc_key {            /* object__alloc: (class, method, site) */
+	__u64 klass, method, site;   /* pointers in the target; 0 = NULL */
+};
+
+struct vt_alloc_val {
+	__u64 count;                 /* sum of weights */
+	__u64 bytes;                 /* sum of size * weight */
+	__u64 samples;               /* probe hits */
+};
+
+struct vt_pair_key {             /* method cache resets: (class, method);
+				    constant resets: (name, 0); serial incs: (reason, 0);
+				    frees: (class, 0) */
+	__u64 a, b;
+};
+
+struct vt_count_val {
+	__u64 count;
+	__u64 bytes;                 /* frees only */
+};
+
+struct vt_name {
+	char s[VT_NAME_MAX];
+};
+
+struct vt_gc_start {             /* per thread, from gc__begin to gc__end */
+	__u64 start_ns;
+	__s32 kind;
+	__u32 pad;
+};
+
+struct vt_gc_event {             /* one collection, sent through the ring buffer at gc__end */
+	__s32 kind;
+	__u32 pad;
+	__u64 duration_ns;
+	__u64 heap_bytes;
+	__u64 alloc_total;           /* allocated bytes (all CPUs) counted up to this gc__end */
+};
+
+struct vt_signal_val {           /* per signal number, per CPU */
+	__u64 received, handled;
+	__u64 latency_total_ns, latency_max_ns;
+	__u64 hist[VT_LOG2_BUCKETS];
+};
+
+struct vt_stats {                /* per CPU, one entry */
+	__u64 alloc_bytes;           /* sum of size * weight, for bytes between collections */
+	__u64 gc_collections[4];      /* kinds 0..VT_GC_KIND_SLOTS-1; a power of two for the verifier */
+	__u64 last_serial;           /* highest global serial seen (max over CPUs) */
+	__u64 bus_dropped_total;     /* highest total_dropped from bus__dropped */
+};
+
+/* Loss counters: (enum, what the report calls it). Anything not counted
+ * where it belongs lands in one of these, never nowhere. */
+#define VT_LOSS_LIST(X)                                                             \
+	X(ALLOC_MAP_FULL, "allocation map full (events)")                          \
+	X(FREE_MAP_FULL, "free map full (events)")                                  \
+	X(MCR_MAP_FULL, "method cache reset map full (events)")                    \
+	X(CCR_MAP_FULL, "constant cache reset map full (events)")                  \
+	X(GSI_MAP_FULL, "global serial map full (events)")                         \
+	X(NAMES_MAP_FULL, "name map full (names read from /proc)")                 \
+	X(STR_FAULT, "string unreadable in BPF (read from /proc)")                 \
+	X(STR_LONG, "name longer than 127 bytes (read from /proc)")                \
+	X(UNRESOLVED_FULL, "unresolved name queue full")                           \
+	X(STR_UNREADABLE, "string never readable (named <unreadable>)")            \
+	X(GC_RINGBUF_FULL, "gc pause ring buffer full (pauses)")                   \
+	X(GC_NO_BEGIN, "gc end without its begin (pause unknown)")                 \
+	X(GC_THREAD_MAP_FULL, "gc thread map full (pauses)")                       \
+	X(BAD_GC_KIND, "gc kind out of range (collections)")                       \
+	X(BAD_SIGNO, "signal number out of range (events)")                        \
+	X(BUS_DROPPED, "target's in-process bus dropped (events)")
+
+enum vt_loss {
+#define VT_X_ENUM(e, s) VT_LOSS_##e,
+	VT_LOSS_LIST(VT_X_ENUM)
+#undef VT_X_ENUM
+	VT_LOSS__COUNT
+};
+
+#endif /* VMTRACE_MAPS_H */

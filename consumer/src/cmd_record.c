@@ -1,0 +1,225 @@
+/*
+ * cmd_record.c: `vmtrace record`, trace a process until -d, Ctrl-C/SIGTERM
+ * or its exit, then write the record file and print the report.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "profile.h"
+#include "session.h"
+
+#define DEFAULT_RECORD "vmtrace.data"
+
+static const char usage_line[] =
+	"Usage: vmtrace record -p PID [-d SECONDS] [-o FILE] [--force] [options]\n"
+	"       vmtrace record [-d SECONDS] [-o FILE] [--force] [options] -- CMD [ARGS...]\n";
+
+static const char help_text[] =
+	"\n"
+	"Trace a running process (-p) or a command vmtrace starts (probes live before its\n"
+	"first instruction) through its USDT probes: vmtrace's provider, or a known\n"
+	"runtime's own probes. Stops after -d SECONDS, at Ctrl-C or SIGTERM, or when the\n"
+	"target exits; then writes the record and prints the report.\n"
+	"\n"
+	"  -p, --pid PID          trace this process\n"
+	"  -d, --duration SECS    stop after SECS seconds (fractions allowed)\n"
+	"  -o, --output FILE      the record file (default " DEFAULT_RECORD ")\n"
+	"      --force            overwrite FILE if it exists\n"
+	"      --format F         report format: text (default), json, csv, folded\n"
+	"      --by G             class,method (default), class, method, site\n"
+	"      --sort S           count (default) or bytes\n"
+	"      --top N            show the first N allocation rows (0: all)\n"
+	"      --sample BYTES     sample allocations, one per BYTES on average (K, M, G\n"
+	"                         suffixes); counts and bytes become estimates. 0: exact\n"
+	"      --map-entries N    size of each counting map (default 16384)\n"
+	"      --runtime NAME     use this runtime's probes instead of detecting them\n"
+	"      --no-methods       runtimes with method probes: class and site only (cheaper)\n"
+	"  -v, --verbose          libbpf's log on stderr\n"
+	"  -h, --help             this text\n"
+	"\n"
+	"Examples:\n"
+	"  vmtrace record -p 4242 -d 10                 # ten seconds of pid 4242\n"
+	"  vmtrace record -o run.data -- ./demovm --ops 100000\n"
+	"  vmtrace record -p 4242 --sample 512K --format json > allocs.json\n";
+
+static int usage_error(const char *fmt, const char *a)
+{
+	fputs("vmtrace: record: ", stderr);
+	fprintf(stderr, fmt, a);
+	fputs(" (see vmtrace record --help)\n", stderr);
+	return 2;
+}
+
+int vt_cmd_record(int argc, char **argv)
+{
+	enum { OPT_FORCE = 256, OPT_FORMAT, OPT_BY, OPT_SORT, OPT_TOP, OPT_SAMPLE, OPT_MAP_ENTRIES,
+	       OPT_RUNTIME, OPT_NO_METHODS };
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, OPT_FORCE },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "by", required_argument, NULL, OPT_BY },
+		{ "sort", required_argument, NULL, OPT_SORT },
+		{ "top", required_argument, NULL, OPT_TOP },
+		{ "sample", required_argument, NULL, OPT_SAMPLE },
+		{ "map-entries", required_argument, NULL, OPT_MAP_ENTRIES },
+		{ "runtime", required_argument, NULL, OPT_RUNTIME },
+		{ "no-methods", no_argument, NULL, OPT_NO_METHODS },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct vt_report_opts ropts = { VT_FORMAT_TEXT, VT_BY_CLASS_METHOD, VT_SORT_COUNT, 0 };
+	struct vt_session_opts so = { 0 };
+	const char *output = DEFAULT_RECORD;
+	bool force = false, have_pid = false;
+	double duration = 0;
+	struct vt_session s;
+	struct vt_profile p;
+	char err[4608];
+	struct stat sb;
+	uint64_t v;
+	int opt, r, status = 0;
+
+	optind = 0;
+	opterr = 0;
+	/* "+": stop at the command's name, its own options are its own */
+	while ((opt = getopt_long(argc, argv, "+:p:d:o:vh", longopts, NULL)) != -1) {
+		const char *arg = optarg;
+
+		switch (opt) {
+		case 'p':
+			if (vt_parse_pid(arg, &so.pid))
+				return usage_error("-p: '%s' is not a process id", arg);
+			have_pid = true;
+			break;
+		case 'd':
+			if (vt_parse_seconds(arg, &duration))
+				return usage_error("-d: '%s' is not a positive number of seconds", arg);
+			break;
+		case 'o':
+			if (!*arg)
+				return usage_error("-o: empty file name%s", "");
+			output = arg;
+			break;
+		case OPT_FORCE:
+			force = true;
+			break;
+		case OPT_FORMAT:
+			if (vt_parse_format(arg, &ropts.format))
+				return usage_error("--format: '%s' is not one of text, json, csv, folded", arg);
+			break;
+		case OPT_BY:
+			if (vt_parse_group(arg, &ropts.by))
+				return usage_error("--by: '%s' is not one of class,method, class, method, site", arg);
+			break;
+		case OPT_SORT:
+			if (vt_parse_sort(arg, &ropts.sort))
+				return usage_error("--sort: '%s' is not one of count, bytes", arg);
+			break;
+		case OPT_TOP:
+			if (vt_parse_u64(arg, &v))
+				return usage_error("--top: '%s' is not a number of rows", arg);
+			ropts.top = (size_t)v;
+			break;
+		case OPT_SAMPLE:
+			if (vt_parse_bytes(arg, &so.sample_period))
+				return usage_error("--sample: '%s' is not a number of bytes", arg);
+			break;
+		case OPT_MAP_ENTRIES:
+			if (vt_parse_u64(arg, &v) || v == 0 || v > (1u << 24))
+				return usage_error("--map-entries: '%s' is not a number from 1 to 16777216", arg);
+			so.map_entries = (uint32_t)v;
+			break;
+		case OPT_RUNTIME:
+			so.runtime = arg;
+			break;
+		case OPT_NO_METHODS:
+			so.no_methods = true;
+			break;
+		case 'v':
+			vt_set_verbose(true);
+			break;
+		case 'h':
+			fputs(usage_line, stdout);
+			fputs(help_text, stdout);
+			return 0;
+		case ':':
+			return usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		so.cmd = argv + optind;
+	if (have_pid && so.cmd)
+		return usage_error("-p and a command exclude each other (got command '%s')", so.cmd[0]);
+	if (!have_pid && !so.cmd)
+		return usage_error("nothing to trace: give -p PID or -- CMD%s", "");
+	so.verbose = vt_verbose();
+
+	/* refuse before tracing anything, not after the run */
+	if (!force && lstat(output, &sb) == 0) {
+		fprintf(stderr, "vmtrace: %s exists (use --force to overwrite it)\n", output);
+		return 1;
+	}
+
+	vt_session_catch_signals();
+	r = vt_session_open(&s, &so, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "vmtrace: %s\n", err);
+		vt_session_close(&s);
+		return 1;
+	}
+	fprintf(stderr, "vmtrace: recording pid %d (%s probes: %s)%s\n", (int)s.target.pid,
+		s.rt->name, so.sample_period ? "sampled" : "exact",
+		duration > 0 ? "" : "; Ctrl-C to stop");
+
+	switch (vt_session_wait(&s, duration > 0 ? (int)(duration * 1000) : -1)) {
+	case VT_WAIT_EXITED:
+		fprintf(stderr, "vmtrace: pid %d exited; reporting what was recorded\n",
+			(int)s.target.pid);
+		break;
+	case VT_WAIT_ERROR:
+		fprintf(stderr, "vmtrace: lost contact with the BPF programs; reporting what was recorded\n");
+		break;
+	default:
+		break;
+	}
+
+	r = vt_session_collect(&s, &p);
+	if (r) {
+		fprintf(stderr, "vmtrace: cannot read the counters: %s\n", strerror(-r));
+		vt_session_close(&s);
+		vt_profile_free(&p);
+		return 1;
+	}
+	r = vt_profile_write(&p, output, force);
+	if (r == -EEXIST) {
+		fprintf(stderr, "vmtrace: %s exists (use --force to overwrite it)\n", output);
+		status = 1;
+	} else if (r) {
+		fprintf(stderr, "vmtrace: cannot write %s: %s\n", output, strerror(-r));
+		status = 1;
+	}
+	r = vt_report_print(stdout, &p, &ropts);
+	if (r) {
+		fprintf(stderr, "vmtrace: cannot print the report: %s\n", strerror(-r));
+		status = 1;
+	}
+	fflush(stdout);
+	vt_profile_free(&p);
+	/* Detach last: the kernel waits for a grace period per uprobe it
+	 * removes (about a second for all of them), and the report need not
+	 * wait for that. */
+	vt_session_close(&s);
+	return status;
+}

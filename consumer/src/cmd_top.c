@@ -1,0 +1,358 @@
+/*
+ * cmd_top.c: `vmtrace top`, a live view of a process: every interval, the
+ * rates per second over that interval and the totals since attaching, until
+ * Ctrl-C, the target's exit, or -n views.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "profile.h"
+#include "session.h"
+
+#define DEFAULT_ROWS 20
+
+static const char usage_line[] =
+	"Usage: vmtrace top -p PID [-i SECONDS] [-n COUNT] [--top N] [options]\n";
+
+static const char help_text[] =
+	"\n"
+	"A live view of a process's allocations per class and method, GC, cache\n"
+	"resets and signals, refreshed every interval: rates per second over the\n"
+	"last interval and totals since vmtrace attached. Ends at Ctrl-C, when the\n"
+	"target exits, or after COUNT views.\n"
+	"\n"
+	"  -p, --pid PID          the process\n"
+	"  -i, --interval SECS    seconds between views (default 1; fractions allowed)\n"
+	"  -n, --count COUNT      stop after COUNT views\n"
+	"      --top N            allocation rows shown (default 20, 0: all)\n"
+	"      --map-entries N    size of each counting map (default 16384)\n"
+	"      --runtime NAME     use this runtime's probes instead of detecting them\n"
+	"      --no-methods       runtimes with method probes: class and site only\n"
+	"  -v, --verbose          libbpf's log on stderr\n"
+	"  -h, --help             this text\n"
+	"\n"
+	"Examples:\n"
+	"  vmtrace top -p 4242\n"
+	"  vmtrace top -p 4242 -i 5 --top 40\n";
+
+static int usage_error(const char *fmt, const char *a)
+{
+	fputs("vmtrace: top: ", stderr);
+	fprintf(stderr, fmt, a);
+	fputs(" (see vmtrace top --help)\n", stderr);
+	return 2;
+}
+
+/* ---- rows of the previous view, to turn totals into rates ---- */
+
+static int alloc_cmp(const void *a_, const void *b_)
+{
+	const struct vt_alloc *a = a_, *b = b_;
+	int c = strcmp(a->klass, b->klass);
+
+	if (!c)
+		c = strcmp(a->method, b->method);
+	if (!c)
+		c = strcmp(a->site, b->site);
+	return c;
+}
+
+/* The previous view's allocation rows, sorted for bsearch (pointers into
+ * the previous profile, which the caller keeps). */
+struct prev_rows {
+	struct vt_alloc *v;
+	size_t n;
+};
+
+static void prev_rows_set(struct prev_rows *pr, const struct vt_profile *p)
+{
+	free(pr->v);
+	pr->n = 0;
+	pr->v = p->allocs.n ? malloc(p->allocs.n * sizeof(*pr->v)) : NULL;
+	if (!pr->v)
+		return;
+	memcpy(pr->v, p->allocs.v, p->allocs.n * sizeof(*pr->v));
+	pr->n = p->allocs.n;
+	qsort(pr->v, pr->n, sizeof(*pr->v), alloc_cmp);
+}
+
+static const struct vt_alloc *prev_find(const struct prev_rows *pr, const struct vt_alloc *a)
+{
+	return pr->n ? bsearch(a, pr->v, pr->n, sizeof(*pr->v), alloc_cmp) : NULL;
+}
+
+struct top_row {
+	const struct vt_alloc *a;
+	double count_rate, bytes_rate;
+};
+
+static int row_cmp(const void *a_, const void *b_)
+{
+	const struct top_row *a = a_, *b = b_;
+
+	if (a->count_rate != b->count_rate)
+		return a->count_rate < b->count_rate ? 1 : -1;
+	if (a->a->count != b->a->count)
+		return a->a->count < b->a->count ? 1 : -1;
+	return alloc_cmp(a->a, b->a);
+}
+
+static uint64_t keyed_total(const struct vt_keyed_count *v, size_t n)
+{
+	uint64_t t = 0;
+
+	for (size_t i = 0; i < n; i++)
+		t += v[i].count;
+	return t;
+}
+
+static void human_bytes(char *buf, size_t len, double b)
+{
+	const char *unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	int u = 0;
+
+	while (b >= 1024 && u < 4) {
+		b /= 1024;
+		u++;
+	}
+	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
+}
+
+struct totals {
+	uint64_t allocs, bytes, gc[VT_GC_KINDS], mcr, ccr, gsi, signals, lost;
+};
+
+static void totals_of(const struct vt_profile *p, struct totals *t)
+{
+	memset(t, 0, sizeof(*t));
+	for (size_t i = 0; i < p->allocs.n; i++) {
+		t->allocs += p->allocs.v[i].count;
+		t->bytes += p->allocs.v[i].bytes;
+	}
+	for (int k = 0; k < VT_GC_KINDS; k++)
+		t->gc[k] = p->gc_collections[k];
+	t->mcr = keyed_total(p->method_cache_resets.v, p->method_cache_resets.n);
+	t->ccr = keyed_total(p->constant_cache_resets.v, p->constant_cache_resets.n);
+	t->gsi = keyed_total(p->global_serial_incs.v, p->global_serial_incs.n);
+	for (size_t i = 0; i < p->signals.n; i++)
+		t->signals += p->signals.v[i].received;
+	for (size_t i = 0; i < p->lost.n; i++)
+		t->lost += p->lost.v[i].count;
+}
+
+static uint64_t pause_quantile(const struct vt_profile *p, double q)
+{
+	size_t n = p->gc_pauses.n, k;
+	uint64_t *d;
+	uint64_t r;
+
+	if (!n)
+		return 0;
+	d = malloc(n * sizeof(*d));
+	if (!d)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		d[i] = p->gc_pauses.v[i].duration_ns;
+	/* nearest rank; n is small (collections), a sort is fine */
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && d[j - 1] > d[j]; j--) {
+			uint64_t t = d[j];
+			d[j] = d[j - 1];
+			d[j - 1] = t;
+		}
+	k = (size_t)(q * (double)n + 0.999999);
+	r = d[(k ? k : 1) - 1];
+	free(d);
+	return r;
+}
+
+static void print_view(FILE *out, const struct vt_session *s, const struct vt_profile *p,
+		       const struct prev_rows *prev, const struct totals *t0, double dt,
+		       size_t rows, bool clear)
+{
+	struct totals t;
+	struct top_row *tr;
+	char b1[32], b2[32];
+	double rate = dt > 0 ? 1.0 / dt : 0;
+
+	totals_of(p, &t);
+	if (clear)
+		fputs("\033[H\033[2J", out);
+	fprintf(out, "vmtrace top - pid %d (%s) - %s probes - %.1fs\n", (int)s->target.pid,
+		s->cmdline ? s->cmdline : "?", s->rt->name, vt_session_elapsed(s));
+	if (!p->has_allocations) {
+		fputs("allocations: this runtime has no allocation probes\n", out);
+	} else {
+		human_bytes(b1, sizeof(b1), (double)t.bytes);
+		human_bytes(b2, sizeof(b2), (double)(t.bytes - t0->bytes) * rate);
+		fprintf(out, "allocations: %" PRIu64 " (%.0f/s), %s (%s/s)%s\n", t.allocs,
+			(double)(t.allocs - t0->allocs) * rate, b1, b2,
+			p->sample_period ? " - sampled, estimates" : "");
+	}
+	fprintf(out, "gc: %" PRIu64 " minor (%.1f/s), %" PRIu64 " major (%.1f/s), %zu pauses, p99 %.3f ms\n",
+		t.gc[0], (double)(t.gc[0] - t0->gc[0]) * rate, t.gc[1],
+		(double)(t.gc[1] - t0->gc[1]) * rate, p->gc_pauses.n,
+		(double)pause_quantile(p, 0.99) / 1e6);
+	fprintf(out, "method cache resets: %" PRIu64 " (%.1f/s)  constant cache resets: %" PRIu64
+		" (%.1f/s)  serial incs: %" PRIu64 " (%.1f/s)\n",
+		t.mcr, (double)(t.mcr - t0->mcr) * rate, t.ccr, (double)(t.ccr - t0->ccr) * rate,
+		t.gsi, (double)(t.gsi - t0->gsi) * rate);
+	fprintf(out, "signals: %" PRIu64 " received (%.1f/s)  lost: %" PRIu64 "\n\n", t.signals,
+		(double)(t.signals - t0->signals) * rate, t.lost);
+
+	if (!p->allocs.n)
+		return;
+	tr = calloc(p->allocs.n, sizeof(*tr));
+	if (!tr)
+		return;
+	for (size_t i = 0; i < p->allocs.n; i++) {
+		const struct vt_alloc *a = &p->allocs.v[i], *b = prev_find(prev, a);
+
+		tr[i].a = a;
+		tr[i].count_rate = (double)(a->count - (b ? b->count : 0)) * rate;
+		tr[i].bytes_rate = (double)(a->bytes - (b ? b->bytes : 0)) * rate;
+	}
+	qsort(tr, p->allocs.n, sizeof(*tr), row_cmp);
+	fprintf(out, "%10s %12s %12s %14s  %-20s %s\n", "ALLOCS/s", "BYTES/s", "ALLOCS", "BYTES",
+		"CLASS", "METHOD");
+	for (size_t i = 0; i < p->allocs.n && (rows == 0 || i < rows); i++)
+		fprintf(out, "%10.0f %12.0f %12" PRIu64 " %14" PRIu64 "  %-20s %s\n",
+			tr[i].count_rate, tr[i].bytes_rate, tr[i].a->count, tr[i].a->bytes,
+			tr[i].a->klass, tr[i].a->method);
+	free(tr);
+}
+
+int vt_cmd_top(int argc, char **argv)
+{
+	enum { OPT_TOP = 256, OPT_MAP_ENTRIES, OPT_RUNTIME, OPT_NO_METHODS };
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "top", required_argument, NULL, OPT_TOP },
+		{ "map-entries", required_argument, NULL, OPT_MAP_ENTRIES },
+		{ "runtime", required_argument, NULL, OPT_RUNTIME },
+		{ "no-methods", no_argument, NULL, OPT_NO_METHODS },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct vt_session_opts so = { 0 };
+	struct vt_session s;
+	struct vt_profile prev, cur;
+	struct prev_rows pr = { 0 };
+	struct totals t0;
+	double interval = 1.0, last = 0;
+	uint64_t count = 0, rows = DEFAULT_ROWS, v, shown = 0;
+	bool have_pid = false, clear = isatty(STDOUT_FILENO);
+	char err[4608];
+	int opt, r, status = 0;
+
+	optind = 0;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":p:i:n:vh", longopts, NULL)) != -1) {
+		const char *arg = optarg;
+
+		switch (opt) {
+		case 'p':
+			if (vt_parse_pid(arg, &so.pid))
+				return usage_error("-p: '%s' is not a process id", arg);
+			have_pid = true;
+			break;
+		case 'i':
+			if (vt_parse_seconds(arg, &interval))
+				return usage_error("-i: '%s' is not a positive number of seconds", arg);
+			break;
+		case 'n':
+			if (vt_parse_u64(arg, &count) || count == 0)
+				return usage_error("-n: '%s' is not a positive count", arg);
+			break;
+		case OPT_TOP:
+			if (vt_parse_u64(arg, &rows))
+				return usage_error("--top: '%s' is not a number of rows", arg);
+			break;
+		case OPT_MAP_ENTRIES:
+			if (vt_parse_u64(arg, &v) || v == 0 || v > (1u << 24))
+				return usage_error("--map-entries: '%s' is not a number from 1 to 16777216", arg);
+			so.map_entries = (uint32_t)v;
+			break;
+		case OPT_RUNTIME:
+			so.runtime = arg;
+			break;
+		case OPT_NO_METHODS:
+			so.no_methods = true;
+			break;
+		case 'v':
+			vt_set_verbose(true);
+			break;
+		case 'h':
+			fputs(usage_line, stdout);
+			fputs(help_text, stdout);
+			return 0;
+		case ':':
+			return usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (!have_pid)
+		return usage_error("which process? give -p PID%s", "");
+	so.verbose = vt_verbose();
+
+	vt_session_catch_signals();
+	r = vt_session_open(&s, &so, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "vmtrace: %s\n", err);
+		vt_session_close(&s);
+		return 1;
+	}
+	vt_profile_init(&prev);
+	memset(&t0, 0, sizeof(t0));
+	for (;;) {
+		enum vt_wait_result w = vt_session_wait(&s, (int)(interval * 1000));
+		double now;
+
+		if (w == VT_WAIT_SIGNAL)
+			break;
+		if (w == VT_WAIT_ERROR) {
+			fprintf(stderr, "vmtrace: lost contact with the BPF programs\n");
+			status = 1;
+			break;
+		}
+		now = vt_session_elapsed(&s);
+		r = vt_session_collect(&s, &cur);
+		if (r) {
+			fprintf(stderr, "vmtrace: cannot read the counters: %s\n", strerror(-r));
+			vt_profile_free(&cur);
+			status = 1;
+			break;
+		}
+		print_view(stdout, &s, &cur, &pr, &t0, now - last, (size_t)rows, clear);
+		fflush(stdout);
+		last = now;
+		totals_of(&cur, &t0);
+		prev_rows_set(&pr, &cur);
+		vt_profile_free(&prev);
+		prev = cur;   /* pr points into it */
+		shown++;
+		if (w == VT_WAIT_EXITED) {
+			fprintf(stderr, "vmtrace: pid %d exited\n", (int)s.target.pid);
+			break;
+		}
+		if (count && shown >= count)
+			break;
+	}
+	free(pr.v);
+	vt_profile_free(&prev);
+	vt_session_close(&s);
+	return status;
+}

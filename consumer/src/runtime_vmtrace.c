@@ -1,0 +1,766 @@
+/*
+ * runtime_vmtrace.c: the adapter for vmtrace's own provider (probes/vmtrace.d).
+ *
+ * open: load bpf/vmtrace.bpf.c with the target's pid in its rodata, size the
+ * counting maps (--map-entries), then attach one program per probe name to
+ * every module that holds vmtrace probes (libbpf attaches every site of the
+ * name in that file; the kernel bumps each probe's semaphore, the low half
+ * of the provider's gate, and drops it again when the link closes or this
+ * process dies). sample__armed is attached last and only with --sample, after
+ * the period is written into the target, because holding its semaphore is
+ * what turns sampling on.
+ *
+ * The maps are keyed by the target's string pointers (vmtrace_maps.h).
+ * Names come from, in order: this adapter's cache, the BPF `names` map, the
+ * target's memory through /proc/PID/mem (the kernel cannot fault a page in
+ * from a uprobe; a read from /proc can), and finally "<unreadable 0x...>",
+ * counted. poll() reads the pointers the kernel could not while the target
+ * still lives, and drains the GC ring buffer so no pause is lost.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "percpu.h"
+#include "profile.h"
+#include "runtime.h"
+#include "vmtrace_maps.h"
+#include "vmtrace.skel.h"
+
+#if defined(__has_include)
+#if __has_include("sampling.h")
+#include "sampling.h"
+#define VT_HAVE_SAMPLING 1
+#endif
+#endif
+
+#define PROVIDER "vmtrace"
+#define NAME_READ_MAX 4096    /* longest name read from /proc/PID/mem */
+#define BATCH_ROWS 256        /* keys per bpf_map_lookup_batch call */
+#define PROC_PID_INIT_INO 0xEFFFFFFCu
+
+static const char *const loss_names[VT_LOSS__COUNT] = {
+#define VT_X_NAME(e, s) [VT_LOSS_##e] = s,
+	VT_LOSS_LIST(VT_X_NAME)
+#undef VT_X_NAME
+};
+
+/* ---- pointer -> name cache ---- */
+
+struct name_entry {
+	uint64_t ptr;          /* 0 = empty slot */
+	char *name;            /* NULL while unreadable */
+};
+
+struct name_cache {
+	struct name_entry *v;
+	size_t cap, n;         /* cap a power of two */
+};
+
+static uint64_t ptr_hash(uint64_t p)
+{
+	p ^= p >> 33;
+	p *= 0xff51afd7ed558ccdULL;
+	p ^= p >> 33;
+	return p;
+}
+
+static struct name_entry *cache_slot(struct name_cache *c, uint64_t ptr)
+{
+	size_t i = ptr_hash(ptr) & (c->cap - 1);
+
+	while (c->v[i].ptr && c->v[i].ptr != ptr)
+		i = (i + 1) & (c->cap - 1);
+	return &c->v[i];
+}
+
+/* The entry for ptr, created empty (name NULL) when new; NULL on ENOMEM. */
+static struct name_entry *cache_get(struct name_cache *c, uint64_t ptr)
+{
+	struct name_entry *e;
+
+	if (2 * (c->n + 1) > c->cap) {
+		struct name_cache bigger = { .cap = c->cap ? c->cap * 2 : 256 };
+
+		bigger.v = calloc(bigger.cap, sizeof(*bigger.v));
+		if (!bigger.v)
+			return NULL;
+		for (size_t i = 0; i < c->cap; i++)
+			if (c->v[i].ptr) {
+				*cache_slot(&bigger, c->v[i].ptr) = c->v[i];
+				bigger.n++;
+			}
+		free(c->v);
+		*c = bigger;
+	}
+	e = cache_slot(c, ptr);
+	if (!e->ptr) {
+		e->ptr = ptr;
+		e->name = NULL;
+		c->n++;
+	}
+	return e;
+}
+
+static void cache_free(struct name_cache *c)
+{
+	for (size_t i = 0; i < c->cap; i++)
+		free(c->v[i].name);
+	free(c->v);
+	memset(c, 0, sizeof(*c));
+}
+
+/* ---- the adapter's state ---- */
+
+struct vmtrace_state {
+	struct vmtrace_bpf *skel;
+	struct bpf_link **links;
+	size_t nlinks;
+	struct ring_buffer *rb;
+	pid_t pid;
+	int mem_fd;                 /* /proc/PID/mem, -1 when it could not be opened */
+	int ncpus;
+	uint64_t sample_period;
+	struct name_cache names;
+	struct {
+		struct vt_gc_event *v;
+		size_t n, cap;
+		int err;                /* -ENOMEM while storing one */
+	} pauses;
+	char probes_used[512];
+	void *vals;                 /* batch buffers, sized for the largest value */
+	void *keys;
+};
+
+/* Read the NUL-terminated string at ptr from the target's memory. */
+static char *read_target_string(struct vmtrace_state *st, uint64_t ptr)
+{
+	char buf[NAME_READ_MAX];
+	size_t have = 0;
+
+	/* opened on first need, not at open(): a spawned target has not run
+	 * exec yet then, and the file would show the memory it leaves behind */
+	if (st->mem_fd < 0) {
+		char mem[64];
+
+		snprintf(mem, sizeof(mem), "/proc/%d/mem", (int)st->pid);
+		st->mem_fd = open(mem, O_RDONLY | O_CLOEXEC);
+		if (st->mem_fd < 0)
+			return NULL;
+	}
+	while (have < sizeof(buf)) {
+		/* small chunks first: most names are short and may end just
+		 * before an unmapped page */
+		size_t want = have ? sizeof(buf) - have : 64;
+		ssize_t n = pread(st->mem_fd, buf + have, want, (off_t)(ptr + have));
+
+		if (n <= 0)
+			return NULL;
+		char *nul = memchr(buf + have, '\0', (size_t)n);
+		if (nul)
+			return strdup(buf);
+		have += (size_t)n;
+	}
+	return NULL; /* longer than NAME_READ_MAX: not a name */
+}
+
+/* The name behind ptr, or NULL while nobody can read it. */
+static const char *resolve(struct vmtrace_state *st, uint64_t ptr, int *err)
+{
+	struct vt_name kname;
+	struct name_entry *e;
+
+	if (!ptr)
+		return "";
+	e = cache_get(&st->names, ptr);
+	if (!e) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	if (e->name)
+		return e->name;
+	if (bpf_map_lookup_elem(bpf_map__fd(st->skel->maps.names), &ptr, &kname) == 0) {
+		kname.s[VT_NAME_MAX - 1] = '\0';
+		e->name = strdup(kname.s);
+	} else {
+		e->name = read_target_string(st, ptr);
+		/* so the kernel stops retrying it for new keys */
+		if (e->name && strlen(e->name) < VT_NAME_MAX) {
+			memset(&kname, 0, sizeof(kname));
+			strcpy(kname.s, e->name);
+			bpf_map_update_elem(bpf_map__fd(st->skel->maps.names), &ptr, &kname, BPF_NOEXIST);
+		}
+	}
+	return e->name;
+}
+
+/* A name for a row of the report: never NULL; unreadable ones are named by
+ * their address and counted in *unreadable. */
+static const char *name_for(struct vmtrace_state *st, uint64_t ptr, char *fallback, size_t len,
+			    uint64_t *unreadable, int *err)
+{
+	const char *s = resolve(st, ptr, err);
+
+	if (s)
+		return s;
+	snprintf(fallback, len, "<unreadable 0x%" PRIx64 ">", ptr);
+	(*unreadable)++;
+	return fallback;
+}
+
+/* Names the kernel could not read: read them now, while the target lives. */
+static void drain_unresolved(struct vmtrace_state *st)
+{
+	int fd = bpf_map__fd(st->skel->maps.unresolved);
+	uint64_t key, next;
+	int err = 0;
+	uint64_t *done = NULL;
+	size_t ndone = 0, cap = 0;
+
+	if (bpf_map_get_next_key(fd, NULL, &next))
+		return;
+	do {
+		key = next;
+		resolve(st, key, &err);
+		if (ndone == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			uint64_t *d = realloc(done, ncap * sizeof(*d));
+			if (!d)
+				break;
+			done = d;
+			cap = ncap;
+		}
+		done[ndone++] = key;
+	} while (bpf_map_get_next_key(fd, &key, &next) == 0);
+	for (size_t i = 0; i < ndone; i++)
+		bpf_map_delete_elem(fd, &done[i]);
+	free(done);
+}
+
+static int on_gc_event(void *ctx, void *data, size_t size)
+{
+	struct vmtrace_state *st = ctx;
+
+	if (size < sizeof(struct vt_gc_event))
+		return 0;
+	if (st->pauses.n == st->pauses.cap) {
+		size_t ncap = st->pauses.cap ? st->pauses.cap * 2 : 256;
+		struct vt_gc_event *v = realloc(st->pauses.v, ncap * sizeof(*v));
+
+		if (!v) {
+			st->pauses.err = -ENOMEM;
+			return 0;
+		}
+		st->pauses.v = v;
+		st->pauses.cap = ncap;
+	}
+	memcpy(&st->pauses.v[st->pauses.n++], data, sizeof(struct vt_gc_event));
+	return 0;
+}
+
+/* ---- reading per-CPU hash maps in batches ---- */
+
+typedef int (*row_fn)(struct vmtrace_state *st, const void *key, const void *val, void *ctx);
+
+static int read_percpu_hash(struct vmtrace_state *st, struct bpf_map *map, row_fn fn, void *ctx)
+{
+	int fd = bpf_map__fd(map);
+	size_t ksz = bpf_map__key_size(map), vsz = bpf_map__value_size(map);
+	size_t stride = vt_percpu_stride(vsz) * (size_t)st->ncpus;
+	uint64_t in_tok = 0, out_tok = 0;
+	unsigned char merged[sizeof(struct vt_signal_val)];
+	bool first = true;
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+
+	if (vsz > sizeof(merged))
+		return -EINVAL;
+	for (;;) {
+		__u32 count = BATCH_ROWS;
+		int err = bpf_map_lookup_batch(fd, first ? NULL : &in_tok, &out_tok,
+					       st->keys, st->vals, &count, &opts);
+
+		if (err && err != -ENOENT)
+			return err;
+		for (__u32 i = 0; i < count; i++) {
+			const unsigned char *k = (const unsigned char *)st->keys + i * ksz;
+			const unsigned char *v = (const unsigned char *)st->vals + i * stride;
+			int rerr;
+
+			vt_percpu_merge(v, vsz, st->ncpus, merged, NULL, 0);
+			rerr = fn(st, k, merged, ctx);
+			if (rerr)
+				return rerr;
+		}
+		if (err == -ENOENT)
+			return 0;
+		in_tok = out_tok;
+		first = false;
+	}
+}
+
+struct collect_ctx {
+	struct vt_profile *out;
+	uint64_t unreadable;
+	int err;
+};
+
+static int alloc_row(struct vmtrace_state *st, const void *key, const void *val, void *ctx_)
+{
+	const struct vt_alloc_key *k = key;
+	const struct vt_alloc_val *v = val;
+	struct collect_ctx *c = ctx_;
+	char f1[40], f2[40], f3[40];
+	const char *kl = name_for(st, k->klass, f1, sizeof(f1), &c->unreadable, &c->err);
+	const char *me = name_for(st, k->method, f2, sizeof(f2), &c->unreadable, &c->err);
+	const char *si = name_for(st, k->site, f3, sizeof(f3), &c->unreadable, &c->err);
+
+	if (c->err)
+		return c->err;
+	if (!v->samples)
+		return 0; /* a key another CPU created but whose update we lost: nothing to add */
+	return vt_profile_add_alloc(c->out, kl, me, si, v->count, v->bytes, v->samples);
+}
+
+static int free_row(struct vmtrace_state *st, const void *key, const void *val, void *ctx_)
+{
+	const struct vt_pair_key *k = key;
+	const struct vt_count_val *v = val;
+	struct collect_ctx *c = ctx_;
+	char f1[40];
+	const char *kl = name_for(st, k->a, f1, sizeof(f1), &c->unreadable, &c->err);
+
+	if (c->err)
+		return c->err;
+	return v->count ? vt_profile_add_free(c->out, kl, v->count, v->bytes) : 0;
+}
+
+static int mcr_row(struct vmtrace_state *st, const void *key, const void *val, void *ctx_)
+{
+	const struct vt_pair_key *k = key;
+	const struct vt_count_val *v = val;
+	struct collect_ctx *c = ctx_;
+	char f1[40], f2[40];
+	const char *kl = name_for(st, k->a, f1, sizeof(f1), &c->unreadable, &c->err);
+	const char *me = name_for(st, k->b, f2, sizeof(f2), &c->unreadable, &c->err);
+
+	if (c->err)
+		return c->err;
+	return v->count ? vt_profile_add_method_cache_reset(c->out, kl, me, v->count) : 0;
+}
+
+static int ccr_row(struct vmtrace_state *st, const void *key, const void *val, void *ctx_)
+{
+	const struct vt_pair_key *k = key;
+	const struct vt_count_val *v = val;
+	struct collect_ctx *c = ctx_;
+	char f1[40];
+	const char *nm = name_for(st, k->a, f1, sizeof(f1), &c->unreadable, &c->err);
+
+	if (c->err)
+		return c->err;
+	return v->count ? vt_profile_add_constant_cache_reset(c->out, nm, v->count) : 0;
+}
+
+static int gsi_row(struct vmtrace_state *st, const void *key, const void *val, void *ctx_)
+{
+	const struct vt_pair_key *k = key;
+	const struct vt_count_val *v = val;
+	struct collect_ctx *c = ctx_;
+	char f1[40];
+	const char *rs = name_for(st, k->a, f1, sizeof(f1), &c->unreadable, &c->err);
+
+	if (c->err)
+		return c->err;
+	return v->count ? vt_profile_add_global_serial_inc(c->out, rs, v->count) : 0;
+}
+
+/* One entry of a per-CPU array, merged; max_offs name the fields that are maxima. */
+static int read_percpu_entry(struct vmtrace_state *st, struct bpf_map *map, __u32 key, void *out,
+			     const size_t *max_offs, size_t nmax)
+{
+	size_t vsz = bpf_map__value_size(map);
+	int err = bpf_map_lookup_elem(bpf_map__fd(map), &key, st->vals);
+
+	if (err)
+		return err;
+	vt_percpu_merge(st->vals, vsz, st->ncpus, out, max_offs, nmax);
+	return 0;
+}
+
+static int vmtrace_collect(void *state, struct vt_profile *out)
+{
+	struct vmtrace_state *st = state;
+	struct collect_ctx c = { .out = out };
+	static const size_t stats_max[] = { offsetof(struct vt_stats, last_serial),
+					    offsetof(struct vt_stats, bus_dropped_total) };
+	static const size_t signal_max[] = { offsetof(struct vt_signal_val, latency_max_ns) };
+	struct vt_stats stats;
+	uint64_t losses[VT_LOSS__COUNT] = { 0 };
+	uint64_t prev_total = 0;
+	int err;
+
+	/* everything the ring buffer holds now belongs to this collection */
+	ring_buffer__consume(st->rb);
+	if (st->pauses.err)
+		return st->pauses.err;
+
+	out->sample_period = st->sample_period;
+	err = vt_profile_set_meta(out, "vmtrace", st->probes_used, out->target, st->pid);
+	if (!err)
+		err = read_percpu_hash(st, st->skel->maps.allocs, alloc_row, &c);
+	if (!err)
+		err = read_percpu_hash(st, st->skel->maps.frees, free_row, &c);
+	if (!err)
+		err = read_percpu_hash(st, st->skel->maps.method_cache_resets, mcr_row, &c);
+	if (!err)
+		err = read_percpu_hash(st, st->skel->maps.constant_cache_resets, ccr_row, &c);
+	if (!err)
+		err = read_percpu_hash(st, st->skel->maps.global_serial_incs, gsi_row, &c);
+	if (err)
+		return err;
+
+	err = read_percpu_entry(st, st->skel->maps.stats, 0, &stats, stats_max, 2);
+	if (err)
+		return err;
+	for (int k = 0; k < VT_GC_KIND_SLOTS && k < VT_GC_KINDS; k++)
+		out->gc_collections[k] += stats.gc_collections[k];
+	if (stats.last_serial > out->last_serial)
+		out->last_serial = stats.last_serial;
+
+	for (size_t i = 0; i < st->pauses.n; i++) {
+		const struct vt_gc_event *e = &st->pauses.v[i];
+		struct vt_gc_pause p = {
+			.kind = e->kind,
+			.duration_ns = e->duration_ns,
+			.heap_bytes = e->heap_bytes,
+			/* the first collection: bytes since tracing began */
+			.allocated_bytes = e->alloc_total >= prev_total ? e->alloc_total - prev_total : 0,
+		};
+
+		prev_total = e->alloc_total;
+		err = vt_profile_add_gc_pause(out, &p);
+		if (err)
+			return err;
+	}
+
+	for (__u32 signo = 0; signo < VT_SIGNALS; signo++) {
+		struct vt_signal_val s;
+
+		err = read_percpu_entry(st, st->skel->maps.signals, signo, &s, signal_max, 1);
+		if (err)
+			return err;
+		uint64_t hist[VT_HIST_BUCKETS] = { 0 };
+
+		if (!s.received && !s.handled)
+			continue;
+		for (int b = 0; b < VT_HIST_BUCKETS && b < VT_LOG2_BUCKETS; b++)
+			hist[b] = s.hist[b];
+		err = vt_profile_add_signal(out, (int)signo, s.received, s.handled,
+					    s.latency_total_ns, s.latency_max_ns, hist);
+		if (err)
+			return err;
+	}
+
+	for (__u32 i = 0; i < VT_LOSS__COUNT; i++) {
+		err = read_percpu_entry(st, st->skel->maps.losses, i, &losses[i], NULL, 0);
+		if (err)
+			return err;
+	}
+	losses[VT_LOSS_STR_UNREADABLE] += c.unreadable;
+	losses[VT_LOSS_BUS_DROPPED] += stats.bus_dropped_total;
+	for (int i = 0; i < VT_LOSS__COUNT; i++) {
+		err = vt_profile_add_lost(out, loss_names[i], losses[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int vmtrace_poll(void *state, int timeout_ms)
+{
+	struct vmtrace_state *st = state;
+	int n = ring_buffer__poll(st->rb, timeout_ms);
+
+	drain_unresolved(st);
+	if (n < 0)
+		return n;
+	return st->pauses.err;
+}
+
+static void vmtrace_close(void *state)
+{
+	struct vmtrace_state *st = state;
+
+	if (!st)
+		return;
+	/* sample__armed first, the reverse of attaching: the target is exact
+	 * again before the counting programs go */
+	for (size_t i = st->nlinks; i-- > 0;)
+		bpf_link__destroy(st->links[i]);
+	free(st->links);
+	ring_buffer__free(st->rb);
+	vmtrace_bpf__destroy(st->skel);
+	if (st->mem_fd >= 0)
+		close(st->mem_fd);
+	cache_free(&st->names);
+	free(st->pauses.v);
+	free(st->keys);
+	free(st->vals);
+	free(st);
+}
+
+/* probe name -> program; NULL program: not used by the report */
+struct probe_prog {
+	const char *probe;
+	struct bpf_program *prog;
+};
+
+static bool permission_error(int err)
+{
+	return err == -EPERM || err == -EACCES;
+}
+
+static void say_not_permitted(char *errbuf, size_t errlen)
+{
+	snprintf(errbuf, errlen, "BPF not permitted (run as root or with CAP_BPF+CAP_PERFMON)");
+}
+
+static int attach_one(struct vmtrace_state *st, struct bpf_program *prog, const char *path,
+		      const char *probe, char *errbuf, size_t errlen)
+{
+	struct bpf_link *link;
+	struct bpf_link **links;
+	int err;
+
+	links = realloc(st->links, (st->nlinks + 1) * sizeof(*links));
+	if (!links)
+		return -ENOMEM;
+	st->links = links;
+	link = bpf_program__attach_usdt(prog, st->pid, path, PROVIDER, probe, NULL);
+	err = libbpf_get_error(link);
+	if (err) {
+		if (permission_error(err))
+			say_not_permitted(errbuf, errlen);
+		else
+			snprintf(errbuf, errlen, "cannot attach %s in %s: %s", probe, path, strerror(-err));
+		return err;
+	}
+	st->links[st->nlinks++] = link;
+	return 0;
+}
+
+static void note_used(struct vmtrace_state *st, const char *probe)
+{
+	size_t len = strlen(st->probes_used);
+	char needle[64];
+
+	snprintf(needle, sizeof(needle), ",%s,", probe);
+	/* keep a leading comma while building, so the search is exact */
+	if (len == 0) {
+		snprintf(st->probes_used, sizeof(st->probes_used), ",%s,", probe);
+		return;
+	}
+	if (strstr(st->probes_used, needle))
+		return;
+	snprintf(st->probes_used + len, sizeof(st->probes_used) - len, "%s,", probe);
+}
+
+static void finish_used(struct vmtrace_state *st)
+{
+	size_t len = strlen(st->probes_used);
+
+	if (len >= 2) {
+		memmove(st->probes_used, st->probes_used + 1, len - 1);
+		st->probes_used[len - 2] = '\0';
+	}
+}
+
+/* The pid namespace vmtrace runs in, when it is not the initial one: pids
+ * the kernel hands BPF are global, the target's pid is ours. */
+static void set_pid_filter(struct vmtrace_bpf *skel, pid_t pid)
+{
+	struct stat sb;
+
+	skel->rodata->targ_tgid = (__u32)pid;
+	if (stat("/proc/self/ns/pid", &sb) == 0 && sb.st_ino != PROC_PID_INIT_INO) {
+		skel->rodata->targ_use_ns = true;
+		skel->rodata->targ_ns_dev = sb.st_dev;
+		skel->rodata->targ_ns_ino = sb.st_ino;
+	}
+}
+
+static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *errbuf, size_t errlen)
+{
+	struct vmtrace_state *st;
+	uint32_t entries = opts->map_entries ? opts->map_entries : VT_DEFAULT_MAP_ENTRIES;
+	size_t max_vsz, max_ksz;
+	int err;
+
+	*state = NULL;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->pid = opts->pid;
+	st->mem_fd = -1;
+	st->sample_period = opts->sample_period;
+	st->ncpus = libbpf_num_possible_cpus();
+	if (st->ncpus <= 0) {
+		err = st->ncpus ? st->ncpus : -EINVAL;
+		snprintf(errbuf, errlen, "cannot count the CPUs: %s", strerror(-err));
+		goto fail;
+	}
+
+	st->skel = vmtrace_bpf__open();
+	if (!st->skel) {
+		err = errno ? -errno : -EINVAL;
+		snprintf(errbuf, errlen, "cannot open the BPF object: %s", strerror(-err));
+		goto fail;
+	}
+	set_pid_filter(st->skel, opts->pid);
+	st->skel->rodata->nr_cpus = (__u32)st->ncpus;
+	struct bpf_map *counting[] = { st->skel->maps.allocs, st->skel->maps.frees,
+				       st->skel->maps.method_cache_resets,
+				       st->skel->maps.constant_cache_resets,
+				       st->skel->maps.global_serial_incs };
+	for (size_t i = 0; i < sizeof(counting) / sizeof(counting[0]); i++)
+		bpf_map__set_max_entries(counting[i], entries);
+	bpf_map__set_max_entries(st->skel->maps.names,
+				 entries > UINT32_MAX / 2 ? UINT32_MAX : 2 * entries);
+
+	err = vmtrace_bpf__load(st->skel);
+	if (err) {
+		if (permission_error(err))
+			say_not_permitted(errbuf, errlen);
+		else
+			snprintf(errbuf, errlen, "cannot load the BPF programs: %s", strerror(-err));
+		goto fail;
+	}
+
+	/* batch buffers: the largest per-CPU value of a hash map or array */
+	max_vsz = vt_percpu_stride(sizeof(struct vt_signal_val)) * (size_t)st->ncpus;
+	max_ksz = sizeof(struct vt_alloc_key);
+	st->vals = malloc(max_vsz * BATCH_ROWS);
+	st->keys = malloc(max_ksz * BATCH_ROWS);
+	st->rb = ring_buffer__new(bpf_map__fd(st->skel->maps.gc_events), on_gc_event, st, NULL);
+	if (!st->vals || !st->keys || !st->rb) {
+		err = -ENOMEM;
+		snprintf(errbuf, errlen, "out of memory");
+		goto fail;
+	}
+
+	const struct probe_prog table[] = {
+		{ "object__alloc", st->skel->progs.on_alloc },
+		{ "object__free", st->skel->progs.on_free },
+		{ "method__cache__reset", st->skel->progs.on_method_cache_reset },
+		{ "constant__cache__reset", st->skel->progs.on_constant_cache_reset },
+		{ "global__serial__inc", st->skel->progs.on_global_serial_inc },
+		{ "gc__begin", st->skel->progs.on_gc_begin },
+		{ "gc__end", st->skel->progs.on_gc_end },
+		{ "signal__received", st->skel->progs.on_signal_received },
+		{ "signal__handled", st->skel->progs.on_signal_handled },
+		{ "bus__dropped", st->skel->progs.on_bus_dropped },
+		/* method__entry/return: a trap on every call, and the report
+		 * attributes allocations by the probe's own method argument */
+	};
+	size_t ntable = sizeof(table) / sizeof(table[0]);
+	const struct vt_usdt_list *pl = opts->probes;
+	bool armed_somewhere = false;
+
+	/* one attach per (module, probe name): libbpf takes every site of the name */
+	for (size_t i = 0; i < pl->n; i++) {
+		const struct vt_usdt_probe *p = &pl->v[i];
+		bool seen = false;
+
+		if (strcmp(p->provider, PROVIDER) != 0)
+			continue;
+		if (strcmp(p->name, "sample__armed") == 0) {
+			armed_somewhere = true;
+			continue;
+		}
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = strcmp(pl->v[j].provider, PROVIDER) == 0 &&
+			       strcmp(pl->v[j].name, p->name) == 0 &&
+			       strcmp(pl->v[j].path, p->path) == 0;
+		if (seen)
+			continue;
+		/* Sampling exists so unsampled objects never trap; an exact
+		 * object__free would trap on nearly every one of them again. */
+		if (opts->sample_period && strcmp(p->name, "object__free") == 0)
+			continue;
+		for (size_t t = 0; t < ntable; t++) {
+			if (strcmp(table[t].probe, p->name) != 0)
+				continue;
+			err = attach_one(st, table[t].prog, p->path, p->name, errbuf, errlen);
+			if (err)
+				goto fail;
+			note_used(st, p->name);
+		}
+	}
+	if (st->nlinks == 0) {
+		err = -ENOENT;
+		snprintf(errbuf, errlen, "pid %d has no vmtrace probes that vmtrace counts", (int)opts->pid);
+		goto fail;
+	}
+
+	if (opts->sample_period) {
+		if (!armed_somewhere) {
+			err = -ENOTSUP;
+			snprintf(errbuf, errlen, "--sample: the target's libvmtrace has no sample__armed probe");
+			goto fail;
+		}
+#ifdef VT_HAVE_SAMPLING
+		err = vt_sample_set_period(opts->pid, opts->probes, opts->sample_period);
+		if (err) {
+			snprintf(errbuf, errlen, "--sample: cannot set the sampling period in pid %d: %s",
+				 (int)opts->pid, strerror(-err));
+			goto fail;
+		}
+#else
+		err = -ENOTSUP;
+		snprintf(errbuf, errlen, "--sample: this build has no sampling support");
+		goto fail;
+#endif
+		for (size_t i = 0; i < pl->n; i++) {
+			const struct vt_usdt_probe *p = &pl->v[i];
+			bool seen = false;
+
+			if (strcmp(p->provider, PROVIDER) || strcmp(p->name, "sample__armed"))
+				continue;
+			for (size_t j = 0; j < i && !seen; j++)
+				seen = strcmp(pl->v[j].provider, PROVIDER) == 0 &&
+				       strcmp(pl->v[j].name, "sample__armed") == 0 &&
+				       strcmp(pl->v[j].path, p->path) == 0;
+			if (seen)
+				continue;
+			err = attach_one(st, st->skel->progs.on_sample_armed, p->path, p->name,
+					 errbuf, errlen);
+			if (err)
+				goto fail;
+			note_used(st, p->name);
+		}
+	}
+	finish_used(st);
+	*state = st;
+	return 0;
+
+fail:
+	vmtrace_close(st);
+	return err < 0 ? err : -EINVAL;
+}
+
+const struct vt_runtime vt_runtime_vmtrace = {
+	.name = "vmtrace",
+	.provider = PROVIDER,
+	.open = vmtrace_open,
+	.collect = vmtrace_collect,
+	.close = vmtrace_close,
+	.poll = vmtrace_poll,
+};

@@ -1,0 +1,248 @@
+/*
+ * session.c: one tracing run (session.h).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session.h"
+
+#define WAIT_SLICE_MS 100 /* how often the target's exit is checked */
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+void vt_session_catch_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+
+	/* no SA_RESTART: a wait in progress returns at once */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+bool vt_session_stop_requested(void)
+{
+	return stop_requested;
+}
+
+/* "libc (37), rtld (10)": the providers in the list, with probe counts. */
+static void describe_providers(const struct vt_usdt_list *l, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < l->n; i++) {
+		size_t count = 0;
+		bool earlier = false;
+
+		for (size_t j = 0; j < i && !earlier; j++)
+			earlier = strcmp(l->v[j].provider, l->v[i].provider) == 0;
+		if (earlier)
+			continue;
+		for (size_t j = i; j < l->n; j++)
+			count += strcmp(l->v[j].provider, l->v[i].provider) == 0;
+		int n = snprintf(buf + used, len - used, "%s%s (%zu)", used ? ", " : "",
+				 l->v[i].provider, count);
+		if (n < 0 || (size_t)n >= len - used)
+			break;
+		used += (size_t)n;
+	}
+}
+
+static void runtime_names(char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; vt_runtime_at(i); i++) {
+		int n = snprintf(buf + used, len - used, "%s%s", i ? ", " : "", vt_runtime_at(i)->name);
+		if (n < 0 || (size_t)n >= len - used)
+			break;
+		used += (size_t)n;
+	}
+}
+
+static bool has_provider(const struct vt_usdt_list *l, const char *provider)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->v[i].provider, provider) == 0)
+			return true;
+	return false;
+}
+
+static char *join_argv(char **argv)
+{
+	size_t len = 1;
+	char *s;
+
+	for (char **a = argv; *a; a++)
+		len += strlen(*a) + 1;
+	s = calloc(1, len);
+	if (!s)
+		return NULL;
+	for (char **a = argv; *a; a++) {
+		if (a != argv)
+			strcat(s, " ");
+		strcat(s, *a);
+	}
+	return s;
+}
+
+static const char *target_label(const struct vt_session *s, char *buf, size_t len)
+{
+	if (s->target.spawned)
+		snprintf(buf, len, "%s", s->target.exe);
+	else
+		snprintf(buf, len, "pid %d", (int)s->target.pid);
+	return buf;
+}
+
+int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char *err, size_t errlen)
+{
+	char what[4200], names[256];
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	s->target.pidfd = s->target.go_fd = s->target.exec_err_fd = -1;
+	if (o->cmd)
+		r = vt_target_spawn(&s->target, o->cmd, err, errlen);
+	else
+		r = vt_target_open_pid(&s->target, o->pid, err, errlen);
+	if (r)
+		return r;
+
+	r = vt_target_probes(&s->target, &s->probes, err, errlen);
+	if (r)
+		return r;
+
+	target_label(s, what, sizeof(what));
+	if (o->runtime) {
+		s->rt = vt_runtime_by_name(o->runtime);
+		if (!s->rt) {
+			runtime_names(names, sizeof(names));
+			snprintf(err, errlen, "unknown runtime '%s' (known: %s)", o->runtime, names);
+			return -EINVAL;
+		}
+		if (!has_provider(&s->probes, s->rt->provider)) {
+			snprintf(err, errlen, "%s has no %s probes (provider %s)", what, s->rt->name,
+				 s->rt->provider);
+			return -ENOENT;
+		}
+	} else {
+		s->rt = vt_runtime_detect(&s->probes);
+		if (!s->rt) {
+			char providers[1024];
+
+			runtime_names(names, sizeof(names));
+			describe_providers(&s->probes, providers, sizeof(providers));
+			if (providers[0])
+				snprintf(err, errlen,
+					 "%s has no vmtrace probes nor those of a known runtime (%s); "
+					 "its USDT providers: %s", what, names, providers);
+			else
+				snprintf(err, errlen, "%s has no vmtrace probes (no USDT probes at all)",
+					 what);
+			return -ENOENT;
+		}
+	}
+
+	struct vt_attach_opts ao = {
+		.pid = s->target.pid,
+		.probes = &s->probes,
+		.map_entries = o->map_entries,
+		.sample_period = o->sample_period,
+		.no_methods = o->no_methods,
+		.verbose = o->verbose,
+	};
+	r = s->rt->open(&ao, &s->state, err, errlen);
+	if (r)
+		return r;
+
+	r = vt_target_release(&s->target, err, errlen);
+	if (r)
+		return r;
+	clock_gettime(CLOCK_MONOTONIC, &s->started);
+	s->cmdline = o->cmd ? join_argv(o->cmd) : vt_target_cmdline(s->target.pid);
+	return 0;
+}
+
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t0->tv_sec) * 1000L + (now.tv_nsec - t0->tv_nsec) / 1000000L;
+}
+
+enum vt_wait_result vt_session_wait(struct vt_session *s, int timeout_ms)
+{
+	struct timespec t0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		long left = timeout_ms < 0 ? WAIT_SLICE_MS : timeout_ms - ms_since(&t0);
+		int slice = left < WAIT_SLICE_MS ? (int)(left > 0 ? left : 0) : WAIT_SLICE_MS;
+
+		if (stop_requested)
+			return VT_WAIT_SIGNAL;
+		if (s->rt->poll) {
+			int r = s->rt->poll(s->state, slice);
+
+			if (r < 0 && r != -EINTR)
+				return VT_WAIT_ERROR;
+		} else {
+			struct pollfd pfd = { .fd = vt_target_exit_fd(&s->target), .events = POLLIN };
+
+			poll(&pfd, 1, slice);
+		}
+		if (vt_target_wait_exit(&s->target, 0)) {
+			if (s->rt->poll)
+				s->rt->poll(s->state, 0); /* what it sent before it went */
+			return VT_WAIT_EXITED;
+		}
+		if (stop_requested)
+			return VT_WAIT_SIGNAL;
+		if (timeout_ms >= 0 && ms_since(&t0) >= timeout_ms)
+			return VT_WAIT_TIMEOUT;
+	}
+}
+
+int vt_session_collect(struct vt_session *s, struct vt_profile *p)
+{
+	int r;
+
+	vt_profile_init(p);
+	r = s->rt->collect(s->state, p);
+	if (!r)
+		r = vt_profile_set_meta(p, s->rt->name, p->probes, s->cmdline ? s->cmdline : "",
+					(int32_t)s->target.pid);
+	p->duration_s = vt_session_elapsed(s);
+	return r;
+}
+
+double vt_session_elapsed(const struct vt_session *s)
+{
+	return ms_since(&s->started) / 1000.0;
+}
+
+void vt_session_close(struct vt_session *s)
+{
+	if (s->rt && s->state)
+		s->rt->close(s->state);
+	s->state = NULL;
+	vt_target_close(&s->target);
+	vt_usdt_list_free(&s->probes);
+	free(s->cmdline);
+	s->cmdline = NULL;
+}

@@ -1,0 +1,58 @@
+/*
+ * session.h: one tracing run, shared by `record` and `top`: find or start
+ * the target, pick its runtime adapter, attach, wait, collect, detach.
+ */
+#ifndef VMTRACE_SESSION_H
+#define VMTRACE_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "profile.h"
+#include "runtime.h"
+#include "target.h"
+
+struct vt_session_opts {
+	pid_t pid;                 /* -p, or 0 */
+	char **cmd;                /* the command after --, or NULL */
+	const char *runtime;       /* --runtime, or NULL: detect */
+	uint32_t map_entries;      /* --map-entries, 0 = default */
+	uint64_t sample_period;    /* --sample BYTES, 0 = exact */
+	bool no_methods;
+	bool verbose;
+};
+
+struct vt_session {
+	struct vt_target target;
+	struct vt_usdt_list probes;
+	const struct vt_runtime *rt;
+	void *state;
+	char *cmdline;
+	struct timespec started;   /* when the probes went live */
+};
+
+enum vt_wait_result {
+	VT_WAIT_TIMEOUT,           /* the interval passed */
+	VT_WAIT_SIGNAL,            /* SIGINT or SIGTERM */
+	VT_WAIT_EXITED,            /* the target exited */
+	VT_WAIT_ERROR,
+};
+
+/* Install SIGINT/SIGTERM handlers that make vt_session_wait return. */
+void vt_session_catch_signals(void);
+bool vt_session_stop_requested(void);
+
+/* Start or find the target, attach. 0, or -errno with a one-line reason. */
+int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char *err,
+		    size_t errlen);
+/* Wait up to timeout_ms (negative: until a signal or the target's exit),
+ * taking in the adapter's events meanwhile. */
+enum vt_wait_result vt_session_wait(struct vt_session *s, int timeout_ms);
+/* A fresh profile of everything counted so far (p is initialized here). */
+int vt_session_collect(struct vt_session *s, struct vt_profile *p);
+double vt_session_elapsed(const struct vt_session *s);
+/* Detach, end a spawned target still running, free. Accepts a zeroed struct. */
+void vt_session_close(struct vt_session *s);
+
+#endif /* VMTRACE_SESSION_H */

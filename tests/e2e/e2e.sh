@@ -1,0 +1,359 @@
+#!/usr/bin/env bash
+# e2e.sh CASE BIN_DIR TEST_BIN_DIR: one end-to-end test of vmtrace against a
+# real process with real BPF (needs root; exits 77 = skipped otherwise).
+#   BIN_DIR       holds vmtrace, demovm, demovm-shared
+#   TEST_BIN_DIR  holds early_host and vt_gates (tests/e2e)
+# Cases compare vmtrace's JSON with demovm's truth file exactly
+# (compare_truth.py), or check one error, stop condition or fault.
+set -uo pipefail
+
+CASE=$1
+BIN=$2
+TBIN=$3
+HERE=$(cd "$(dirname "$0")" && pwd)
+PY=/usr/bin/python3
+VMTRACE=$BIN/vmtrace
+OPS=2000
+
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP: $CASE needs root (real BPF)"
+	exit 77
+fi
+
+WORK=$(mktemp -d /tmp/vmtrace-e2e.XXXXXX)
+chmod 755 "$WORK"
+PIDS=()
+cleanup() {
+	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+cd "$WORK" || exit 1
+
+fail() {
+	echo "FAIL [$CASE]: $*"
+	for f in "$WORK"/*.err "$WORK"/*.out; do
+		[ -s "$f" ] && { echo "--- $f"; head -c 3000 "$f"; echo; }
+	done
+	exit 1
+}
+
+# wait_line FILE REGEX [PID]: until FILE has a matching line (30 s at most:
+# a hang, not a measurement); fails at once if PID ends first.
+wait_line() {
+	for _ in $(seq 300); do
+		grep -qE "$2" "$1" 2>/dev/null && return 0
+		if [ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null; then
+			grep -qE "$2" "$1" 2>/dev/null && return 0
+			fail "pid $3 ended before a line matching '$2' in $1"
+		fi
+		sleep 0.1
+	done
+	fail "no line matching '$2' in $1"
+}
+
+# start_running NAME VARIANT ARGS...: demovm in the background, returned once
+# it runs demovm itself (exec done) and has its probes mapped; pid in DV.
+start_running() {
+	local name=$1 variant=$2
+	shift 2
+	"$BIN/$variant" --quiet "$@" >"$name.out" 2>"$name.err" &
+	DV=$!
+	PIDS+=("$DV")
+	local exe want_lib=
+	exe=$(realpath "$BIN/$variant")
+	[ "$variant" = demovm-shared ] && want_lib=libvmtrace
+	for _ in $(seq 300); do
+		if [ "$(readlink "/proc/$DV/exe" 2>/dev/null)" = "$exe" ] &&
+		   { [ -z "$want_lib" ] || grep -q "$want_lib" "/proc/$DV/maps" 2>/dev/null; }; then
+			return 0
+		fi
+		sleep 0.05
+	done
+	fail "$variant did not start"
+}
+
+# wait_pid PID: until it is gone (60 s at most).
+wait_gone() {
+	for _ in $(seq 600); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	fail "pid $1 still running"
+}
+
+# start_demovm NAME VARIANT ARGS...: demovm --wait in the background,
+# returned to `ready`; its pid in DV.
+start_demovm() {
+	local name=$1 variant=$2
+	shift 2
+	[ -x "$BIN/$variant" ] || fail "$BIN/$variant is missing"
+	"$BIN/$variant" --wait --quiet "$@" >"$name.out" 2>"$name.err" &
+	DV=$!
+	PIDS+=("$DV")
+	wait_line "$name.out" '^ready$' "$DV"
+}
+
+# start_record NAME ARGS...: vmtrace record in the background, returned once
+# its probes are live (it says so on stderr); its pid in VT.
+start_record() {
+	local name=$1
+	shift
+	"$VMTRACE" record "$@" >"$name.out" 2>"$name.err" &
+	VT=$!
+	PIDS+=("$VT")
+	wait_line "$name.err" '^vmtrace: recording pid' "$VT"
+}
+
+compare() { # TRUTH REPORT
+	"$PY" "$HERE/compare_truth.py" "$1" "$2" >compare.out 2>&1 || fail "$(cat compare.out)"
+	cat compare.out
+}
+
+# by pid: demovm waits, vmtrace attaches, demovm runs to its end, vmtrace
+# reports what it saw when demovm exits
+case_pid() { # VARIANT THREADS
+	start_demovm dv "$1" --ops $OPS --threads "$2" --truth truth.json
+	start_record vt -p "$DV" -o rec.data --format json
+	kill -USR1 "$DV"
+	wait "$DV" || fail "demovm exited with $?"
+	wait "$VT" || fail "vmtrace record exited with $?"
+	grep -q "exited; reporting" vt.err || fail "vmtrace did not see the target exit"
+	compare truth.json vt.out
+	# the record file says the same
+	"$VMTRACE" report rec.data --format json >report.json 2>report.err || fail "report exited with $?"
+	compare truth.json report.json
+}
+
+# by spawning: probes live before the command's first instruction
+case_spawn() { # VARIANT THREADS
+	"$VMTRACE" record -o rec.data -- "$BIN/$1" --ops $OPS --threads "$2" --truth truth.json \
+		--quiet >vt.out 2>vt.err || fail "vmtrace record exited with $?"
+	"$VMTRACE" report rec.data --format json >report.json 2>report.err || fail "report exited with $?"
+	compare truth.json report.json
+}
+
+count_of() { # JSON CLASS METHOD -> count, or "none"
+	"$PY" - "$1" "$2" "$3" <<'EOF'
+import json, sys
+rows = [r for r in json.load(open(sys.argv[1]))["allocations"]
+        if r["class"] == sys.argv[2] and r["method"] == sys.argv[3]]
+print(rows[0]["count"] if rows else "none")
+EOF
+}
+
+lost_of() { # JSON WHAT-PREFIX -> count
+	"$PY" - "$1" "$2" <<'EOF'
+import json, sys
+print(sum(l["count"] for l in json.load(open(sys.argv[1]))["lost"] if l["what"].startswith(sys.argv[2])))
+EOF
+}
+
+case "$CASE" in
+pid_threads1) case_pid demovm 1 ;;
+pid_threads2) case_pid demovm 2 ;;
+pid_shared)
+	[ -x "$BIN/demovm-shared" ] || { echo "SKIP: no demovm-shared"; exit 77; }
+	case_pid demovm-shared 2 ;;
+spawn_threads1) case_spawn demovm 1 ;;
+spawn_threads2) case_spawn demovm 2 ;;
+spawn_shared)
+	[ -x "$BIN/demovm-shared" ] || { echo "SKIP: no demovm-shared"; exit 77; }
+	case_spawn demovm-shared 2 ;;
+
+early)
+	# allocations fired by a constructor, before main, are counted
+	"$VMTRACE" record -o rec.data --format json -- "$TBIN/early_host" 10 >vt.out 2>vt.err ||
+		fail "vmtrace record exited with $?"
+	early=$(count_of vt.out Early Host#constructor)
+	main=$(count_of vt.out Host Host#main)
+	[ "$early" = 3 ] || fail "constructor allocations: want 3, got $early"
+	[ "$main" = 10 ] || fail "main allocations: want 10, got $main"
+	echo "constructor allocations counted: $early; main: $main"
+	;;
+
+names)
+	# a name the kernel cannot read is read from /proc; one nobody can
+	# read is named by its address and counted
+	# (the command shares vmtrace's stdout: read the record, not the report)
+	"$VMTRACE" record -d 2 -o rec.data -- "$TBIN/early_host" 1 --far \
+		>run.out 2>vt.err || fail "vmtrace record exited with $?"
+	"$VMTRACE" report rec.data --format json >vt.out 2>report.err || fail "report exited with $?"
+	far=$(count_of vt.out Faraway Host#far)
+	bad=$(count_of vt.out "<unreadable 0x10>" Host#bad)
+	never=$(lost_of vt.out "string never readable")
+	faults=$(lost_of vt.out "string unreadable in BPF")
+	[ "$far" = 1 ] || fail "Faraway: want 1 allocation, got $far"
+	[ "$bad" = 1 ] || fail "<unreadable 0x10>: want 1 allocation, got $bad"
+	[ "$never" = 1 ] || fail "never-readable strings: want 1 counted, got $never"
+	[ "$faults" -ge 2 ] || fail "strings the kernel could not read: want >= 2 counted, got $faults"
+	echo "Faraway named from /proc, 0x10 named <unreadable 0x10>; faults counted: $faults"
+	;;
+
+errors)
+	expect() { # STATUS REGEX ARGS...
+		local want=$1 re=$2
+		shift 2
+		"$VMTRACE" "$@" >err.out 2>err.err
+		local got=$?
+		[ "$got" = "$want" ] || fail "vmtrace $*: exit $got, want $want"
+		[ "$(wc -l <err.err)" = 1 ] || fail "vmtrace $*: want one line on stderr, got: $(cat err.err)"
+		grep -qE "$re" err.err || fail "vmtrace $*: '$(cat err.err)' does not match '$re'"
+		echo "ok: vmtrace $* -> $(cat err.err)"
+	}
+	# a pid that does not exist: the highest pid + 1 is free unless it wrapped
+	nopid=$(( $(cat /proc/sys/kernel/pid_max) - 1 ))
+	kill -0 $nopid 2>/dev/null && fail "pid $nopid exists"
+	expect 1 "^vmtrace: no process with pid $nopid$" record -p $nopid -o x.data
+	expect 1 "^vmtrace: no process with pid $nopid$" top -p $nopid
+	# a process without vmtrace probes, and what it has instead
+	sleep 60 &
+	SL=$!
+	PIDS+=("$SL")
+	expect 1 "^vmtrace: pid $SL has no vmtrace probes" record -p $SL -o x.data
+	"$PY" -c 'import time; time.sleep(60)' &
+	PYP=$!
+	PIDS+=("$PYP")
+	for _ in $(seq 100); do
+		readlink "/proc/$PYP/exe" | grep -q python && break
+		sleep 0.05
+	done
+	# python3.11 has USDT probes of its own (provider python): named
+	# either as a detected runtime or in the error
+	"$VMTRACE" record -p $PYP -o py.data -d 0.2 >py.out 2>py.err
+	st=$?
+	if [ $st != 0 ]; then
+		grep -q "python" py.err || fail "a python process: $(cat py.err)"
+	fi
+	echo "ok: python process -> exit $st: $(head -1 py.err)"
+	# bad flags: usage errors, exit 2
+	expect 2 "^vmtrace: record: -p: 'abc' is not a process id" record -p abc
+	expect 2 "^vmtrace: record: -p: '12x' is not a process id" record -p 12x
+	expect 2 "^vmtrace: record: -p: '-5' is not a process id" record -p -5
+	expect 2 "^vmtrace: record: -d: 'soon' is not a positive" record -p 1 -d soon
+	expect 2 "^vmtrace: record: -d: '0' is not a positive" record -p 1 -d 0
+	expect 2 "^vmtrace: record: --format: 'xml'" record -p 1 --format xml
+	expect 2 "^vmtrace: record: --map-entries: '0'" record -p 1 --map-entries 0
+	expect 2 "^vmtrace: record: --sample: '12q'" record -p 1 --sample 12q
+	expect 2 "^vmtrace: record: nothing to trace" record
+	expect 2 "^vmtrace: record: -p and a command exclude each other" record -p 1 -- /bin/true
+	expect 2 "^vmtrace: record: unknown option '--bogus'" record --bogus
+	expect 2 "^vmtrace: record: option '-p' needs a value" record -p
+	expect 2 "^vmtrace: top: -i: 'x' is not a positive" top -p 1 -i x
+	expect 2 "^vmtrace: top: which process" top
+	expect 2 "^vmtrace: unknown command 'recrod'" recrod
+	expect 2 "^vmtrace: unknown option '--frobnicate'" --frobnicate
+	expect 1 "^vmtrace: cannot run no-such-command-here: command not found" record -o y.data -- no-such-command-here
+	expect 1 "^vmtrace: record: unknown runtime|^vmtrace: unknown runtime 'cobol'" record -o y.data --runtime cobol -- "$BIN/demovm" --ops 1
+	# an existing record is kept unless --force
+	echo keep >exists.data
+	expect 1 "^vmtrace: exists.data exists \(use --force" record -p $SL -o exists.data
+	[ "$(cat exists.data)" = keep ] || fail "exists.data was changed"
+	# not enough privilege for BPF: an unprivileged user
+	if id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null; then
+		mkdir -p nobody && chmod 777 nobody
+		(cd nobody && setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
+			"$VMTRACE" record -o n.data -- "$BIN/demovm" --ops 1 --quiet) >err.out 2>err.err
+		st=$?
+		[ $st = 1 ] || fail "unprivileged: exit $st: $(cat err.err)"
+		grep -qx "vmtrace: BPF not permitted (run as root or with CAP_BPF+CAP_PERFMON)" err.err ||
+			fail "unprivileged: $(cat err.err)"
+		echo "ok: unprivileged -> $(cat err.err)"
+	else
+		fail "cannot test the unprivileged case: no nobody user or setpriv"
+	fi
+	;;
+
+exit_midrun)
+	# the target exits long before -d: the report is printed, exit 0
+	start_demovm dv demovm --ops 300 --threads 1 --truth truth.json
+	start_record vt -p "$DV" -d 3600 -o rec.data --format json
+	kill -USR1 "$DV"
+	wait "$DV" || fail "demovm exited with $?"
+	wait "$VT" || fail "vmtrace record exited with $? after its target exited"
+	grep -q "exited; reporting" vt.err || fail "vmtrace did not say the target exited"
+	[ -s rec.data ] || fail "no record file"
+	compare truth.json vt.out
+	;;
+
+stop_signal)
+	# SIGINT and SIGTERM end a run with the report of what was collected
+	for sig in INT TERM; do
+		start_running dv$sig demovm --duration 0
+		start_record vt$sig -p "$DV" -o rec$sig.data --format json
+		# let it count something: wait until demovm has allocated (its gate is up)
+		sleep 0.3
+		kill -$sig "$VT"
+		wait "$VT" || fail "vmtrace record exited with $? on SIG$sig"
+		kill -0 "$DV" || fail "demovm died with vmtrace"
+		n=$("$PY" -c 'import json,sys; print(sum(a["count"] for a in json.load(open(sys.argv[1]))["allocations"]))' vt$sig.out) ||
+			fail "no JSON report after SIG$sig"
+		[ "$n" -gt 0 ] || fail "no allocations recorded before SIG$sig"
+		[ -s rec$sig.data ] || fail "no record file after SIG$sig"
+		kill "$DV"
+		echo "ok: SIG$sig ends the run; $n allocations reported"
+	done
+	;;
+
+duration)
+	start_running dv demovm --duration 0
+	"$VMTRACE" record -p "$DV" -d 0.5 -o rec.data --format json >vt.out 2>vt.err ||
+		fail "vmtrace record -d exited with $?"
+	kill -0 "$DV" || fail "demovm died"
+	n=$("$PY" -c 'import json,sys; print(sum(a["count"] for a in json.load(open(sys.argv[1]))["allocations"]))' vt.out)
+	[ "$n" -gt 0 ] || fail "no allocations in 0.5 s"
+	echo "ok: -d 0.5 ends the run; $n allocations"
+	;;
+
+sigkill)
+	# vmtrace killed with SIGKILL: the target keeps running and its
+	# semaphores fall back to 0 (the kernel detaches the uprobes)
+	variant=${4:-demovm}
+	[ -x "$BIN/$variant" ] || { echo "SKIP: no $variant"; exit 77; }
+	start_running dv "$variant" --duration 0
+	"$TBIN/vt_gates" "$DV" >before.out 2>gates.err || fail "vt_gates: $(cat gates.err)"
+	awk '$2 != 0 { exit 1 }' before.out || fail "semaphores up before tracing: $(cat before.out)"
+	start_record vt -p "$DV" -o rec.data
+	"$TBIN/vt_gates" "$DV" >during.out 2>gates.err || fail "vt_gates: $(cat gates.err)"
+	grep -qx "object__alloc 1" during.out || fail "object__alloc's semaphore is not 1 while traced: $(cat during.out)"
+	kill -9 "$VT"
+	wait "$VT" 2>/dev/null
+	ok=0
+	for _ in $(seq 100); do
+		"$TBIN/vt_gates" "$DV" >after.out 2>gates.err || fail "vt_gates: $(cat gates.err)"
+		if awk '$2 != 0 { exit 1 }' after.out; then ok=1; break; fi
+		sleep 0.1
+	done
+	[ $ok = 1 ] || fail "semaphores still up after SIGKILL: $(cat after.out)"
+	kill -0 "$DV" || fail "the target died with vmtrace"
+	echo "semaphores while traced: $(tr '\n' ' ' <during.out)"
+	echo "after SIGKILL of vmtrace: all 0, target pid $DV still running"
+	;;
+
+top)
+	start_running dv demovm --duration 0
+	"$VMTRACE" top -p "$DV" -i 0.3 -n 3 >top.out 2>top.err || fail "vmtrace top exited with $?"
+	[ "$(grep -c '^vmtrace top - pid' top.out)" = 3 ] || fail "want 3 views: $(cat top.out)"
+	grep -qE '^allocations: [1-9][0-9]* \(' top.out || fail "no allocations in top: $(cat top.out)"
+	grep -qE '^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+  (Node|String|Float|Point|Array|Hash) ' top.out ||
+		fail "no allocation rows: $(cat top.out)"
+	kill -0 "$DV" || fail "demovm died"
+	# and it ends by itself when the target exits
+	start_demovm dv demovm --ops 200 --threads 1
+	"$VMTRACE" top -p "$DV" -i 0.2 >top2.out 2>top2.err &
+	TP=$!
+	PIDS+=("$TP")
+	wait_line top2.out '^vmtrace top - pid' "$TP"
+	kill -USR1 "$DV"
+	wait "$TP" || fail "vmtrace top exited with $? after its target exited"
+	grep -q "exited" top2.err || fail "top did not say the target exited"
+	echo "ok: top views and target exit"
+	;;
+
+*)
+	echo "unknown case $CASE"
+	exit 2
+	;;
+esac
+echo "PASS [$CASE]"

@@ -1,0 +1,292 @@
+#!/usr/bin/python3.11
+"""Integration tests: vmtrace on Debian's stock ruby and python3.11 through
+their own USDT probes. Each case runs a workload whose numbers are known by
+construction (workloads/allocs.rb, workloads/calls.py), records it with
+vmtrace by pid or by spawning it, and checks the report's JSON exactly.
+
+Usage: runtime_test.py VMTRACE CASE
+Cases: ruby-pid, ruby-spawn, ruby-crosscheck, ruby-silent, python-pid,
+       python-spawn. Exit 0 pass, 1 fail, 77 skip (not root).
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ALLOCS_RB = os.path.join(HERE, "workloads", "allocs.rb")
+CALLS_PY = os.path.join(HERE, "workloads", "calls.py")
+RUBY = "/usr/bin/ruby"
+PYTHON = "/usr/bin/python3.11"  # `python3` on PATH may be a shim without probes
+
+# (class, innermost Ruby method) -> count, by construction (see allocs.rb)
+RUBY_EXPECTED = {
+    ("Foo", "Object#make_foo"): 1000,
+    ("Foo", "Object#make_foo_block"): 200,
+    ("Array", "Object#build_rows"): 500,
+    ("Hash", "Object#make_hashes"): 200,
+    ("String", "Object#make_strings"): 300,
+    ("Bar", "Object#make_bar"): 100,
+    ("String", "Bar#initialize"): 100,
+    ("Baz", "Object#thread_work"): 500,
+}
+# marker in allocs.rb -> (class, count)
+RUBY_SITES = {
+    "make_foo": ("Foo", 1000), "make_foo_block": ("Foo", 200), "build_rows": ("Array", 500),
+    "make_hashes": ("Hash", 200), "make_strings": ("String", 300), "make_bar": ("Bar", 100),
+    "bar_name": ("String", 100), "thread_work": ("Baz", 500),
+}
+PY_CALLS = {"leaf": 1000, "middle": 10, "outer": 1, "fib": 177, "tick": 600, "ticker": 2,
+            "squares": 6, "make_cycles": 6, "collect": 6, "workload": 1}
+
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def site_lines():
+    lines = {}
+    with open(ALLOCS_RB) as f:
+        for n, text in enumerate(f, 1):
+            m = re.search(r"# site:(\w+)$", text.rstrip())
+            if m:
+                lines[m.group(1)] = n
+    return lines
+
+
+class Target:
+    """A workload that prints "ready", waits for a line, works, prints "done"
+    and waits for a second line before it exits."""
+
+    def __init__(self, argv):
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     text=True)
+        self.out = []
+        self.expect("ready")
+
+    def expect(self, word):
+        for line in self.proc.stdout:
+            self.out.append(line.rstrip("\n"))
+            if line.strip() == word:
+                return
+        raise SystemExit(f"workload ended before printing {word!r}")
+
+    def step(self):
+        self.proc.stdin.write("go\n")
+        self.proc.stdin.flush()
+
+
+def wait_attached(rec, errpath):
+    # vmtrace says it is recording once every probe is attached
+    for _ in range(300):
+        with open(errpath) as f:
+            if "recording pid" in f.read():
+                return
+        if rec.poll() is not None:
+            raise SystemExit("vmtrace record ended early: " + open(errpath).read())
+        time.sleep(0.05)
+    raise SystemExit("vmtrace record did not attach")
+
+
+def record_pid(vmtrace, argv, tmp, extra=()):
+    """Start the workload, attach by pid, run it; the record file's path."""
+    data = os.path.join(tmp, "pid.data")
+    err = os.path.join(tmp, "record.err")
+    target = Target(argv)
+    with open(err, "w") as ef:
+        rec = subprocess.Popen([vmtrace, "record", "-p", str(target.proc.pid), "-o", data,
+                                *extra], stdout=subprocess.DEVNULL, stderr=ef)
+    wait_attached(rec, err)
+    target.step()
+    target.expect("done")
+    target.proc.stdin.write("bye\n")
+    target.proc.stdin.close()
+    target.out += [l.rstrip("\n") for l in target.proc.stdout]
+    check(target.proc.wait(timeout=60) == 0, "workload exits 0")
+    check(rec.wait(timeout=60) == 0, "vmtrace record -p exits 0 when the target exits")
+    return data, target.out
+
+
+def record_spawn(vmtrace, argv, tmp, extra=()):
+    data = os.path.join(tmp, "spawn.data")
+    r = subprocess.run([vmtrace, "record", "-o", data, *extra, "--", *argv],
+                       input="go\nbye\n", capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, "vmtrace record -- CMD exits 0: " + r.stderr.strip()[-200:])
+    # the workload shares vmtrace's stdout: keep its own lines
+    return data, r.stdout.splitlines()
+
+
+def report(vmtrace, data, *args):
+    r = subprocess.run([vmtrace, "report", data, "--format", "json", *args],
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        raise SystemExit("vmtrace report failed: " + r.stderr)
+    return json.loads(r.stdout)
+
+
+def allocs_by_class_method(j):
+    return {(a["class"], a["method"]): a["count"] for a in j["allocations"]}
+
+
+def check_ruby_methods(j, mode):
+    check(j["runtime"] == "ruby", f"{mode}: runtime is ruby")
+    check("method__entry" in j["probes"] and "object__create" in j["probes"],
+          f"{mode}: probes name object__create and method__entry")
+    check(j["has_allocations"], f"{mode}: has_allocations")
+    got = allocs_by_class_method(j)
+    for key, want in RUBY_EXPECTED.items():
+        check(got.get(key) == want, f"{mode}: {key[0]} in {key[1]}: {got.get(key)} == {want}")
+    # C methods (cmethod__*) never stand in for the Ruby method
+    check(not any(m.startswith("Class#") or m.startswith("BasicObject#") for _, m in got),
+          f"{mode}: no allocation attributed to a C method such as Class#new")
+    silent = [l for l in j["lost"] if "silent" in l["what"]]
+    check(all(l["count"] == 0 for l in silent), f"{mode}: method probes fired")
+
+
+def case_ruby_pid(vmtrace, tmp):
+    data, _ = record_pid(vmtrace, [RUBY, ALLOCS_RB, "--tracepoint"], tmp)
+    j = report(vmtrace, data)
+    check_ruby_methods(j, "ruby by pid")
+    check(j["lost_total"] == 0, f"ruby by pid: nothing lost ({j['lost_total']})")
+
+
+def case_ruby_spawn(vmtrace, tmp):
+    data, _ = record_spawn(vmtrace, [RUBY, ALLOCS_RB, "--tracepoint"], tmp)
+    j = report(vmtrace, data)
+    check_ruby_methods(j, "ruby spawned")
+    check(j["gc"]["mark"] >= 1 and j["gc"]["sweep"] >= 1,
+          "ruby spawned: boot's GC cycles seen as mark and sweep phases")
+
+
+def by_site(vmtrace, data):
+    j = report(vmtrace, data, "--by", "site")
+    return {a["site"]: a["count"] for a in j["allocations"]}
+
+
+def case_ruby_crosscheck(vmtrace, tmp):
+    """--no-methods, with Ruby's own counters beside vmtrace's."""
+    cc = os.path.join(tmp, "crosscheck.json")
+    data, _ = record_pid(vmtrace, [RUBY, ALLOCS_RB, "--crosscheck", cc], tmp, ["--no-methods"])
+    j = report(vmtrace, data)
+    check("method__entry" not in j["probes"], "--no-methods: method probes not attached")
+    check(all(a["method"] == "" for a in j["allocations"]), "--no-methods: no method column")
+    check(j["lost_total"] == 0, f"--no-methods: nothing lost ({j['lost_total']})")
+    sites = by_site(vmtrace, data)
+    ruby = json.load(open(cc))
+    rsites = ruby["sites"]
+    lines = site_lines()
+    vm_total = 0
+    for marker, (klass, want) in RUBY_SITES.items():
+        line = lines[marker]
+        # Ruby's string__create reports rb_source_loc(), which reads the
+        # line of the instruction before putstring: one line early here
+        probe_line = line - 1 if klass == "String" else line
+        got = sites.get(f"{ALLOCS_RB}:{probe_line}")
+        own = rsites.get(f"{klass} {ALLOCS_RB}:{line}")
+        vm_total += got or 0
+        check(got == want, f"crosscheck: {klass} at {marker} (line {probe_line}): {got} == {want}")
+        check(own == want, f"crosscheck: ObjectSpace agrees on {klass} at line {line}: {own}")
+    # GC.stat(:total_allocated_objects) counts every slot, also objects no
+    # probe reports: Proc and Thread objects (thread creation), hidden
+    # internal objects (instruction sequences, environments of blocks) that
+    # ObjectSpace cannot list either.
+    delta = ruby["total_allocated_objects_delta"]
+    listed = sum(rsites.values())
+    unprobed = sum(n for k, n in rsites.items() if k.split()[0] in ("Proc", "Thread"))
+    print(f"     GC.stat delta {delta}: vmtrace's known sites {vm_total}, ObjectSpace lists "
+          f"{listed} ({unprobed} Proc/Thread have no probe), hidden internal objects "
+          f"{delta - listed}")
+    check(vm_total <= listed <= delta, "crosscheck: vmtrace <= ObjectSpace <= GC.stat delta")
+    check(unprobed >= 4, "crosscheck: the two threads' Proc and Thread objects are the unprobed ones")
+
+
+def case_ruby_silent(vmtrace, tmp):
+    """Method probes attached, but no TracePoint: Ruby never fires them."""
+    data, _ = record_pid(vmtrace, [RUBY, ALLOCS_RB], tmp)
+    j = report(vmtrace, data)
+    silent = [l["count"] for l in j["lost"] if "silent" in l["what"]]
+    total = j["allocations_total"]["count"]
+    check(silent == [total] and total > 0,
+          f"silent method probes: every allocation counted in the loss row ({silent} vs {total})")
+    sites = by_site(vmtrace, data)
+    lines = site_lines()
+    got = sites.get(f"{ALLOCS_RB}:{lines['make_foo']}")
+    check(got == 1000, f"silent method probes: class and site still exact ({got})")
+
+
+def py_calls(j):
+    return {c["name"]: c["count"] for c in j["calls"] if c["file"] == CALLS_PY}
+
+
+def workload_gc(out):
+    for line in out:
+        if line.startswith('{"gc"'):
+            return json.loads(line)["gc"]
+    raise SystemExit("the workload printed no GC line")
+
+
+def check_python(j, gc_seen, mode, exact_gc):
+    check(j["runtime"] == "python", f"{mode}: runtime is python")
+    check(j["has_allocations"] is False, f"{mode}: no allocation probes, and the report says so")
+    check(j["allocations"] == [], f"{mode}: no allocation rows")
+    calls = py_calls(j)
+    for name, want in PY_CALLS.items():
+        check(calls.get(name) == want, f"{mode}: calls of {name}: {calls.get(name)} == {want}")
+    pauses = [(p["kind"], p["objects_collected"]) for p in j["gc"]["pause_list"]]
+    want = [(g["generation"], g["collected"]) for g in gc_seen]
+    check(pauses[-len(want):] == want,
+          f"{mode}: each gc.collect() is one pause of its generation with what it collected")
+    if exact_gc:
+        check((j["gc"]["gen0"], j["gc"]["gen1"], j["gc"]["gen2"]) == (2, 1, 3),
+              f"{mode}: collections per generation exact: {j['gc']['gen0']}, "
+              f"{j['gc']['gen1']}, {j['gc']['gen2']}")
+        check(j["gc"]["objects_collected"] == sum(g["collected"] for g in gc_seen),
+              f"{mode}: objects collected equal gc.collect()'s return values")
+    check(j["lost_total"] == 0, f"{mode}: nothing lost ({j['lost_total']})")
+
+
+def case_python_pid(vmtrace, tmp):
+    # no profiler: CPython 3.11 fires only function__return
+    data, out = record_pid(vmtrace, [PYTHON, CALLS_PY], tmp)
+    j = report(vmtrace, data)
+    check("function__entry(silent)" in j["probes"], "python by pid: probes say entry was silent")
+    check_python(j, workload_gc(out), "python by pid", True)
+
+
+def case_python_spawn(vmtrace, tmp):
+    # with a profile function: function__entry fires too
+    data, out = record_spawn(vmtrace, [PYTHON, CALLS_PY, "--profile"], tmp)
+    j = report(vmtrace, data)
+    check("function__entry" in j["probes"], "python spawned: function__entry fired")
+    # interpreter start-up runs automatic collections before gc.disable()
+    check_python(j, workload_gc(out), "python spawned", False)
+
+
+CASES = {"ruby-pid": case_ruby_pid, "ruby-spawn": case_ruby_spawn,
+         "ruby-crosscheck": case_ruby_crosscheck, "ruby-silent": case_ruby_silent,
+         "python-pid": case_python_pid, "python-spawn": case_python_spawn}
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[2] not in CASES:
+        print(__doc__, file=sys.stderr)
+        return 2
+    if os.geteuid() != 0:
+        print("skipped: needs root for BPF")
+        return 77
+    vmtrace = sys.argv[1]
+    with tempfile.TemporaryDirectory(prefix="vmtrace-rt-") as tmp:
+        CASES[sys.argv[2]](vmtrace, tmp)
+    print(f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -48,31 +48,22 @@ static const char help_text[] =
 	"  vmtrace record -o run.data -- ./demovm --ops 100000\n"
 	"  vmtrace record -p 4242 --sample 512K --format json > allocs.json\n";
 
-static int usage_error(const char *fmt, const char *a)
-{
-	fputs("vmtrace: record: ", stderr);
-	fprintf(stderr, fmt, a);
-	fputs(" (see vmtrace record --help)\n", stderr);
-	return 2;
-}
-
 int vt_cmd_record(int argc, char **argv)
 {
-	enum { OPT_FORCE = 256, OPT_FORMAT, OPT_BY, OPT_SORT, OPT_TOP, OPT_SAMPLE, OPT_MAP_ENTRIES,
-	       OPT_RUNTIME, OPT_NO_METHODS };
+	enum { OPT_FORCE = VT_OPT__NEXT, OPT_SAMPLE };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, OPT_FORCE },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "by", required_argument, NULL, OPT_BY },
-		{ "sort", required_argument, NULL, OPT_SORT },
-		{ "top", required_argument, NULL, OPT_TOP },
+		{ "format", required_argument, NULL, VT_OPT_FORMAT },
+		{ "by", required_argument, NULL, VT_OPT_BY },
+		{ "sort", required_argument, NULL, VT_OPT_SORT },
+		{ "top", required_argument, NULL, VT_OPT_TOP },
 		{ "sample", required_argument, NULL, OPT_SAMPLE },
-		{ "map-entries", required_argument, NULL, OPT_MAP_ENTRIES },
-		{ "runtime", required_argument, NULL, OPT_RUNTIME },
-		{ "no-methods", no_argument, NULL, OPT_NO_METHODS },
+		{ "map-entries", required_argument, NULL, VT_OPT_MAP_ENTRIES },
+		{ "runtime", required_argument, NULL, VT_OPT_RUNTIME },
+		{ "no-methods", no_argument, NULL, VT_OPT_NO_METHODS },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -86,7 +77,6 @@ int vt_cmd_record(int argc, char **argv)
 	struct vt_profile p;
 	char err[4608];
 	struct stat sb;
-	uint64_t v;
 	int opt, r, status = 0;
 
 	optind = 0;
@@ -96,74 +86,39 @@ int vt_cmd_record(int argc, char **argv)
 		const char *arg = optarg;
 
 		switch (opt) {
-		case 'p':
-			if (vt_parse_pid(arg, &so.pid))
-				return usage_error("-p: '%s' is not a process id", arg);
-			have_pid = true;
-			break;
 		case 'd':
 			if (vt_parse_seconds(arg, &duration))
-				return usage_error("-d: '%s' is not a positive number of seconds", arg);
+				return vt_usage_error("record", "-d: '%s' is not a positive number of seconds", arg);
 			break;
 		case 'o':
 			if (!*arg)
-				return usage_error("-o: empty file name%s", "");
+				return vt_usage_error("record", "-o: empty file name");
 			output = arg;
 			break;
 		case OPT_FORCE:
 			force = true;
 			break;
-		case OPT_FORMAT:
-			if (vt_parse_format(arg, &ropts.format))
-				return usage_error("--format: '%s' is not one of text, json, csv, folded", arg);
-			break;
-		case OPT_BY:
-			if (vt_parse_group(arg, &ropts.by))
-				return usage_error("--by: '%s' is not one of class,method, class, method, site", arg);
-			break;
-		case OPT_SORT:
-			if (vt_parse_sort(arg, &ropts.sort))
-				return usage_error("--sort: '%s' is not one of count, bytes", arg);
-			break;
-		case OPT_TOP:
-			if (vt_parse_u64(arg, &v))
-				return usage_error("--top: '%s' is not a number of rows", arg);
-			ropts.top = (size_t)v;
-			break;
 		case OPT_SAMPLE:
 			if (vt_parse_bytes(arg, &so.sample_period))
-				return usage_error("--sample: '%s' is not a number of bytes", arg);
+				return vt_usage_error("record", "--sample: '%s' is not a number of bytes", arg);
 			break;
-		case OPT_MAP_ENTRIES:
-			if (vt_parse_u64(arg, &v) || v == 0 || v > (1u << 24))
-				return usage_error("--map-entries: '%s' is not a number from 1 to 16777216", arg);
-			so.map_entries = (uint32_t)v;
-			break;
-		case OPT_RUNTIME:
-			so.runtime = arg;
-			break;
-		case OPT_NO_METHODS:
-			so.no_methods = true;
-			break;
-		case 'v':
-			vt_set_verbose(true);
-			break;
-		case 'h':
-			fputs(usage_line, stdout);
-			fputs(help_text, stdout);
-			return 0;
-		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			r = vt_cli_trace_opt("record", opt, arg, &so, &have_pid);
+			if (r == VT_CLI_NOT_MINE)
+				r = vt_cli_report_opt("record", opt, arg, &ropts);
+			if (r == VT_CLI_NOT_MINE)
+				return vt_cli_last_opt("record", opt, argv, usage_line, help_text);
+			if (r)
+				return r;
 		}
 	}
 	if (optind < argc)
 		so.cmd = argv + optind;
 	if (have_pid && so.cmd)
-		return usage_error("-p and a command exclude each other (got command '%s')", so.cmd[0]);
+		return vt_usage_error("record", "-p and a command exclude each other (got command '%s')",
+				      so.cmd[0]);
 	if (!have_pid && !so.cmd)
-		return usage_error("nothing to trace: give -p PID or -- CMD%s", "");
+		return vt_usage_error("record", "nothing to trace: give -p PID or -- CMD");
 	so.verbose = vt_verbose();
 
 	/* refuse before tracing anything, not after the run */

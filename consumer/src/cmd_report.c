@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "profile.h"
 
@@ -34,21 +35,13 @@ static const char help_text[] =
 	"  vmtrace report --format json | jq '.allocations[0]'\n"
 	"  vmtrace report --format folded --sort bytes | flamegraph.pl > alloc.svg\n";
 
-static int usage_error(const char *fmt, const char *a, const char *b)
-{
-	fputs("vmtrace: report: ", stderr);
-	fprintf(stderr, fmt, a, b);
-	fputs(" (see vmtrace report --help)\n", stderr);
-	return 2;
-}
-
 int vt_cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "by", required_argument, NULL, 'b' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "top", required_argument, NULL, 't' },
+		{ "format", required_argument, NULL, VT_OPT_FORMAT },
+		{ "by", required_argument, NULL, VT_OPT_BY },
+		{ "sort", required_argument, NULL, VT_OPT_SORT },
+		{ "top", required_argument, NULL, VT_OPT_TOP },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -60,43 +53,16 @@ int vt_cmd_report(int argc, char **argv)
 	optind = 0; /* glibc: start afresh even if main ran getopt already */
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		const char *arg = optarg;
-		char *end;
+		int r = vt_cli_report_opt("report", opt, optarg, &opts);
 
-		switch (opt) {
-		case 'f':
-			if (vt_parse_format(arg, &opts.format))
-				return usage_error("--format: '%s' is not one of %s", arg,
-						   "text, json, csv, folded");
-			break;
-		case 'b':
-			if (vt_parse_group(arg, &opts.by))
-				return usage_error("--by: '%s' is not one of %s", arg,
-						   "class,method, class, method, site");
-			break;
-		case 's':
-			if (vt_parse_sort(arg, &opts.sort))
-				return usage_error("--sort: '%s' is not one of %s", arg, "count, bytes");
-			break;
-		case 't':
-			errno = 0;
-			opts.top = (size_t)strtoull(arg, &end, 10);
-			if (*arg < '0' || *arg > '9' || *end || errno)
-				return usage_error("--top: '%s' is not a number of rows%s", arg, "");
-			break;
-		case 'h':
-			fputs(usage_line, stdout);
-			fputs(help_text, stdout);
-			return 0;
-		case ':':
-			return usage_error("option '%s' needs a value%s", argv[optind - 1], "");
-		default:
-			return usage_error("unknown option '%s'%s", argv[optind - 1], "");
-		}
+		if (r == VT_CLI_NOT_MINE)
+			return vt_cli_last_opt("report", opt, argv, usage_line, help_text);
+		if (r)
+			return r;
 	}
 	if (argc - optind > 1)
-		return usage_error("one FILE at most, got '%s' and '%s'", argv[optind],
-				   argv[optind + 1]);
+		return vt_usage_error("report", "one FILE at most, got '%s' and '%s'", argv[optind],
+				      argv[optind + 1]);
 	if (optind < argc)
 		path = argv[optind];
 

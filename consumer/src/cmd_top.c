@@ -42,14 +42,6 @@ static const char help_text[] =
 	"  vmtrace top -p 4242\n"
 	"  vmtrace top -p 4242 -i 5 --top 40\n";
 
-static int usage_error(const char *fmt, const char *a)
-{
-	fputs("vmtrace: top: ", stderr);
-	fprintf(stderr, fmt, a);
-	fputs(" (see vmtrace top --help)\n", stderr);
-	return 2;
-}
-
 /* ---- rows of the previous view, to turn totals into rates ---- */
 
 static int alloc_cmp(const void *a_, const void *b_)
@@ -231,15 +223,14 @@ static void print_view(FILE *out, const struct vt_session *s, const struct vt_pr
 
 int vt_cmd_top(int argc, char **argv)
 {
-	enum { OPT_TOP = 256, OPT_MAP_ENTRIES, OPT_RUNTIME, OPT_NO_METHODS };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'n' },
-		{ "top", required_argument, NULL, OPT_TOP },
-		{ "map-entries", required_argument, NULL, OPT_MAP_ENTRIES },
-		{ "runtime", required_argument, NULL, OPT_RUNTIME },
-		{ "no-methods", no_argument, NULL, OPT_NO_METHODS },
+		{ "top", required_argument, NULL, VT_OPT_TOP },
+		{ "map-entries", required_argument, NULL, VT_OPT_MAP_ENTRIES },
+		{ "runtime", required_argument, NULL, VT_OPT_RUNTIME },
+		{ "no-methods", no_argument, NULL, VT_OPT_NO_METHODS },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -250,7 +241,7 @@ int vt_cmd_top(int argc, char **argv)
 	struct prev_rows pr = { 0 };
 	struct totals t0;
 	double interval = 1.0, last = 0;
-	uint64_t count = 0, rows = DEFAULT_ROWS, v, shown = 0;
+	uint64_t count = 0, rows = DEFAULT_ROWS, shown = 0;
 	bool have_pid = false, clear = isatty(STDOUT_FILENO);
 	char err[4608];
 	int opt, r, status = 0;
@@ -261,51 +252,30 @@ int vt_cmd_top(int argc, char **argv)
 		const char *arg = optarg;
 
 		switch (opt) {
-		case 'p':
-			if (vt_parse_pid(arg, &so.pid))
-				return usage_error("-p: '%s' is not a process id", arg);
-			have_pid = true;
-			break;
 		case 'i':
 			if (vt_parse_seconds(arg, &interval))
-				return usage_error("-i: '%s' is not a positive number of seconds", arg);
+				return vt_usage_error("top", "-i: '%s' is not a positive number of seconds", arg);
 			break;
 		case 'n':
 			if (vt_parse_u64(arg, &count) || count == 0)
-				return usage_error("-n: '%s' is not a positive count", arg);
+				return vt_usage_error("top", "-n: '%s' is not a positive count", arg);
 			break;
-		case OPT_TOP:
+		case VT_OPT_TOP:
 			if (vt_parse_u64(arg, &rows))
-				return usage_error("--top: '%s' is not a number of rows", arg);
+				return vt_usage_error("top", "--top: '%s' is not a number of rows", arg);
 			break;
-		case OPT_MAP_ENTRIES:
-			if (vt_parse_u64(arg, &v) || v == 0 || v > (1u << 24))
-				return usage_error("--map-entries: '%s' is not a number from 1 to 16777216", arg);
-			so.map_entries = (uint32_t)v;
-			break;
-		case OPT_RUNTIME:
-			so.runtime = arg;
-			break;
-		case OPT_NO_METHODS:
-			so.no_methods = true;
-			break;
-		case 'v':
-			vt_set_verbose(true);
-			break;
-		case 'h':
-			fputs(usage_line, stdout);
-			fputs(help_text, stdout);
-			return 0;
-		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			r = vt_cli_trace_opt("top", opt, arg, &so, &have_pid);
+			if (r == VT_CLI_NOT_MINE)
+				return vt_cli_last_opt("top", opt, argv, usage_line, help_text);
+			if (r)
+				return r;
 		}
 	}
 	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
+		return vt_usage_error("top", "unexpected argument '%s'", argv[optind]);
 	if (!have_pid)
-		return usage_error("which process? give -p PID%s", "");
+		return vt_usage_error("top", "which process? give -p PID");
 	so.verbose = vt_verbose();
 
 	vt_session_catch_signals();

@@ -22,10 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "percpu.h"
+#include "adapter.h"
 #include "profile.h"
 #include "runtime.h"
 #include "../bpf/python_maps.h"
@@ -33,8 +32,6 @@
 
 #define PROVIDER "python"
 #define DEFAULT_MAP_ENTRIES 10240
-#define BATCH_ROWS 256
-#define MAX_LINKS 8
 
 static const char *const loss_names[] = {
 	[VT_PY_L_UNREADABLE] = "unreadable string",
@@ -45,40 +42,23 @@ static const char *const loss_names[] = {
 };
 
 struct python_state {
+	struct vt_adapter a;    /* events: struct vt_gc_pause */
 	struct python_bpf *skel;
-	struct bpf_link *links[MAX_LINKS];
-	size_t nlinks;
-	struct ring_buffer *rb;
-	pid_t pid;
-	int ncpus;
 	bool have_entry, have_return, have_gc;
-	struct {
-		struct vt_gc_pause *v;
-		size_t n, cap;
-		int err;
-	} pauses;
-	void *keys, *vals;
 };
 
 static int on_gc_event(void *ctx, void *data, size_t size)
 {
 	struct python_state *st = ctx;
 	const struct vt_py_gc_event *e = data;
+	struct vt_gc_pause *p;
 
 	if (size < sizeof(*e))
 		return 0;
-	if (st->pauses.n == st->pauses.cap) {
-		size_t ncap = st->pauses.cap ? st->pauses.cap * 2 : 256;
-		struct vt_gc_pause *v = realloc(st->pauses.v, ncap * sizeof(*v));
-
-		if (!v) {
-			st->pauses.err = -ENOMEM;
-			return 0;
-		}
-		st->pauses.v = v;
-		st->pauses.cap = ncap;
-	}
-	st->pauses.v[st->pauses.n++] = (struct vt_gc_pause){
+	p = vt_adapter_event_slot(&st->a);
+	if (!p)
+		return 0;
+	*p = (struct vt_gc_pause){
 		.kind = (int)e->generation,
 		.duration_ns = e->duration_ns,
 		.objects_collected = e->collected,
@@ -86,92 +66,37 @@ static int on_gc_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-static void field(char *dst, size_t dlen, const char *src, size_t slen)
+/* One function row: its calls, when it has any. */
+static int func_row(const void *key, const void *val, void *ctx)
 {
-	size_t n = strnlen(src, slen);
+	const struct vt_py_func_key *k = key;
+	const struct vt_py_func_val *sum = val;
+	struct vt_profile *out = ctx;
+	char file[VT_PY_FILE], func[VT_PY_NAME];
+	uint64_t calls;
 
-	if (n >= dlen)
-		n = dlen - 1;
-	memcpy(dst, src, n);
-	dst[n] = '\0';
-}
-
-/* Add every function row to out. */
-static int read_funcs(struct python_state *st, struct vt_profile *out)
-{
-	int fd = bpf_map__fd(st->skel->maps.funcs);
-	size_t stride = vt_percpu_stride(sizeof(struct vt_py_func_val));
-	__u64 in_tok = 0, out_tok = 0;
-	bool first = true;
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-
-	for (;;) {
-		__u32 count = BATCH_ROWS;
-		int err = bpf_map_lookup_batch(fd, first ? NULL : &in_tok, &out_tok,
-					       st->keys, st->vals, &count, &opts);
-
-		if (err && err != -ENOENT)
-			return err;
-		for (__u32 i = 0; i < count; i++) {
-			const struct vt_py_func_key *k = (const struct vt_py_func_key *)st->keys + i;
-			const unsigned char *v = (const unsigned char *)st->vals +
-						 (size_t)i * stride * (size_t)st->ncpus;
-			struct vt_py_func_val sum;
-			char file[VT_PY_FILE], func[VT_PY_NAME];
-			uint64_t calls;
-			int aerr;
-
-			vt_percpu_merge(v, sizeof(sum), st->ncpus, &sum, NULL, 0);
-			/* entries and returns agree, unless entries are silent
-			 * (3.11 without a profiler) or a frame spans the run's edge */
-			calls = sum.entries > sum.returns ? sum.entries : sum.returns;
-			if (!calls)
-				continue;
-			field(file, sizeof(file), k->file, sizeof(k->file));
-			field(func, sizeof(func), k->func, sizeof(k->func));
-			aerr = vt_profile_add_call(out, func, file, calls);
-			if (aerr)
-				return aerr;
-		}
-		if (err == -ENOENT)
-			return 0;
-		in_tok = out_tok;
-		first = false;
-	}
-}
-
-static int read_counters(struct python_state *st, uint64_t c[VT_PY_COUNTERS])
-{
-	int fd = bpf_map__fd(st->skel->maps.counters);
-	size_t stride = vt_percpu_stride(sizeof(__u64));
-	unsigned char *buf = malloc(stride * (size_t)st->ncpus);
-
-	if (!buf)
-		return -ENOMEM;
-	for (__u32 i = 0; i < VT_PY_COUNTERS; i++) {
-		if (bpf_map_lookup_elem(fd, &i, buf)) {
-			int err = -errno;
-
-			free(buf);
-			return err;
-		}
-		vt_percpu_merge(buf, sizeof(__u64), st->ncpus, &c[i], NULL, 0);
-	}
-	free(buf);
-	return 0;
+	/* entries and returns agree, unless entries are silent
+	 * (3.11 without a profiler) or a frame spans the run's edge */
+	calls = sum->entries > sum->returns ? sum->entries : sum->returns;
+	if (!calls)
+		return 0;
+	vt_key_string(file, sizeof(file), k->file, sizeof(k->file));
+	vt_key_string(func, sizeof(func), k->func, sizeof(k->func));
+	return vt_profile_add_call(out, func, file, calls);
 }
 
 static int python_collect(void *state, struct vt_profile *out)
 {
 	struct python_state *st = state;
+	const struct vt_gc_pause *pauses = st->a.events.v;
 	uint64_t c[VT_PY_COUNTERS] = { 0 };
 	char probes[256];
 	int err;
 
-	ring_buffer__consume(st->rb);
-	if (st->pauses.err)
-		return st->pauses.err;
-	err = read_counters(st, c);
+	err = vt_adapter_drain(&st->a);
+	if (err)
+		return err;
+	err = vt_adapter_read_counters(&st->a, st->skel->maps.counters, VT_PY_COUNTERS, c);
 	if (err)
 		return err;
 	/* CPython 3.11 without a profiler: entries silent, returns fire */
@@ -181,41 +106,29 @@ static int python_collect(void *state, struct vt_profile *out)
 		 st->have_gc ? "gc__start,gc__done" : "");
 	if (probes[0] && probes[strlen(probes) - 1] == ',')
 		probes[strlen(probes) - 1] = '\0';
-	err = vt_profile_set_meta(out, "python", probes, out->target, st->pid);
+	err = vt_profile_set_meta(out, "python", probes, out->target, st->a.pid);
 	if (err)
 		return err;
 	out->has_allocations = false;
-	err = read_funcs(st, out);
+	err = vt_adapter_read_hash(&st->a, st->skel->maps.funcs, func_row, out);
 	if (err)
 		return err;
 
 	for (int g = 0; g < VT_PY_GENS && g < VT_GC_KINDS; g++)
 		out->gc_collections[g] += c[VT_PY_C_GC0 + g];
-	for (size_t i = 0; i < st->pauses.n; i++) {
-		err = vt_profile_add_gc_pause(out, &st->pauses.v[i]);
+	for (size_t i = 0; i < st->a.events.n; i++) {
+		err = vt_profile_add_gc_pause(out, &pauses[i]);
 		if (err)
 			return err;
 	}
-	for (int i = VT_PY_L_UNREADABLE; i < VT_PY_COUNTERS; i++) {
-		err = vt_profile_add_lost(out, loss_names[i], c[i]);
-		if (err)
-			return err;
-	}
-	return 0;
+	return vt_adapter_add_losses(out, loss_names, c, VT_PY_L_UNREADABLE, VT_PY_COUNTERS);
 }
 
 static int python_poll(void *state, int timeout_ms)
 {
 	struct python_state *st = state;
-	/* the BPF side submits without a wakeup (a wakeup costs the target
-	 * microseconds per GC phase): wait out the slice, then drain */
-	int n = ring_buffer__poll(st->rb, timeout_ms);
 
-	if (n >= 0)
-		n = ring_buffer__consume(st->rb);
-	if (n < 0)
-		return n;
-	return st->pauses.err;
+	return vt_adapter_poll(&st->a, timeout_ms);
 }
 
 static void python_close(void *state)
@@ -224,19 +137,9 @@ static void python_close(void *state)
 
 	if (!st)
 		return;
-	for (size_t i = st->nlinks; i-- > 0;)
-		bpf_link__destroy(st->links[i]);
-	ring_buffer__free(st->rb);
+	vt_adapter_release(&st->a);
 	python_bpf__destroy(st->skel);
-	free(st->pauses.v);
-	free(st->keys);
-	free(st->vals);
 	free(st);
-}
-
-static bool permission_error(int err)
-{
-	return err == -EPERM || err == -EACCES;
 }
 
 /* The module holding the python provider (the python binary or libpython). */
@@ -248,15 +151,6 @@ static const char *python_module(const struct vt_usdt_list *pl)
 				      strcmp(pl->v[i].name, "gc__start") == 0))
 			return pl->v[i].path;
 	return NULL;
-}
-
-static bool has_probe(const struct vt_usdt_list *pl, const char *path, const char *name)
-{
-	for (size_t i = 0; i < pl->n; i++)
-		if (strcmp(pl->v[i].provider, PROVIDER) == 0 && strcmp(pl->v[i].name, name) == 0 &&
-		    strcmp(pl->v[i].path, path) == 0)
-			return true;
-	return false;
 }
 
 static int python_open(const struct vt_attach_opts *opts, void **state, char *errbuf, size_t errlen)
@@ -278,38 +172,26 @@ static int python_open(const struct vt_attach_opts *opts, void **state, char *er
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
-	st->pid = opts->pid;
-	st->ncpus = libbpf_num_possible_cpus();
-	if (st->ncpus <= 0) {
-		err = st->ncpus ? st->ncpus : -EINVAL;
-		snprintf(errbuf, errlen, "cannot count the CPUs: %s", strerror(-err));
+	err = vt_adapter_init(&st->a, PROVIDER, PROVIDER ":", opts->pid, sizeof(struct vt_gc_pause),
+			      errbuf, errlen);
+	if (err)
 		goto fail;
-	}
 	st->skel = python_bpf__open();
 	if (!st->skel) {
-		err = errno ? -errno : -EINVAL;
-		snprintf(errbuf, errlen, "cannot open the BPF object: %s", strerror(-err));
+		err = vt_adapter_open_failed(errbuf, errlen);
 		goto fail;
 	}
 	bpf_map__set_max_entries(st->skel->maps.funcs,
 				 opts->map_entries ? opts->map_entries : DEFAULT_MAP_ENTRIES);
 	err = python_bpf__load(st->skel);
 	if (err) {
-		if (permission_error(err))
-			snprintf(errbuf, errlen, "BPF not permitted (run as root or with CAP_BPF+CAP_PERFMON)");
-		else
-			snprintf(errbuf, errlen, "cannot load the BPF programs: %s", strerror(-err));
+		vt_adapter_load_failed(err, errbuf, errlen);
 		goto fail;
 	}
-	st->keys = malloc(sizeof(struct vt_py_func_key) * BATCH_ROWS);
-	st->vals = malloc(vt_percpu_stride(sizeof(struct vt_py_func_val)) * (size_t)st->ncpus *
-			  BATCH_ROWS);
-	st->rb = ring_buffer__new(bpf_map__fd(st->skel->maps.gc_events), on_gc_event, st, NULL);
-	if (!st->keys || !st->vals || !st->rb) {
-		err = -ENOMEM;
-		snprintf(errbuf, errlen, "out of memory");
+	err = vt_adapter_buffers(&st->a, sizeof(struct vt_py_func_key), sizeof(struct vt_py_func_val),
+				 st->skel->maps.gc_events, on_gc_event, st, errbuf, errlen);
+	if (err)
 		goto fail;
-	}
 
 	const struct {
 		const char *probe;
@@ -324,24 +206,13 @@ static int python_open(const struct vt_attach_opts *opts, void **state, char *er
 	};
 
 	for (size_t t = 0; t < sizeof(table) / sizeof(table[0]); t++) {
-		struct bpf_link *link;
-
 		if (table[t].method && opts->no_methods)
 			continue;
-		if (!has_probe(opts->probes, path, table[t].probe))
+		if (!vt_usdt_has_probe(opts->probes, PROVIDER, path, table[t].probe))
 			continue;
-		link = bpf_program__attach_usdt(table[t].prog, opts->pid, path, PROVIDER,
-						table[t].probe, NULL);
-		err = libbpf_get_error(link);
-		if (err) {
-			if (permission_error(err))
-				snprintf(errbuf, errlen, "BPF not permitted (run as root or with CAP_BPF+CAP_PERFMON)");
-			else
-				snprintf(errbuf, errlen, "cannot attach python:%s in %s: %s",
-					 table[t].probe, path, strerror(-err));
+		err = vt_adapter_attach(&st->a, table[t].prog, path, table[t].probe, 0, errbuf, errlen);
+		if (err)
 			goto fail;
-		}
-		st->links[st->nlinks++] = link;
 		*table[t].have = true;
 	}
 	*state = st;

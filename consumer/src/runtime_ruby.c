@@ -24,10 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "percpu.h"
+#include "adapter.h"
 #include "profile.h"
 #include "runtime.h"
 #include "../bpf/ruby_maps.h"
@@ -35,8 +34,6 @@
 
 #define PROVIDER "ruby"
 #define DEFAULT_MAP_ENTRIES 10240
-#define BATCH_ROWS 256
-#define MAX_LINKS 16
 
 static const char *const loss_names[] = {
 	[VT_RB_L_UNREADABLE] = "unreadable string",
@@ -49,68 +46,45 @@ static const char *const loss_names[] = {
 };
 
 struct ruby_state {
+	struct vt_adapter a;    /* events: struct vt_gc_pause */
 	struct ruby_bpf *skel;
-	struct bpf_link *links[MAX_LINKS];
-	size_t nlinks;
-	struct ring_buffer *rb;
-	pid_t pid;
-	int ncpus;
 	bool methods;
 	char probes_used[512];
-	struct {
-		struct vt_gc_pause *v;
-		size_t n, cap;
-		int err;
-	} pauses;
-	void *keys, *vals;
 };
 
 static int on_gc_event(void *ctx, void *data, size_t size)
 {
 	struct ruby_state *st = ctx;
 	const struct vt_rb_gc_event *e = data;
+	struct vt_gc_pause *p;
 
 	if (size < sizeof(*e))
 		return 0;
-	if (st->pauses.n == st->pauses.cap) {
-		size_t ncap = st->pauses.cap ? st->pauses.cap * 2 : 256;
-		struct vt_gc_pause *v = realloc(st->pauses.v, ncap * sizeof(*v));
-
-		if (!v) {
-			st->pauses.err = -ENOMEM;
-			return 0;
-		}
-		st->pauses.v = v;
-		st->pauses.cap = ncap;
-	}
-	st->pauses.v[st->pauses.n++] = (struct vt_gc_pause){
+	p = vt_adapter_event_slot(&st->a);
+	if (!p)
+		return 0;
+	*p = (struct vt_gc_pause){
 		.kind = (int)e->phase,
 		.duration_ns = e->duration_ns,
 	};
 	return 0;
 }
 
-/* Fixed-size key field -> C string (the BPF side NUL-terminates, but a
- * field is never trusted to). */
-static void field(char *dst, size_t dlen, const char *src, size_t slen)
+/* One allocation row, when it counted any. */
+static int alloc_row(const void *key, const void *val, void *ctx)
 {
-	size_t n = strnlen(src, slen);
-
-	if (n >= dlen)
-		n = dlen - 1;
-	memcpy(dst, src, n);
-	dst[n] = '\0';
-}
-
-static int add_alloc_row(struct vt_profile *out, const struct vt_rb_alloc_key *k, uint64_t count)
-{
+	const struct vt_rb_alloc_key *k = key;
+	const struct vt_rb_alloc_val *sum = val;
+	struct vt_profile *out = ctx;
 	char klass[VT_RB_NAME], mklass[VT_RB_NAME], meth[VT_RB_NAME], file[VT_RB_FILE];
 	char method[2 * VT_RB_NAME + 2], site[VT_RB_FILE + 16];
 
-	field(klass, sizeof(klass), k->klass, sizeof(k->klass));
-	field(mklass, sizeof(mklass), k->mklass, sizeof(k->mklass));
-	field(meth, sizeof(meth), k->method, sizeof(k->method));
-	field(file, sizeof(file), k->file, sizeof(k->file));
+	if (!sum->count)
+		return 0;
+	vt_key_string(klass, sizeof(klass), k->klass, sizeof(k->klass));
+	vt_key_string(mklass, sizeof(mklass), k->mklass, sizeof(k->mklass));
+	vt_key_string(meth, sizeof(meth), k->method, sizeof(k->method));
+	vt_key_string(file, sizeof(file), k->file, sizeof(k->file));
 	if (meth[0] && mklass[0])
 		snprintf(method, sizeof(method), "%s#%s", mklass, meth);
 	else
@@ -119,98 +93,40 @@ static int add_alloc_row(struct vt_profile *out, const struct vt_rb_alloc_key *k
 		snprintf(site, sizeof(site), "%s:%u", file, k->line);
 	else
 		site[0] = '\0';
-	return vt_profile_add_alloc(out, klass, method, site, count, 0, count);
-}
-
-static int read_allocs(struct ruby_state *st, struct vt_profile *out)
-{
-	int fd = bpf_map__fd(st->skel->maps.allocs);
-	size_t stride = vt_percpu_stride(sizeof(struct vt_rb_alloc_val));
-	__u64 in_tok = 0, out_tok = 0;
-	bool first = true;
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-
-	for (;;) {
-		__u32 count = BATCH_ROWS;
-		int err = bpf_map_lookup_batch(fd, first ? NULL : &in_tok, &out_tok,
-					       st->keys, st->vals, &count, &opts);
-
-		if (err && err != -ENOENT)
-			return err;
-		for (__u32 i = 0; i < count; i++) {
-			const struct vt_rb_alloc_key *k = (const struct vt_rb_alloc_key *)st->keys + i;
-			const unsigned char *v = (const unsigned char *)st->vals +
-						 (size_t)i * stride * (size_t)st->ncpus;
-			struct vt_rb_alloc_val sum;
-			int aerr;
-
-			vt_percpu_merge(v, sizeof(sum), st->ncpus, &sum, NULL, 0);
-			if (!sum.count)
-				continue;
-			aerr = add_alloc_row(out, k, sum.count);
-			if (aerr)
-				return aerr;
-		}
-		if (err == -ENOENT)
-			return 0;
-		in_tok = out_tok;
-		first = false;
-	}
-}
-
-static int read_counters(struct ruby_state *st, uint64_t c[VT_RB_COUNTERS])
-{
-	int fd = bpf_map__fd(st->skel->maps.counters);
-	size_t stride = vt_percpu_stride(sizeof(__u64));
-	unsigned char *buf = malloc(stride * (size_t)st->ncpus);
-
-	if (!buf)
-		return -ENOMEM;
-	for (__u32 i = 0; i < VT_RB_COUNTERS; i++) {
-		if (bpf_map_lookup_elem(fd, &i, buf)) {
-			int err = -errno;
-
-			free(buf);
-			return err;
-		}
-		vt_percpu_merge(buf, sizeof(__u64), st->ncpus, &c[i], NULL, 0);
-	}
-	free(buf);
-	return 0;
+	return vt_profile_add_alloc(out, klass, method, site, sum->count, 0, sum->count);
 }
 
 static int ruby_collect(void *state, struct vt_profile *out)
 {
 	struct ruby_state *st = state;
+	const struct vt_gc_pause *pauses = st->a.events.v;
 	uint64_t c[VT_RB_COUNTERS] = { 0 };
 	int err;
 
-	ring_buffer__consume(st->rb);
-	if (st->pauses.err)
-		return st->pauses.err;
-	err = vt_profile_set_meta(out, "ruby", st->probes_used, out->target, st->pid);
+	err = vt_adapter_drain(&st->a);
+	if (err)
+		return err;
+	err = vt_profile_set_meta(out, "ruby", st->probes_used, out->target, st->a.pid);
 	if (err)
 		return err;
 	out->has_allocations = true;
-	err = read_allocs(st, out);
+	err = vt_adapter_read_hash(&st->a, st->skel->maps.allocs, alloc_row, out);
 	if (!err)
-		err = read_counters(st, c);
+		err = vt_adapter_read_counters(&st->a, st->skel->maps.counters, VT_RB_COUNTERS, c);
 	if (err)
 		return err;
 
 	out->gc_collections[VT_RB_GC_MARK] += c[VT_RB_C_GC_MARK];
 	out->gc_collections[VT_RB_GC_SWEEP] += c[VT_RB_C_GC_SWEEP];
-	for (size_t i = 0; i < st->pauses.n; i++) {
-		err = vt_profile_add_gc_pause(out, &st->pauses.v[i]);
+	for (size_t i = 0; i < st->a.events.n; i++) {
+		err = vt_profile_add_gc_pause(out, &pauses[i]);
 		if (err)
 			return err;
 	}
 
-	for (int i = VT_RB_L_UNREADABLE; i < VT_RB_COUNTERS; i++) {
-		err = vt_profile_add_lost(out, loss_names[i], c[i]);
-		if (err)
-			return err;
-	}
+	err = vt_adapter_add_losses(out, loss_names, c, VT_RB_L_UNREADABLE, VT_RB_COUNTERS);
+	if (err)
+		return err;
 	/* Ruby >= 2.5 fires method__entry only under a TracePoint(:call) */
 	if (st->methods)
 		err = vt_profile_add_lost(out, "allocations with method probes silent "
@@ -222,15 +138,8 @@ static int ruby_collect(void *state, struct vt_profile *out)
 static int ruby_poll(void *state, int timeout_ms)
 {
 	struct ruby_state *st = state;
-	/* the BPF side submits without a wakeup (a wakeup costs the target
-	 * microseconds per GC phase): wait out the slice, then drain */
-	int n = ring_buffer__poll(st->rb, timeout_ms);
 
-	if (n >= 0)
-		n = ring_buffer__consume(st->rb);
-	if (n < 0)
-		return n;
-	return st->pauses.err;
+	return vt_adapter_poll(&st->a, timeout_ms);
 }
 
 static void ruby_close(void *state)
@@ -239,19 +148,9 @@ static void ruby_close(void *state)
 
 	if (!st)
 		return;
-	for (size_t i = st->nlinks; i-- > 0;)
-		bpf_link__destroy(st->links[i]);
-	ring_buffer__free(st->rb);
+	vt_adapter_release(&st->a);
 	ruby_bpf__destroy(st->skel);
-	free(st->pauses.v);
-	free(st->keys);
-	free(st->vals);
 	free(st);
-}
-
-static bool permission_error(int err)
-{
-	return err == -EPERM || err == -EACCES;
 }
 
 /* The module holding the ruby provider (libruby.so, or ruby itself when
@@ -263,15 +162,6 @@ static const char *ruby_module(const struct vt_usdt_list *pl)
 		    pl->v[i].name && strcmp(pl->v[i].name, "object__create") == 0)
 			return pl->v[i].path;
 	return NULL;
-}
-
-static bool has_probe(const struct vt_usdt_list *pl, const char *path, const char *name)
-{
-	for (size_t i = 0; i < pl->n; i++)
-		if (strcmp(pl->v[i].provider, PROVIDER) == 0 && strcmp(pl->v[i].name, name) == 0 &&
-		    strcmp(pl->v[i].path, path) == 0)
-			return true;
-	return false;
 }
 
 static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errbuf, size_t errlen)
@@ -294,19 +184,15 @@ static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errb
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
-	st->pid = opts->pid;
 	st->methods = !opts->no_methods;
-	st->ncpus = libbpf_num_possible_cpus();
-	if (st->ncpus <= 0) {
-		err = st->ncpus ? st->ncpus : -EINVAL;
-		snprintf(errbuf, errlen, "cannot count the CPUs: %s", strerror(-err));
+	err = vt_adapter_init(&st->a, PROVIDER, PROVIDER ":", opts->pid, sizeof(struct vt_gc_pause),
+			      errbuf, errlen);
+	if (err)
 		goto fail;
-	}
 
 	st->skel = ruby_bpf__open();
 	if (!st->skel) {
-		err = errno ? -errno : -EINVAL;
-		snprintf(errbuf, errlen, "cannot open the BPF object: %s", strerror(-err));
+		err = vt_adapter_open_failed(errbuf, errlen);
 		goto fail;
 	}
 	st->skel->rodata->track_methods = st->methods;
@@ -314,21 +200,13 @@ static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errb
 				 opts->map_entries ? opts->map_entries : DEFAULT_MAP_ENTRIES);
 	err = ruby_bpf__load(st->skel);
 	if (err) {
-		if (permission_error(err))
-			snprintf(errbuf, errlen, "BPF not permitted (run as root or with CAP_BPF+CAP_PERFMON)");
-		else
-			snprintf(errbuf, errlen, "cannot load the BPF programs: %s", strerror(-err));
+		vt_adapter_load_failed(err, errbuf, errlen);
 		goto fail;
 	}
-	st->keys = malloc(sizeof(struct vt_rb_alloc_key) * BATCH_ROWS);
-	st->vals = malloc(vt_percpu_stride(sizeof(struct vt_rb_alloc_val)) * (size_t)st->ncpus *
-			  BATCH_ROWS);
-	st->rb = ring_buffer__new(bpf_map__fd(st->skel->maps.gc_events), on_gc_event, st, NULL);
-	if (!st->keys || !st->vals || !st->rb) {
-		err = -ENOMEM;
-		snprintf(errbuf, errlen, "out of memory");
+	err = vt_adapter_buffers(&st->a, sizeof(struct vt_rb_alloc_key), sizeof(struct vt_rb_alloc_val),
+				 st->skel->maps.gc_events, on_gc_event, st, errbuf, errlen);
+	if (err)
 		goto fail;
-	}
 
 	const struct {
 		const char *probe;
@@ -350,25 +228,14 @@ static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errb
 	size_t used = 0;
 
 	for (size_t t = 0; t < sizeof(table) / sizeof(table[0]); t++) {
-		LIBBPF_OPTS(bpf_usdt_opts, uopts, .usdt_cookie = table[t].cookie);
-		struct bpf_link *link;
-
 		if (table[t].method && !st->methods)
 			continue;
-		if (!has_probe(opts->probes, path, table[t].probe))
+		if (!vt_usdt_has_probe(opts->probes, PROVIDER, path, table[t].probe))
 			continue;
-		link = bpf_program__attach_usdt(table[t].prog, opts->pid, path, PROVIDER,
-						table[t].probe, &uopts);
-		err = libbpf_get_error(link);
-		if (err) {
-			if (permission_error(err))
-				snprintf(errbuf, errlen, "BPF not permitted (run as root or with CAP_BPF+CAP_PERFMON)");
-			else
-				snprintf(errbuf, errlen, "cannot attach ruby:%s in %s: %s",
-					 table[t].probe, path, strerror(-err));
+		err = vt_adapter_attach(&st->a, table[t].prog, path, table[t].probe, table[t].cookie,
+					errbuf, errlen);
+		if (err)
 			goto fail;
-		}
-		st->links[st->nlinks++] = link;
 		used += (size_t)snprintf(st->probes_used + used, sizeof(st->probes_used) - used,
 					 "%s%s", used ? "," : "", table[t].probe);
 		if (used >= sizeof(st->probes_used))

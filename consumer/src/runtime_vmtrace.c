@@ -29,7 +29,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "percpu.h"
+#include "adapter.h"
 #include "profile.h"
 #include "runtime.h"
 #include "vmtrace_maps.h"
@@ -44,7 +44,6 @@
 
 #define PROVIDER "vmtrace"
 #define NAME_READ_MAX 4096    /* longest name read from /proc/PID/mem */
-#define BATCH_ROWS 256        /* keys per bpf_map_lookup_batch call */
 #define PROC_PID_INIT_INO 0xEFFFFFFCu
 
 static const char *const loss_names[VT_LOSS__COUNT] = {
@@ -121,23 +120,12 @@ static void cache_free(struct name_cache *c)
 /* ---- the adapter's state ---- */
 
 struct vmtrace_state {
+	struct vt_adapter a;        /* events: struct vt_gc_event */
 	struct vmtrace_bpf *skel;
-	struct bpf_link **links;
-	size_t nlinks;
-	struct ring_buffer *rb;
-	pid_t pid;
 	int mem_fd;                 /* /proc/PID/mem, -1 when it could not be opened */
-	int ncpus;
 	uint64_t sample_period;
 	struct name_cache names;
-	struct {
-		struct vt_gc_event *v;
-		size_t n, cap;
-		int err;                /* -ENOMEM while storing one */
-	} pauses;
 	char probes_used[512];
-	void *vals;                 /* batch buffers, sized for the largest value */
-	void *keys;
 };
 
 /* Read the NUL-terminated string at ptr from the target's memory. */
@@ -151,7 +139,7 @@ static char *read_target_string(struct vmtrace_state *st, uint64_t ptr)
 	if (st->mem_fd < 0) {
 		char mem[64];
 
-		snprintf(mem, sizeof(mem), "/proc/%d/mem", (int)st->pid);
+		snprintf(mem, sizeof(mem), "/proc/%d/mem", (int)st->a.pid);
 		st->mem_fd = open(mem, O_RDONLY | O_CLOEXEC);
 		if (st->mem_fd < 0)
 			return NULL;
@@ -248,75 +236,31 @@ static void drain_unresolved(struct vmtrace_state *st)
 static int on_gc_event(void *ctx, void *data, size_t size)
 {
 	struct vmtrace_state *st = ctx;
+	struct vt_gc_event *e;
 
 	if (size < sizeof(struct vt_gc_event))
 		return 0;
-	if (st->pauses.n == st->pauses.cap) {
-		size_t ncap = st->pauses.cap ? st->pauses.cap * 2 : 256;
-		struct vt_gc_event *v = realloc(st->pauses.v, ncap * sizeof(*v));
-
-		if (!v) {
-			st->pauses.err = -ENOMEM;
-			return 0;
-		}
-		st->pauses.v = v;
-		st->pauses.cap = ncap;
-	}
-	memcpy(&st->pauses.v[st->pauses.n++], data, sizeof(struct vt_gc_event));
+	e = vt_adapter_event_slot(&st->a);
+	if (e)
+		memcpy(e, data, sizeof(*e));
 	return 0;
 }
 
-/* ---- reading per-CPU hash maps in batches ---- */
-
-typedef int (*row_fn)(struct vmtrace_state *st, const void *key, const void *val, void *ctx);
-
-static int read_percpu_hash(struct vmtrace_state *st, struct bpf_map *map, row_fn fn, void *ctx)
-{
-	int fd = bpf_map__fd(map);
-	size_t ksz = bpf_map__key_size(map), vsz = bpf_map__value_size(map);
-	size_t stride = vt_percpu_stride(vsz) * (size_t)st->ncpus;
-	uint64_t in_tok = 0, out_tok = 0;
-	unsigned char merged[sizeof(struct vt_signal_val)];
-	bool first = true;
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-
-	if (vsz > sizeof(merged))
-		return -EINVAL;
-	for (;;) {
-		__u32 count = BATCH_ROWS;
-		int err = bpf_map_lookup_batch(fd, first ? NULL : &in_tok, &out_tok,
-					       st->keys, st->vals, &count, &opts);
-
-		if (err && err != -ENOENT)
-			return err;
-		for (__u32 i = 0; i < count; i++) {
-			const unsigned char *k = (const unsigned char *)st->keys + i * ksz;
-			const unsigned char *v = (const unsigned char *)st->vals + i * stride;
-			int rerr;
-
-			vt_percpu_merge(v, vsz, st->ncpus, merged, NULL, 0);
-			rerr = fn(st, k, merged, ctx);
-			if (rerr)
-				return rerr;
-		}
-		if (err == -ENOENT)
-			return 0;
-		in_tok = out_tok;
-		first = false;
-	}
-}
+/* ---- the rows of the counting maps ---- */
 
 struct collect_ctx {
+	struct vmtrace_state *st;
 	struct vt_profile *out;
 	uint64_t unreadable;
 	int err;
 };
 
-static int alloc_row(struct vmtrace_state *st, const void *key, const void *val, void *ctx_)
+static int alloc_row(const void *key, const void *val, void *ctx_)
 {
 	const struct vt_alloc_key *k = key;
 	const struct vt_alloc_val *v = val;
 	struct collect_ctx *c = ctx_;
+	struct vmtrace_state *st = c->st;
 	char f1[40], f2[40], f3[40];
 	const char *kl = name_for(st, k->klass, f1, sizeof(f1), &c->unreadable, &c->err);
 	const char *me = name_for(st, k->method, f2, sizeof(f2), &c->unreadable, &c->err);
@@ -329,11 +273,12 @@ static int alloc_row(struct vmtrace_state *st, const void *key, const void *val,
 	return vt_profile_add_alloc(c->out, kl, me, si, v->count, v->bytes, v->samples);
 }
 
-static int free_row(struct vmtrace_state *st, const void *key, const void *val, void *ctx_)
+static int free_row(const void *key, const void *val, void *ctx_)
 {
 	const struct vt_pair_key *k = key;
 	const struct vt_count_val *v = val;
 	struct collect_ctx *c = ctx_;
+	struct vmtrace_state *st = c->st;
 	char f1[40];
 	const char *kl = name_for(st, k->a, f1, sizeof(f1), &c->unreadable, &c->err);
 
@@ -342,11 +287,12 @@ static int free_row(struct vmtrace_state *st, const void *key, const void *val, 
 	return v->count ? vt_profile_add_free(c->out, kl, v->count, v->bytes) : 0;
 }
 
-static int mcr_row(struct vmtrace_state *st, const void *key, const void *val, void *ctx_)
+static int mcr_row(const void *key, const void *val, void *ctx_)
 {
 	const struct vt_pair_key *k = key;
 	const struct vt_count_val *v = val;
 	struct collect_ctx *c = ctx_;
+	struct vmtrace_state *st = c->st;
 	char f1[40], f2[40];
 	const char *kl = name_for(st, k->a, f1, sizeof(f1), &c->unreadable, &c->err);
 	const char *me = name_for(st, k->b, f2, sizeof(f2), &c->unreadable, &c->err);
@@ -356,11 +302,12 @@ static int mcr_row(struct vmtrace_state *st, const void *key, const void *val, v
 	return v->count ? vt_profile_add_method_cache_reset(c->out, kl, me, v->count) : 0;
 }
 
-static int ccr_row(struct vmtrace_state *st, const void *key, const void *val, void *ctx_)
+static int ccr_row(const void *key, const void *val, void *ctx_)
 {
 	const struct vt_pair_key *k = key;
 	const struct vt_count_val *v = val;
 	struct collect_ctx *c = ctx_;
+	struct vmtrace_state *st = c->st;
 	char f1[40];
 	const char *nm = name_for(st, k->a, f1, sizeof(f1), &c->unreadable, &c->err);
 
@@ -369,11 +316,12 @@ static int ccr_row(struct vmtrace_state *st, const void *key, const void *val, v
 	return v->count ? vt_profile_add_constant_cache_reset(c->out, nm, v->count) : 0;
 }
 
-static int gsi_row(struct vmtrace_state *st, const void *key, const void *val, void *ctx_)
+static int gsi_row(const void *key, const void *val, void *ctx_)
 {
 	const struct vt_pair_key *k = key;
 	const struct vt_count_val *v = val;
 	struct collect_ctx *c = ctx_;
+	struct vmtrace_state *st = c->st;
 	char f1[40];
 	const char *rs = name_for(st, k->a, f1, sizeof(f1), &c->unreadable, &c->err);
 
@@ -382,23 +330,10 @@ static int gsi_row(struct vmtrace_state *st, const void *key, const void *val, v
 	return v->count ? vt_profile_add_global_serial_inc(c->out, rs, v->count) : 0;
 }
 
-/* One entry of a per-CPU array, merged; max_offs name the fields that are maxima. */
-static int read_percpu_entry(struct vmtrace_state *st, struct bpf_map *map, __u32 key, void *out,
-			     const size_t *max_offs, size_t nmax)
-{
-	size_t vsz = bpf_map__value_size(map);
-	int err = bpf_map_lookup_elem(bpf_map__fd(map), &key, st->vals);
-
-	if (err)
-		return err;
-	vt_percpu_merge(st->vals, vsz, st->ncpus, out, max_offs, nmax);
-	return 0;
-}
-
 static int vmtrace_collect(void *state, struct vt_profile *out)
 {
 	struct vmtrace_state *st = state;
-	struct collect_ctx c = { .out = out };
+	struct collect_ctx c = { .st = st, .out = out };
 	static const size_t stats_max[] = { offsetof(struct vt_stats, last_serial),
 					    offsetof(struct vt_stats, bus_dropped_total) };
 	static const size_t signal_max[] = { offsetof(struct vt_signal_val, latency_max_ns) };
@@ -408,26 +343,26 @@ static int vmtrace_collect(void *state, struct vt_profile *out)
 	int err;
 
 	/* everything the ring buffer holds now belongs to this collection */
-	ring_buffer__consume(st->rb);
-	if (st->pauses.err)
-		return st->pauses.err;
-
-	out->sample_period = st->sample_period;
-	err = vt_profile_set_meta(out, "vmtrace", st->probes_used, out->target, st->pid);
-	if (!err)
-		err = read_percpu_hash(st, st->skel->maps.allocs, alloc_row, &c);
-	if (!err)
-		err = read_percpu_hash(st, st->skel->maps.frees, free_row, &c);
-	if (!err)
-		err = read_percpu_hash(st, st->skel->maps.method_cache_resets, mcr_row, &c);
-	if (!err)
-		err = read_percpu_hash(st, st->skel->maps.constant_cache_resets, ccr_row, &c);
-	if (!err)
-		err = read_percpu_hash(st, st->skel->maps.global_serial_incs, gsi_row, &c);
+	err = vt_adapter_drain(&st->a);
 	if (err)
 		return err;
 
-	err = read_percpu_entry(st, st->skel->maps.stats, 0, &stats, stats_max, 2);
+	out->sample_period = st->sample_period;
+	err = vt_profile_set_meta(out, "vmtrace", st->probes_used, out->target, st->a.pid);
+	if (!err)
+		err = vt_adapter_read_hash(&st->a, st->skel->maps.allocs, alloc_row, &c);
+	if (!err)
+		err = vt_adapter_read_hash(&st->a, st->skel->maps.frees, free_row, &c);
+	if (!err)
+		err = vt_adapter_read_hash(&st->a, st->skel->maps.method_cache_resets, mcr_row, &c);
+	if (!err)
+		err = vt_adapter_read_hash(&st->a, st->skel->maps.constant_cache_resets, ccr_row, &c);
+	if (!err)
+		err = vt_adapter_read_hash(&st->a, st->skel->maps.global_serial_incs, gsi_row, &c);
+	if (err)
+		return err;
+
+	err = vt_adapter_read_entry(&st->a, st->skel->maps.stats, 0, &stats, stats_max, 2);
 	if (err)
 		return err;
 	for (int k = 0; k < VT_GC_KIND_SLOTS && k < VT_GC_KINDS; k++)
@@ -435,8 +370,8 @@ static int vmtrace_collect(void *state, struct vt_profile *out)
 	if (stats.last_serial > out->last_serial)
 		out->last_serial = stats.last_serial;
 
-	for (size_t i = 0; i < st->pauses.n; i++) {
-		const struct vt_gc_event *e = &st->pauses.v[i];
+	for (size_t i = 0; i < st->a.events.n; i++) {
+		const struct vt_gc_event *e = (const struct vt_gc_event *)st->a.events.v + i;
 		struct vt_gc_pause p = {
 			.kind = e->kind,
 			.duration_ns = e->duration_ns,
@@ -454,7 +389,7 @@ static int vmtrace_collect(void *state, struct vt_profile *out)
 	for (__u32 signo = 0; signo < VT_SIGNALS; signo++) {
 		struct vt_signal_val s;
 
-		err = read_percpu_entry(st, st->skel->maps.signals, signo, &s, signal_max, 1);
+		err = vt_adapter_read_entry(&st->a, st->skel->maps.signals, signo, &s, signal_max, 1);
 		if (err)
 			return err;
 		uint64_t hist[VT_HIST_BUCKETS] = { 0 };
@@ -469,30 +404,23 @@ static int vmtrace_collect(void *state, struct vt_profile *out)
 			return err;
 	}
 
-	for (__u32 i = 0; i < VT_LOSS__COUNT; i++) {
-		err = read_percpu_entry(st, st->skel->maps.losses, i, &losses[i], NULL, 0);
-		if (err)
-			return err;
-	}
+	err = vt_adapter_read_counters(&st->a, st->skel->maps.losses, VT_LOSS__COUNT, losses);
+	if (err)
+		return err;
 	losses[VT_LOSS_STR_UNREADABLE] += c.unreadable;
 	losses[VT_LOSS_BUS_DROPPED] += stats.bus_dropped_total;
-	for (int i = 0; i < VT_LOSS__COUNT; i++) {
-		err = vt_profile_add_lost(out, loss_names[i], losses[i]);
-		if (err)
-			return err;
-	}
-	return 0;
+	return vt_adapter_add_losses(out, loss_names, losses, 0, VT_LOSS__COUNT);
 }
 
 static int vmtrace_poll(void *state, int timeout_ms)
 {
 	struct vmtrace_state *st = state;
-	int n = ring_buffer__poll(st->rb, timeout_ms);
+	int n = ring_buffer__poll(st->a.rb, timeout_ms);
 
 	drain_unresolved(st);
 	if (n < 0)
 		return n;
-	return st->pauses.err;
+	return st->a.events.err;
 }
 
 static void vmtrace_close(void *state)
@@ -503,17 +431,11 @@ static void vmtrace_close(void *state)
 		return;
 	/* sample__armed first, the reverse of attaching: the target is exact
 	 * again before the counting programs go */
-	for (size_t i = st->nlinks; i-- > 0;)
-		bpf_link__destroy(st->links[i]);
-	free(st->links);
-	ring_buffer__free(st->rb);
+	vt_adapter_release(&st->a);
 	vmtrace_bpf__destroy(st->skel);
 	if (st->mem_fd >= 0)
 		close(st->mem_fd);
 	cache_free(&st->names);
-	free(st->pauses.v);
-	free(st->keys);
-	free(st->vals);
 	free(st);
 }
 
@@ -522,40 +444,6 @@ struct probe_prog {
 	const char *probe;
 	struct bpf_program *prog;
 };
-
-static bool permission_error(int err)
-{
-	return err == -EPERM || err == -EACCES;
-}
-
-static void say_not_permitted(char *errbuf, size_t errlen)
-{
-	snprintf(errbuf, errlen, "BPF not permitted (run as root or with CAP_BPF+CAP_PERFMON)");
-}
-
-static int attach_one(struct vmtrace_state *st, struct bpf_program *prog, const char *path,
-		      const char *probe, char *errbuf, size_t errlen)
-{
-	struct bpf_link *link;
-	struct bpf_link **links;
-	int err;
-
-	links = realloc(st->links, (st->nlinks + 1) * sizeof(*links));
-	if (!links)
-		return -ENOMEM;
-	st->links = links;
-	link = bpf_program__attach_usdt(prog, st->pid, path, PROVIDER, probe, NULL);
-	err = libbpf_get_error(link);
-	if (err) {
-		if (permission_error(err))
-			say_not_permitted(errbuf, errlen);
-		else
-			snprintf(errbuf, errlen, "cannot attach %s in %s: %s", probe, path, strerror(-err));
-		return err;
-	}
-	st->links[st->nlinks++] = link;
-	return 0;
-}
 
 static void note_used(struct vmtrace_state *st, const char *probe)
 {
@@ -601,31 +489,26 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 {
 	struct vmtrace_state *st;
 	uint32_t entries = opts->map_entries ? opts->map_entries : VT_DEFAULT_MAP_ENTRIES;
-	size_t max_vsz, max_ksz;
 	int err;
 
 	*state = NULL;
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
-	st->pid = opts->pid;
 	st->mem_fd = -1;
 	st->sample_period = opts->sample_period;
-	st->ncpus = libbpf_num_possible_cpus();
-	if (st->ncpus <= 0) {
-		err = st->ncpus ? st->ncpus : -EINVAL;
-		snprintf(errbuf, errlen, "cannot count the CPUs: %s", strerror(-err));
+	err = vt_adapter_init(&st->a, PROVIDER, "", opts->pid, sizeof(struct vt_gc_event),
+			      errbuf, errlen);
+	if (err)
 		goto fail;
-	}
 
 	st->skel = vmtrace_bpf__open();
 	if (!st->skel) {
-		err = errno ? -errno : -EINVAL;
-		snprintf(errbuf, errlen, "cannot open the BPF object: %s", strerror(-err));
+		err = vt_adapter_open_failed(errbuf, errlen);
 		goto fail;
 	}
 	set_pid_filter(st->skel, opts->pid);
-	st->skel->rodata->nr_cpus = (__u32)st->ncpus;
+	st->skel->rodata->nr_cpus = (__u32)st->a.ncpus;
 	struct bpf_map *counting[] = { st->skel->maps.allocs, st->skel->maps.frees,
 				       st->skel->maps.method_cache_resets,
 				       st->skel->maps.constant_cache_resets,
@@ -637,24 +520,15 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 
 	err = vmtrace_bpf__load(st->skel);
 	if (err) {
-		if (permission_error(err))
-			say_not_permitted(errbuf, errlen);
-		else
-			snprintf(errbuf, errlen, "cannot load the BPF programs: %s", strerror(-err));
+		vt_adapter_load_failed(err, errbuf, errlen);
 		goto fail;
 	}
 
-	/* batch buffers: the largest per-CPU value of a hash map or array */
-	max_vsz = vt_percpu_stride(sizeof(struct vt_signal_val)) * (size_t)st->ncpus;
-	max_ksz = sizeof(struct vt_alloc_key);
-	st->vals = malloc(max_vsz * BATCH_ROWS);
-	st->keys = malloc(max_ksz * BATCH_ROWS);
-	st->rb = ring_buffer__new(bpf_map__fd(st->skel->maps.gc_events), on_gc_event, st, NULL);
-	if (!st->vals || !st->keys || !st->rb) {
-		err = -ENOMEM;
-		snprintf(errbuf, errlen, "out of memory");
+	/* batch buffers: the largest key, and the largest value of a hash map or array */
+	err = vt_adapter_buffers(&st->a, sizeof(struct vt_alloc_key), sizeof(struct vt_signal_val),
+				 st->skel->maps.gc_events, on_gc_event, st, errbuf, errlen);
+	if (err)
 		goto fail;
-	}
 
 	const struct probe_prog table[] = {
 		{ "object__alloc", st->skel->progs.on_alloc },
@@ -698,13 +572,13 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 		for (size_t t = 0; t < ntable; t++) {
 			if (strcmp(table[t].probe, p->name) != 0)
 				continue;
-			err = attach_one(st, table[t].prog, p->path, p->name, errbuf, errlen);
+			err = vt_adapter_attach(&st->a, table[t].prog, p->path, p->name, 0, errbuf, errlen);
 			if (err)
 				goto fail;
 			note_used(st, p->name);
 		}
 	}
-	if (st->nlinks == 0) {
+	if (st->a.nlinks == 0) {
 		err = -ENOENT;
 		snprintf(errbuf, errlen, "pid %d has no vmtrace probes that vmtrace counts", (int)opts->pid);
 		goto fail;
@@ -740,8 +614,8 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 				       strcmp(pl->v[j].path, p->path) == 0;
 			if (seen)
 				continue;
-			err = attach_one(st, st->skel->progs.on_sample_armed, p->path, p->name,
-					 errbuf, errlen);
+			err = vt_adapter_attach(&st->a, st->skel->progs.on_sample_armed, p->path,
+						p->name, 0, errbuf, errlen);
 			if (err)
 				goto fail;
 			note_used(st, p->name);

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# install_test.sh BUILD_DIR VMTRACE_D: install the build into a scratch
+# prefix and build hosts against it three ways (pkg-config shared,
+# find_package shared and static). Each must run, and each module that holds
+# the sites (libvmtrace.so, or the static host itself) must carry every probe
+# of VMTRACE_D with a semaphore.
+set -euo pipefail
+build=$1 dfile=$2
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "install test: $*" >&2; exit 1; }
+
+cmake --install "$build" --prefix "$work/prefix" >/dev/null
+prefix=$work/prefix
+libdir=$(find "$prefix" -name 'libvmtrace.so' -printf '%h\n' | head -n1)
+[ -n "$libdir" ] || fail "no libvmtrace.so under the install prefix"
+for f in include/vmtrace/vmtrace.h include/vmtrace/bus.h; do
+	[ -f "$prefix/$f" ] || fail "$f is not installed"
+done
+[ -f "$libdir/libvmtrace.a" ] || fail "libvmtrace.a is not installed"
+[ -f "$libdir/pkgconfig/vmtrace.pc" ] || fail "vmtrace.pc is not installed"
+[ -f "$libdir/cmake/vmtrace/vmtraceConfig.cmake" ] || fail "the CMake package config is not installed"
+
+# every probe of the .d file, with a non-zero semaphore, in module $1
+probes_of() {
+	readelf -n "$1" | awk '
+		/Name:/ { name = $2 }
+		/Semaphore:/ { if ($NF ~ /^0x0*[1-9a-fA-F]/) print name }' | sort -u
+}
+expected=$(grep -oE 'probe +[a-z_]+' "$dfile" | awk '{ print $2 }' | sort -u)
+check_probes() {
+	local got
+	got=$(probes_of "$1")
+	[ "$got" = "$expected" ] || fail "$1: probes with semaphores differ from $(basename "$dfile"): $(diff <(echo "$expected") <(echo "$got") | tr '\n' ' ')"
+}
+
+# pkg-config, shared
+export PKG_CONFIG_PATH=$libdir/pkgconfig
+cc -std=c11 -Wall -Werror "$here/host.c" $(pkg-config --cflags --libs vmtrace) -Wl,-rpath,"$libdir" -o "$work/host_pc"
+[ "$("$work/host_pc")" = "enabled=0" ] || fail "the pkg-config host did not run untraced"
+check_probes "$libdir/libvmtrace.so"
+
+# find_package, shared and static
+mkdir "$work/src"
+cp "$here/host.c" "$work/src/host.c"
+cp "$here/CMakeLists.host.txt" "$work/src/CMakeLists.txt"
+cmake -S "$work/src" -B "$work/hostbuild" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$work/hostbuild" >/dev/null
+[ "$("$work/hostbuild/host_shared")" = "enabled=0" ] || fail "the find_package shared host did not run"
+[ "$("$work/hostbuild/host_static")" = "enabled=0" ] || fail "the find_package static host did not run"
+check_probes "$work/hostbuild/host_static"
+ldd "$work/hostbuild/host_static" | grep -q libvmtrace && fail "host_static still needs libvmtrace.so"
+echo "install test: headers, libraries, vmtrace.pc and the CMake package work; probes present in libvmtrace.so and the static host"

@@ -14,9 +14,8 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/usdt.bpf.h>
+#include "common.bpf.h"
 #include "python_maps.h"
-
-#define EEXIST 17
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -66,27 +65,12 @@ struct {
 
 static __always_inline void add(__u32 slot, __u64 n)
 {
-	__u64 *v = bpf_map_lookup_elem(&counters, &slot);
-
-	if (v)
-		*v += n;
+	vt_count(&counters, slot, n);
 }
 
 static __always_inline void copy_str(char *dst, __u32 size, const char *src)
 {
-	long n;
-	char next;
-
-	if (!src)
-		return;
-	n = bpf_probe_read_user_str(dst, size, src);
-	if (n < 0) {
-		dst[0] = '\0';
-		add(VT_PY_L_UNREADABLE, 1);
-		return;
-	}
-	if (n == size && (bpf_probe_read_user(&next, 1, src + size - 1) || next != '\0'))
-		add(VT_PY_L_TRUNCATED, 1);
+	vt_copy_str(dst, size, src, &counters, VT_PY_L_UNREADABLE, VT_PY_L_TRUNCATED);
 }
 
 static __always_inline void count_func(const char *file, const char *func, bool entry)
@@ -94,23 +78,18 @@ static __always_inline void count_func(const char *file, const char *func, bool 
 	__u32 zero = 0;
 	struct vt_py_func_key *key = bpf_map_lookup_elem(&scratch, &zero);
 	struct vt_py_func_val init = {}, *v;
-	long err;
+	enum vt_got got;
 
 	if (!key)
 		return;
 	__builtin_memset(key, 0, sizeof(*key));
 	copy_str(key->file, sizeof(key->file), file);
 	copy_str(key->func, sizeof(key->func), func);
-	v = bpf_map_lookup_elem(&funcs, key);
+	v = vt_get_or_insert(&funcs, key, &init, &got);
 	if (!v) {
-		err = bpf_map_update_elem(&funcs, key, &init, BPF_NOEXIST);
-		if (err && err != -EEXIST) {
+		if (got == VT_GOT_REFUSED)
 			add(VT_PY_L_MAP_FULL, 1);
-			return;
-		}
-		v = bpf_map_lookup_elem(&funcs, key);
-		if (!v)
-			return;
+		return;
 	}
 	if (entry)
 		v->entries++;
@@ -121,7 +100,7 @@ static __always_inline void count_func(const char *file, const char *func, bool 
 SEC("usdt")
 int BPF_USDT(py_function_entry, const char *file, const char *func)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 tid = vt_tid();
 	__s64 one = 1, *d;
 
 	add(VT_PY_C_ENTRIES, 1);
@@ -137,7 +116,7 @@ int BPF_USDT(py_function_entry, const char *file, const char *func)
 SEC("usdt")
 int BPF_USDT(py_function_return, const char *file, const char *func)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 tid = vt_tid();
 	__s64 *d;
 
 	add(VT_PY_C_RETURNS, 1);
@@ -153,7 +132,7 @@ int BPF_USDT(py_function_return, const char *file, const char *func)
 SEC("usdt")
 int BPF_USDT(py_gc_start, int generation)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 tid = vt_tid();
 	struct vt_py_gc_start s = {
 		.start = bpf_ktime_get_ns(),
 		.generation = generation,
@@ -167,7 +146,7 @@ int BPF_USDT(py_gc_start, int generation)
 SEC("usdt")
 int BPF_USDT(py_gc_done, long collected)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 tid = vt_tid();
 	__u64 now = bpf_ktime_get_ns();
 	struct vt_py_gc_start *s = bpf_map_lookup_elem(&gc_start, &tid);
 	struct vt_py_gc_event *e;

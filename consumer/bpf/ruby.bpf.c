@@ -22,9 +22,8 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/usdt.bpf.h>
+#include "common.bpf.h"
 #include "ruby_maps.h"
-
-#define EEXIST 17
 
 /* Set before load: false when --no-methods left the method probes out. */
 const volatile bool track_methods = true;
@@ -83,51 +82,33 @@ struct {
 
 static __always_inline void add(__u32 slot, __u64 n)
 {
-	__u64 *v = bpf_map_lookup_elem(&counters, &slot);
-
-	if (v)
-		*v += n;
+	vt_count(&counters, slot, n);
 }
 
-/* Copy the NUL-terminated user string at src into dst[size]. A NULL src
- * (the runtime gave no name) leaves "". */
+/* Fields start zeroed, so a NULL src (the runtime gave no name) leaves "". */
 static __always_inline void copy_str(char *dst, __u32 size, const char *src)
 {
-	long n;
-	char next;
-
-	if (!src)
-		return;
-	n = bpf_probe_read_user_str(dst, size, src);
-	if (n < 0) {
-		dst[0] = '\0';
-		add(VT_RB_L_UNREADABLE, 1);
-		return;
-	}
-	/* n == size: it filled the field; it was cut unless it ends right there */
-	if (n == size && (bpf_probe_read_user(&next, 1, src + size - 1) || next != '\0'))
-		add(VT_RB_L_TRUNCATED, 1);
+	vt_copy_str(dst, size, src, &counters, VT_RB_L_UNREADABLE, VT_RB_L_TRUNCATED);
 }
 
 static __always_inline struct vt_rb_thread *thread_get(bool create)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 tid = vt_tid();
 	struct vt_rb_thread *t = bpf_map_lookup_elem(&threads, &tid);
 	__u32 zero = 0;
 	struct vt_rb_thread *empty;
-	long err;
+	enum vt_got got;
 
 	if (t || !create)
 		return t;
+	/* looked up only here: most events find their thread */
 	empty = bpf_map_lookup_elem(&empty_thread, &zero);
 	if (!empty)
 		return NULL;
-	err = bpf_map_update_elem(&threads, &tid, empty, BPF_NOEXIST);
-	if (err && err != -EEXIST) {
+	t = vt_insert(&threads, &tid, empty, &got);
+	if (got == VT_GOT_REFUSED)
 		add(VT_RB_L_THREADS_FULL, 1);
-		return NULL;
-	}
-	return bpf_map_lookup_elem(&threads, &tid);
+	return t;
 }
 
 SEC("usdt")
@@ -220,6 +201,16 @@ static __always_inline struct vt_rb_alloc_key *new_key(void)
 	return key;
 }
 
+/* The rest of every allocation probe, once key->klass is set: the site, the
+ * innermost Ruby method, and one count under the whole key. */
+static __always_inline void finish_alloc(struct vt_rb_alloc_key *key, const char *file, int line)
+{
+	copy_str(key->file, sizeof(key->file), file);
+	key->line = line;
+	set_method(key);
+	count_alloc(key);
+}
+
 SEC("usdt")
 int BPF_USDT(rb_object_create, const char *klass, const char *file, int line)
 {
@@ -229,10 +220,7 @@ int BPF_USDT(rb_object_create, const char *klass, const char *file, int line)
 	if (!key)
 		return 0;
 	copy_str(key->klass, sizeof(key->klass), klass);
-	copy_str(key->file, sizeof(key->file), file);
-	key->line = line;
-	set_method(key);
-	count_alloc(key);
+	finish_alloc(key, file, line);
 	return 0;
 }
 
@@ -252,10 +240,7 @@ int BPF_USDT(rb_builtin_create, long length, const char *file, int line)
 		__builtin_memcpy(key->klass, "Array", 6);
 	else
 		__builtin_memcpy(key->klass, "Hash", 5);
-	copy_str(key->file, sizeof(key->file), file);
-	key->line = line;
-	set_method(key);
-	count_alloc(key);
+	finish_alloc(key, file, line);
 	return 0;
 }
 
@@ -263,20 +248,17 @@ int BPF_USDT(rb_builtin_create, long length, const char *file, int line)
 SEC("usdt")
 int BPF_USDT(rb_gc_begin)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 tid = vt_tid();
 	__u64 phase = bpf_usdt_cookie(ctx);
 	struct vt_rb_gc_start fresh = {}, *s;
+	enum vt_got got;
 
 	if (phase >= VT_RB_GC_PHASES)
 		return 0;
-	s = bpf_map_lookup_elem(&gc_start, &tid);
+	s = vt_get_or_insert(&gc_start, &tid, &fresh, &got);
 	if (!s) {
-		bpf_map_update_elem(&gc_start, &tid, &fresh, BPF_NOEXIST);
-		s = bpf_map_lookup_elem(&gc_start, &tid);
-		if (!s) {
-			add(VT_RB_L_GC_UNPAIRED, 1);
-			return 0;
-		}
+		add(VT_RB_L_GC_UNPAIRED, 1);
+		return 0;
 	}
 	s->start[phase] = bpf_ktime_get_ns();
 	return 0;
@@ -285,7 +267,7 @@ int BPF_USDT(rb_gc_begin)
 SEC("usdt")
 int BPF_USDT(rb_gc_end)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 tid = vt_tid();
 	__u64 phase = bpf_usdt_cookie(ctx), now = bpf_ktime_get_ns(), start;
 	struct vt_rb_gc_start *s;
 	struct vt_rb_gc_event *e;

@@ -23,6 +23,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
 
+#include "common.bpf.h"
 #include "vmtrace_maps.h"
 
 /* Set before load (skeleton rodata). */
@@ -31,48 +32,24 @@ const volatile bool targ_use_ns = false; /* vmtrace runs in a child pid namespac
 const volatile __u64 targ_ns_dev = 0, targ_ns_ino = 0;
 const volatile __u32 nr_cpus = 1;
 
-/* Hash maps are not preallocated: preallocating 16384 per-CPU elements per
- * map costs tens of milliseconds at attach, and elements are only ever
- * allocated for a new key (rare); updates of existing keys are in place. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, VT_DEFAULT_MAP_ENTRIES);
-	__type(key, struct vt_alloc_key);
-	__type(value, struct vt_alloc_val);
-} allocs SEC(".maps");
+/* A per-CPU counting map. Hash maps are not preallocated: preallocating
+ * 16384 per-CPU elements per map costs tens of milliseconds at attach, and
+ * elements are only ever allocated for a new key (rare); updates of existing
+ * keys are in place. */
+#define VT_COUNT_MAP(name, key_type, value_type)                \
+	struct {                                                \
+		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);         \
+		__uint(map_flags, BPF_F_NO_PREALLOC);           \
+		__uint(max_entries, VT_DEFAULT_MAP_ENTRIES);    \
+		__type(key, key_type);                          \
+		__type(value, value_type);                      \
+	} name SEC(".maps")
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, VT_DEFAULT_MAP_ENTRIES);
-	__type(key, struct vt_pair_key);
-	__type(value, struct vt_count_val);
-} frees SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, VT_DEFAULT_MAP_ENTRIES);
-	__type(key, struct vt_pair_key);
-	__type(value, struct vt_count_val);
-} method_cache_resets SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, VT_DEFAULT_MAP_ENTRIES);
-	__type(key, struct vt_pair_key);
-	__type(value, struct vt_count_val);
-} constant_cache_resets SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, VT_DEFAULT_MAP_ENTRIES);
-	__type(key, struct vt_pair_key);
-	__type(value, struct vt_count_val);
-} global_serial_incs SEC(".maps");
+VT_COUNT_MAP(allocs, struct vt_alloc_key, struct vt_alloc_val);
+VT_COUNT_MAP(frees, struct vt_pair_key, struct vt_count_val);
+VT_COUNT_MAP(method_cache_resets, struct vt_pair_key, struct vt_count_val);
+VT_COUNT_MAP(constant_cache_resets, struct vt_pair_key, struct vt_count_val);
+VT_COUNT_MAP(global_serial_incs, struct vt_pair_key, struct vt_count_val);
 
 /* pointer -> string, shared by all CPUs; read once per pointer */
 struct {
@@ -136,11 +113,7 @@ struct {
 
 static __always_inline void lose(enum vt_loss what)
 {
-	__u32 key = what;
-	__u64 *n = bpf_map_lookup_elem(&losses, &key);
-
-	if (n)
-		*n += 1;
+	vt_count(&losses, what, 1);
 }
 
 static __always_inline struct vt_stats *my_stats(void)
@@ -206,22 +179,28 @@ static __noinline int resolve_name(__u64 ptr)
 	return 0;
 }
 
-/* The value for key in a per-CPU counting map, created (zeroed) on first
- * sight; *fresh tells the caller to resolve the key's names. NULL when the
- * map is full. */
-static __always_inline void *counter(void *map, const void *key, const void *zero, bool *fresh)
+/* Count one event under (a, b) in a pair-keyed counting map, created
+ * (zeroed) on first sight, when its names are read; b == 0 names nothing.
+ * NULL, with `full` lost, when the map has no room. */
+static __always_inline struct vt_count_val *count_pair(void *map, __u64 a, __u64 b, enum vt_loss full)
 {
-	void *v = bpf_map_lookup_elem(map, key);
-	long err;
+	static const struct vt_count_val zero;
+	struct vt_pair_key key = { a, b };
+	struct vt_count_val *v;
+	enum vt_got got;
 
-	*fresh = false;
-	if (v)
-		return v;
-	err = bpf_map_update_elem(map, key, zero, BPF_NOEXIST);
-	if (err && err != -EEXIST)
+	v = vt_get_or_insert(map, &key, &zero, &got);
+	if (!v) {
+		lose(full);
 		return NULL;
-	*fresh = !err;
-	return bpf_map_lookup_elem(map, key);
+	}
+	if (got == VT_GOT_NEW) {
+		resolve_name(a);
+		if (b)
+			resolve_name(b);
+	}
+	v->count += 1;
+	return v;
 }
 
 SEC("usdt")
@@ -231,16 +210,16 @@ int BPF_USDT(on_alloc, void *klass, void *method, __u64 size, void *site, __u64 
 	struct vt_alloc_key key = { (__u64)klass, (__u64)method, (__u64)site };
 	struct vt_alloc_val *v;
 	struct vt_stats *st;
-	bool fresh;
+	enum vt_got got;
 
 	if (!in_target())
 		return 0;
-	v = counter(&allocs, &key, &zero, &fresh);
+	v = vt_get_or_insert(&allocs, &key, &zero, &got);
 	if (!v) {
 		lose(VT_LOSS_ALLOC_MAP_FULL);
 		return 0;
 	}
-	if (fresh) {
+	if (got == VT_GOT_NEW) {
 		resolve_name(key.klass);
 		resolve_name(key.method);
 		resolve_name(key.site);
@@ -257,91 +236,43 @@ int BPF_USDT(on_alloc, void *klass, void *method, __u64 size, void *site, __u64 
 SEC("usdt")
 int BPF_USDT(on_free, void *klass, __u64 size)
 {
-	static const struct vt_count_val zero;
-	struct vt_pair_key key = { (__u64)klass, 0 };
 	struct vt_count_val *v;
-	bool fresh;
 
 	if (!in_target())
 		return 0;
-	v = counter(&frees, &key, &zero, &fresh);
-	if (!v) {
-		lose(VT_LOSS_FREE_MAP_FULL);
-		return 0;
-	}
-	if (fresh)
-		resolve_name(key.a);
-	v->count += 1;
-	v->bytes += size;
+	v = count_pair(&frees, (__u64)klass, 0, VT_LOSS_FREE_MAP_FULL);
+	if (v)
+		v->bytes += size;
 	return 0;
 }
 
 SEC("usdt")
 int BPF_USDT(on_method_cache_reset, void *klass, void *method, __u64 serial)
 {
-	static const struct vt_count_val zero;
-	struct vt_pair_key key = { (__u64)klass, (__u64)method };
-	struct vt_count_val *v;
-	bool fresh;
-
-	if (!in_target())
-		return 0;
-	v = counter(&method_cache_resets, &key, &zero, &fresh);
-	if (!v) {
-		lose(VT_LOSS_MCR_MAP_FULL);
-		return 0;
-	}
-	if (fresh) {
-		resolve_name(key.a);
-		resolve_name(key.b);
-	}
-	v->count += 1;
+	if (in_target())
+		count_pair(&method_cache_resets, (__u64)klass, (__u64)method, VT_LOSS_MCR_MAP_FULL);
 	return 0;
 }
 
 SEC("usdt")
 int BPF_USDT(on_constant_cache_reset, void *name, __u64 serial)
 {
-	static const struct vt_count_val zero;
-	struct vt_pair_key key = { (__u64)name, 0 };
-	struct vt_count_val *v;
-	bool fresh;
-
-	if (!in_target())
-		return 0;
-	v = counter(&constant_cache_resets, &key, &zero, &fresh);
-	if (!v) {
-		lose(VT_LOSS_CCR_MAP_FULL);
-		return 0;
-	}
-	if (fresh)
-		resolve_name(key.a);
-	v->count += 1;
+	if (in_target())
+		count_pair(&constant_cache_resets, (__u64)name, 0, VT_LOSS_CCR_MAP_FULL);
 	return 0;
 }
 
 SEC("usdt")
 int BPF_USDT(on_global_serial_inc, __u64 serial, void *reason)
 {
-	static const struct vt_count_val zero;
-	struct vt_pair_key key = { (__u64)reason, 0 };
-	struct vt_count_val *v;
 	struct vt_stats *st;
-	bool fresh;
 
 	if (!in_target())
 		return 0;
 	st = my_stats();
 	if (st && serial > st->last_serial)
 		st->last_serial = serial;
-	v = counter(&global_serial_incs, &key, &zero, &fresh);
-	if (!v) {
-		lose(VT_LOSS_GSI_MAP_FULL);
-		return 0;
-	}
-	if (fresh)
-		resolve_name(key.a);
-	v->count += 1;
+	count_pair(&global_serial_incs, (__u64)reason, 0, VT_LOSS_GSI_MAP_FULL);
 	return 0;
 }
 
@@ -349,7 +280,7 @@ SEC("usdt")
 int BPF_USDT(on_gc_begin, int kind, __u64 heap_bytes)
 {
 	struct vt_gc_start start = { .start_ns = bpf_ktime_get_ns(), .kind = kind };
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 tid = vt_tid();
 
 	if (!in_target())
 		return 0;
@@ -378,7 +309,7 @@ SEC("usdt")
 int BPF_USDT(on_gc_end, int kind, __u64 heap_bytes)
 {
 	__u64 now = bpf_ktime_get_ns();
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 tid = vt_tid();
 	struct vt_gc_start *start;
 	struct vt_gc_event *ev;
 	struct vt_stats *st;

@@ -137,6 +137,8 @@ int vt_cmd_record(int argc, char **argv)
 	fprintf(stderr, "vmtrace: recording pid %d (%s probes: %s)%s\n", (int)s.target.pid,
 		s.rt->name, so.sample_period ? "sampled" : "exact",
 		duration > 0 ? "" : "; Ctrl-C to stop");
+	if (s.spawn_note)
+		fprintf(stderr, "vmtrace: %s: %s\n", s.rt->name, s.spawn_note);
 
 	switch (vt_session_wait(&s, duration > 0 ? (int)(duration * 1000) : -1)) {
 	case VT_WAIT_EXITED:

@@ -40,6 +40,8 @@ struct vt_runtime {
 	 * the live target) and take them in. `record` and `top` call it in their
 	 * loop. 0 or a negative errno (-EINTR when a signal arrived). */
 	int (*poll)(void *state, int timeout_ms);
+	/* Optional: "NAME=VALUE" (*env, NULL: none; owned by state) to set in a spawned command before exec, and why (*note) */
+	int (*spawn_env)(void *state, const char **env, const char **note, char *err, size_t errlen);
 };
 
 /* The adapter whose provider has probes in the list (vmtrace first), or

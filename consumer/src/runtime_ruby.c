@@ -10,9 +10,11 @@
  * (bpf/ruby.bpf.c); cmethod__* are left out so C methods (Class#new, ...)
  * never replace the Ruby method that called them. Since Ruby 2.5 these two
  * probes fire only while some TracePoint on :call/:return is enabled in the
- * process (Ruby bug #14582); when they stay silent the allocations are
- * counted with no method and the loss row below says why. --no-methods
- * leaves them out: class and site only, no trap per call.
+ * process (Ruby bug #14582): a command vmtrace starts gets one through
+ * RUBYOPT (ruby_spawn_env); a process attached by pid has to enable one
+ * itself, and when the probes stay silent the allocations are counted with
+ * no method and the loss row below says why. --no-methods leaves them out:
+ * class and site only, no trap per call.
  *
  * GC: the profile's kind 0 is Ruby's mark phase (gc__mark__begin/end) and
  * kind 1 its sweep phase (gc__sweep__begin/end); gc_collections[0] counts
@@ -20,9 +22,12 @@
  * sweeping runs several per cycle). Each completed phase is one pause.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <bpf/libbpf.h>
 
@@ -50,6 +55,8 @@ struct ruby_state {
 	struct ruby_bpf *skel;
 	bool methods;
 	char probes_used[512];
+	char tracepoint_rb[PATH_MAX]; /* the file RUBYOPT loads, "" when none */
+	char *rubyopt;                /* "RUBYOPT=...", for a spawned command */
 };
 
 static int on_gc_event(void *ctx, void *data, size_t size)
@@ -130,7 +137,8 @@ static int ruby_collect(void *state, struct vt_profile *out)
 	/* Ruby >= 2.5 fires method__entry only under a TracePoint(:call) */
 	if (st->methods)
 		err = vt_profile_add_lost(out, "allocations with method probes silent "
-					  "(the target needs a TracePoint on :call, :return)",
+					  "(the target needs a TracePoint on :call, :return: "
+					  "start it with vmtrace record -- ruby, or see docs/runtimes.md)",
 					  c[VT_RB_C_METHOD_ENTRIES] ? 0 : c[VT_RB_C_ALLOCS]);
 	return err;
 }
@@ -150,6 +158,9 @@ static void ruby_close(void *state)
 		return;
 	vt_adapter_release(&st->a);
 	ruby_bpf__destroy(st->skel);
+	if (st->tracepoint_rb[0])
+		unlink(st->tracepoint_rb); /* Ruby removes it once loaded; not if it never was */
+	free(st->rubyopt);
 	free(st);
 }
 
@@ -249,6 +260,80 @@ fail:
 	return err < 0 ? err : -EINVAL;
 }
 
+/* Write the file RUBYOPT loads into the spawned ruby: it enables an empty
+ * TracePoint on :call/:return, so method__entry/return fire from the first
+ * Ruby-level call, puts RUBYOPT back as vmtrace found it (the command's own
+ * children neither pay for the TracePoint nor look for the file), and
+ * removes itself. */
+static int write_tracepoint_rb(FILE *f, const char *old_rubyopt)
+{
+	fputs("# vmtrace record: Ruby fires method__entry/method__return only while a\n"
+	      "# TracePoint on :call/:return is enabled (Ruby bug #14582)\n"
+	      "TracePoint.new(:call, :return) {}.enable\n", f);
+	if (old_rubyopt) {
+		fputs("ENV[\"RUBYOPT\"] = '", f);
+		for (const char *c = old_rubyopt; *c; c++) {
+			if (*c == '\\' || *c == '\'')
+				fputc('\\', f);
+			fputc(*c, f);
+		}
+		fputs("'\n", f);
+	} else {
+		fputs("ENV.delete(\"RUBYOPT\")\n", f);
+	}
+	fputs("File.delete(__FILE__) rescue nil\n", f);
+	return ferror(f) ? -EIO : 0;
+}
+
+static int ruby_spawn_env(void *state, const char **env, const char **note, char *errbuf,
+			  size_t errlen)
+{
+	struct ruby_state *st = state;
+	const char *old = getenv("RUBYOPT"), *dir = getenv("TMPDIR");
+	FILE *f;
+	int fd, err;
+
+	*env = NULL;
+	*note = NULL;
+	if (!st->methods)
+		return 0;
+	/* RUBYOPT splits at white space */
+	if (!dir || !*dir || dir[strcspn(dir, " \t\n\v\f\r")])
+		dir = "/tmp";
+	snprintf(st->tracepoint_rb, sizeof(st->tracepoint_rb), "%s/vmtrace-tracepoint-XXXXXX.rb", dir);
+	fd = mkstemps(st->tracepoint_rb, 3);
+	if (fd < 0) {
+		err = -errno;
+		snprintf(errbuf, errlen, "ruby: cannot create the TracePoint file in %s: %s "
+			 "(set TMPDIR, or use --no-methods)", dir, strerror(-err));
+		st->tracepoint_rb[0] = '\0';
+		return err;
+	}
+	fchmod(fd, 0600);
+	f = fdopen(fd, "w");
+	if (!f) {
+		err = -errno;
+		close(fd);
+	} else {
+		err = write_tracepoint_rb(f, old);
+		if (fclose(f) && !err)
+			err = -errno;
+	}
+	if (!err && asprintf(&st->rubyopt, "RUBYOPT=%s%s-r %s", old ? old : "",
+			     old && *old ? " " : "", st->tracepoint_rb) < 0) {
+		st->rubyopt = NULL;
+		err = -ENOMEM;
+	}
+	if (err) {
+		snprintf(errbuf, errlen, "ruby: cannot write %s: %s", st->tracepoint_rb, strerror(-err));
+		return err;
+	}
+	*env = st->rubyopt;
+	*note = "enabled a TracePoint in the spawned process so its method probes fire "
+		"(--no-methods: class and site only)";
+	return 0;
+}
+
 const struct vt_runtime vt_runtime_ruby = {
 	.name = "ruby",
 	.provider = PROVIDER,
@@ -256,4 +341,5 @@ const struct vt_runtime vt_runtime_ruby = {
 	.collect = ruby_collect,
 	.close = ruby_close,
 	.poll = ruby_poll,
+	.spawn_env = ruby_spawn_env,
 };

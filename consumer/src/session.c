@@ -169,7 +169,14 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 	if (r)
 		return r;
 
-	r = vt_target_release(&s->target, err, errlen);
+	const char *env[2] = { NULL, NULL };
+
+	if (s->target.spawned && s->rt->spawn_env) {
+		r = s->rt->spawn_env(s->state, &env[0], &s->spawn_note, err, errlen);
+		if (r)
+			return r;
+	}
+	r = vt_target_release(&s->target, env, err, errlen);
 	if (r)
 		return r;
 	clock_gettime(CLOCK_MONOTONIC, &s->started);
@@ -241,6 +248,7 @@ void vt_session_close(struct vt_session *s)
 	if (s->rt && s->state)
 		s->rt->close(s->state);
 	s->state = NULL;
+	s->spawn_note = NULL;
 	vt_target_close(&s->target);
 	vt_usdt_list_free(&s->probes);
 	free(s->cmdline);

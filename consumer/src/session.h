@@ -29,6 +29,7 @@ struct vt_session {
 	const struct vt_runtime *rt;
 	void *state;
 	char *cmdline;
+	const char *spawn_note;    /* what the adapter changed in a spawned command, or NULL */
 	struct timespec started;   /* when the probes went live */
 };
 

@@ -17,8 +17,10 @@
  *     inserts the breakpoints and bumps the semaphores (uprobe ref_ctr) in
  *     that mapping, before any code in it can run. The pid stays the same
  *     across exec.
- *  4. The parent closes the pipe: the child execs (a failed exec is reported
- *     back through a close-on-exec pipe).
+ *  4. The parent writes a byte, and any environment entries the adapter
+ *     asked for (runtime.h, spawn_env), then closes the pipe: the child sets
+ *     them and execs (a failed exec is reported back through a
+ *     close-on-exec pipe).
  *
  * No ptrace: the child is an ordinary child, so tracing it needs nothing
  * beyond what attaching to any pid needs, and a debugger can still attach.
@@ -117,6 +119,38 @@ static char *find_program(const char *argv0)
 	return NULL;
 }
 
+/* In the held-back child, after the release byte: "NAME=VALUE" strings,
+ * each NUL-terminated, until EOF; set each before exec. The parent is
+ * single-threaded when it forks, so malloc is safe here. */
+static int apply_env(int fd)
+{
+	size_t len = 0, cap = 0;
+	char *buf = NULL;
+	ssize_t n;
+
+	for (;;) {
+		if (len == cap) {
+			char *nb = realloc(buf, cap = cap ? 2 * cap : 4096);
+
+			if (!nb)
+				return -1;
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	for (size_t i = 0; i < len; i += strlen(buf + i) + 1)
+		if (!memchr(buf + i, '\0', len - i) || putenv(buf + i) != 0)
+			return -1;
+	return 0; /* buf stays: putenv keeps the strings */
+}
+
 int vt_target_spawn(struct vt_target *t, char *const argv[], char *err, size_t errlen)
 {
 	int go[2], exec_err[2];
@@ -164,6 +198,8 @@ int vt_target_spawn(struct vt_target *t, char *const argv[], char *err, size_t e
 			n = read(go[0], &c, 1);
 		while (n < 0 && errno == EINTR);
 		if (n != 1)
+			_exit(127);
+		if (apply_env(go[0]) < 0)
 			_exit(127);
 		execv(t->exe, argv);
 		e = errno;
@@ -308,14 +344,35 @@ int vt_target_probes(struct vt_target *t, struct vt_usdt_list *out, char *err, s
 	return 0;
 }
 
-int vt_target_release(struct vt_target *t, char *err, size_t errlen)
+/* All of buf to fd, or -1. */
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int vt_target_release(struct vt_target *t, const char *const *env, char *err, size_t errlen)
 {
 	int e = 0;
 	ssize_t n;
 
 	if (t->go_fd < 0)
 		return 0;
-	if (write(t->go_fd, "g", 1) != 1) {
+	/* the release byte, then each entry with its NUL (apply_env) */
+	int w = write_all(t->go_fd, "g", 1);
+
+	for (size_t i = 0; env && env[i] && w == 0; i++)
+		w = write_all(t->go_fd, env[i], strlen(env[i]) + 1);
+	if (w) {
 		e = errno;
 		snprintf(err, errlen, "cannot start %s: %s", t->exe, strerror(e));
 		return -e;

@@ -39,8 +39,10 @@ int vt_target_spawn(struct vt_target *t, char *const argv[], char *err, size_t e
  * loader will map for it (DT_NEEDED, resolved by the loader itself). */
 int vt_target_probes(struct vt_target *t, struct vt_usdt_list *out, char *err, size_t errlen);
 
-/* Let a spawned target exec. -errno (with err) when exec failed. */
-int vt_target_release(struct vt_target *t, char *err, size_t errlen);
+/* Let a spawned target exec, first setting env ("NAME=VALUE" strings,
+ * NULL-terminated; env may be NULL) in its environment. -errno (with err)
+ * when exec failed. */
+int vt_target_release(struct vt_target *t, const char *const *env, char *err, size_t errlen);
 
 /* Wait up to timeout_ms for the target to exit: true once it has (a
  * spawned target is reaped). A negative timeout waits for ever. */

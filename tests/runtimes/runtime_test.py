@@ -5,8 +5,8 @@ construction (workloads/allocs.rb, workloads/calls.py), records it with
 vmtrace by pid or by spawning it, and checks the report's JSON exactly.
 
 Usage: runtime_test.py VMTRACE CASE
-Cases: ruby-pid, ruby-spawn, ruby-crosscheck, ruby-silent, python-pid,
-       python-spawn. Exit 0 pass, 1 fail, 77 skip (not root).
+Cases: ruby-pid, ruby-spawn, ruby-spawn-rubyopt, ruby-spawn-no-methods,
+       ruby-crosscheck, ruby-silent, python-pid, python-spawn. Exit 0 pass, 1 fail, 77 skip (not root).
 """
 import json
 import os
@@ -114,11 +114,13 @@ def record_pid(vmtrace, argv, tmp, extra=()):
     return data, target.out
 
 
-def record_spawn(vmtrace, argv, tmp, extra=()):
+def record_spawn(vmtrace, argv, tmp, extra=(), env=None, stderr=None):
     data = os.path.join(tmp, "spawn.data")
     r = subprocess.run([vmtrace, "record", "-o", data, *extra, "--", *argv],
-                       input="go\nbye\n", capture_output=True, text=True, timeout=120)
+                       input="go\nbye\n", capture_output=True, text=True, timeout=120, env=env)
     check(r.returncode == 0, "vmtrace record -- CMD exits 0: " + r.stderr.strip()[-200:])
+    if stderr is not None:
+        stderr.extend(r.stderr.splitlines())
     # the workload shares vmtrace's stdout: keep its own lines
     return data, r.stdout.splitlines()
 
@@ -163,6 +165,70 @@ def case_ruby_spawn(vmtrace, tmp):
     check_ruby_methods(j, "ruby spawned")
     check(j["gc"]["mark"] >= 1 and j["gc"]["sweep"] >= 1,
           "ruby spawned: boot's GC cycles seen as mark and sweep phases")
+
+
+# A user's own RUBYOPT file, loaded before vmtrace's: it tells what RUBYOPT
+# the spawned ruby started with (and the mode of vmtrace's file in it), and
+# what the program itself sees at exit. Its name holds a quote and a
+# backslash, which vmtrace's file must write back exactly.
+PRELOAD_RB = """\
+m = ENV["RUBYOPT"].to_s.match(/-r (\\S*vmtrace-tracepoint-\\S*\\.rb)/)
+$stdout.puts "rubyopt at start: " + ENV["RUBYOPT"].inspect
+$stdout.puts format("tracepoint file mode: %o", File.stat(m[1]).mode & 0o7777) if m
+at_exit { $stdout.puts "rubyopt at exit: " + ENV["RUBYOPT"].inspect }
+"""
+TRACEPOINT_NOTE = ("vmtrace: ruby: enabled a TracePoint in the spawned process so its method "
+                   "probes fire (--no-methods: class and site only)")
+
+
+def spawn_with_rubyopt(vmtrace, tmp, extra):
+    """allocs.rb without --tracepoint, spawned with a RUBYOPT of its own and
+    TMPDIR in tmp; (record file, stdout lines, stderr lines, user RUBYOPT)."""
+    pre = os.path.join(tmp, "pre'opt\\.rb")
+    with open(pre, "w") as f:
+        f.write(PRELOAD_RB)
+    tmpdir = os.path.join(tmp, "tmpdir")
+    os.mkdir(tmpdir)
+    user_opt = "-W0 -r " + pre
+    env = dict(os.environ, RUBYOPT=user_opt, TMPDIR=tmpdir)
+    err = []
+    data, out = record_spawn(vmtrace, [RUBY, ALLOCS_RB], tmp, extra, env, err)
+    check(os.listdir(tmpdir) == [], f"no file left in TMPDIR: {os.listdir(tmpdir)}")
+    check(f"rubyopt at exit: {json.dumps(user_opt)}" in out,
+          "the program sees the user's RUBYOPT, exactly (quote and backslash kept)")
+    return data, out, err, user_opt
+
+
+def case_ruby_spawn_rubyopt(vmtrace, tmp):
+    """No TracePoint in the program: vmtrace enables one through RUBYOPT."""
+    data, out, err, user_opt = spawn_with_rubyopt(vmtrace, tmp, [])
+    start = [l for l in out if l.startswith("rubyopt at start: ")]
+    want = re.compile(r"rubyopt at start: " + re.escape(json.dumps(user_opt)[:-1]) +
+                      r" -r \S*/tmpdir/vmtrace-tracepoint-\w+\.rb\"$")
+    check(len(start) == 1 and want.match(start[0]),
+          f"RUBYOPT extended after the user's own: {start}")
+    check("tracepoint file mode: 600" in out, "vmtrace's file has mode 0600")
+    check(err.count(TRACEPOINT_NOTE) == 1, "stderr says, in one line, a TracePoint was enabled")
+    j = report(vmtrace, data)
+    check_ruby_methods(j, "ruby spawned, TracePoint by vmtrace")
+    check(j["lost_total"] == 0, f"ruby spawned, TracePoint by vmtrace: nothing lost ({j['lost_total']})")
+
+
+def case_ruby_spawn_no_methods(vmtrace, tmp):
+    """--no-methods: RUBYOPT untouched, class and site only, as before."""
+    data, out, err, user_opt = spawn_with_rubyopt(vmtrace, tmp, ["--no-methods"])
+    check(f"rubyopt at start: {json.dumps(user_opt)}" in out, "--no-methods: RUBYOPT unchanged")
+    check(not any("TracePoint" in l for l in err), "--no-methods: no TracePoint note")
+    j = report(vmtrace, data)
+    check("method__entry" not in j["probes"], "--no-methods: method probes not attached")
+    check(all(a["method"] == "" for a in j["allocations"]), "--no-methods: no method column")
+    got = {}
+    for (klass, _), n in allocs_by_class_method(j).items():
+        got[klass] = got.get(klass, 0) + n
+    check(got.get("Foo") == 1200 and got.get("Bar") == 100 and got.get("Baz") == 500,
+          f"--no-methods: Foo, Bar, Baz counts exact ({got.get('Foo')}, {got.get('Bar')}, "
+          f"{got.get('Baz')})")
+    check(j["lost_total"] == 0, f"--no-methods: nothing lost ({j['lost_total']})")
 
 
 def by_site(vmtrace, data):
@@ -270,6 +336,8 @@ def case_python_spawn(vmtrace, tmp):
 
 
 CASES = {"ruby-pid": case_ruby_pid, "ruby-spawn": case_ruby_spawn,
+         "ruby-spawn-rubyopt": case_ruby_spawn_rubyopt,
+         "ruby-spawn-no-methods": case_ruby_spawn_no_methods,
          "ruby-crosscheck": case_ruby_crosscheck, "ruby-silent": case_ruby_silent,
          "python-pid": case_python_pid, "python-spawn": case_python_spawn}
 

@@ -22,9 +22,10 @@ static void out_of_memory(void)
 	abort();
 }
 
-void heap_init(struct heap *h)
+void heap_init(struct heap *h, uint64_t minor_budget)
 {
 	memset(h, 0, sizeof(*h));
+	h->minor_budget = minor_budget;
 	h->mark_cap = 1024;
 	h->mark_stack = malloc(h->mark_cap * sizeof(*h->mark_stack));
 	if (!h->mark_stack)
@@ -78,7 +79,7 @@ struct obj *vm_new(struct vm_thread *t, const struct vm_class *klass, unsigned l
 	}
 	size_t size = sizeof(struct obj) + refs_for(klass, len) * sizeof(struct obj *) +
 		      bytes_for(klass, len);
-	if (h->allocated_since_gc + size > VM_MINOR_BUDGET)
+	if (h->allocated_since_gc + size > h->minor_budget)
 		vm_gc(t);
 
 	struct obj *o = calloc(1, size);

@@ -17,7 +17,8 @@
 
 #include "classes.h"
 
-#define VM_MINOR_BUDGET (64u * 1024u)
+#define VM_MINOR_BUDGET (64u * 1024u)        /* the mixed workload: frequent, short pauses */
+#define VM_ALLOC_MINOR_BUDGET (4u << 20)     /* the alloc workload: a production-sized young generation */
 #define VM_MAJOR_EVERY 4
 #define VM_MAX_LENGTH 4096
 
@@ -35,13 +36,14 @@ struct heap {
 	struct obj *young, *old;
 	uint64_t young_bytes, old_bytes;
 	uint64_t allocated_since_gc;
+	uint64_t minor_budget;       /* collect when this many bytes were allocated */
 	uint64_t collections;
 	struct obj **mark_stack;
 	size_t mark_cap;
 	uint64_t pause_ns_total, pause_ns_max;
 };
 
-void heap_init(struct heap *h);
+void heap_init(struct heap *h, uint64_t minor_budget);
 /* Release every object without reporting it: the process is ending. */
 void heap_destroy(struct heap *h);
 

@@ -310,7 +310,8 @@ void workload_boot(void)
 
 /* ---- running ---- */
 
-void workload_thread_init(struct vm_thread *t, unsigned index, uint64_t seed)
+void workload_thread_init(struct vm_thread *t, unsigned index, uint64_t seed,
+			  enum workload_kind kind)
 {
 	/* splitmix64 of seed + index: distinct, never-zero xorshift states */
 	uint64_t z = seed + index + 0x9E3779B97F4A7C15ULL;
@@ -321,7 +322,7 @@ void workload_thread_init(struct vm_thread *t, unsigned index, uint64_t seed)
 	t->index = index;
 	t->rng = z ? z : 1;
 	t->method = m_main;
-	heap_init(&t->heap);
+	heap_init(&t->heap, kind == WORKLOAD_ALLOC ? VM_ALLOC_MINOR_BUDGET : VM_MINOR_BUDGET);
 }
 
 void workload_thread_fini(struct vm_thread *t)
@@ -358,21 +359,23 @@ static const struct { struct vm_class **klass; const char *name; } redefinable[]
 };
 static struct vm_class **const reopened[] = { &k_parser, &k_report, &k_geometry, &k_cache };
 
-static void maintenance(struct vm_thread *t)
+/* Every `scale` * K ops: the alloc workload spaces them out (scale 64) so
+ * that allocation dominates, as in a runtime at steady state. */
+static void maintenance(struct vm_thread *t, uint64_t scale)
 {
 	uint64_t op = t->ops;
 
-	if (op % 50 == 0) {
+	if (op % (50 * scale) == 0) {
 		unsigned i = vm_random_below(t, sizeof(redefinable) / sizeof(redefinable[0]));
 		vm_method_redefine(t, *redefinable[i].klass, redefinable[i].name);
 	}
-	if (op % 300 == 0)
+	if (op % (300 * scale) == 0)
 		vm_module_include(t, *reopened[vm_random_below(t, sizeof(reopened) / sizeof(reopened[0]))]);
-	if (op % 120 == 0) {
+	if (op % (120 * scale) == 0) {
 		enum vm_constant c = (enum vm_constant)vm_random_below(t, VM_CONST__COUNT);
 		vm_constant_set(t, c, 1.0 + vm_random_below(t, 1000) / 10.0);
 	}
-	if (op % WORKLOAD_SIGNAL_EVERY == 0) {
+	if (op % (WORKLOAD_SIGNAL_EVERY * scale) == 0) {
 		/* delivered to this thread before pthread_kill returns */
 		pthread_kill(pthread_self(), WORKLOAD_SIGNAL);
 		t->signals_raised++;
@@ -386,5 +389,5 @@ void workload_op(struct vm_thread *t, enum workload_kind kind)
 	else
 		run_mixed(t);
 	t->ops++;
-	maintenance(t);
+	maintenance(t, kind == WORKLOAD_ALLOC ? 64 : 1);
 }

@@ -16,7 +16,9 @@
 
 enum workload_kind {
 	WORKLOAD_MIXED, /* every method, every kind of event */
-	WORKLOAD_ALLOC, /* allocation-heavy churn for benchmarks */
+	WORKLOAD_ALLOC, /* allocation-heavy churn for benchmarks, with GC and
+	                   maintenance events at a busy production runtime's
+	                   rates: a 4 MiB young generation, events 64x rarer */
 };
 
 /* Signal the workload raises at itself every WORKLOAD_SIGNAL_EVERY ops. */
@@ -26,8 +28,9 @@ enum workload_kind {
 /* Define the classes and methods; once, before any thread runs. */
 void workload_boot(void);
 
-/* Prepare thread index for a run seeded with seed. */
-void workload_thread_init(struct vm_thread *t, unsigned index, uint64_t seed);
+/* Prepare thread index for a run of kind seeded with seed. */
+void workload_thread_init(struct vm_thread *t, unsigned index, uint64_t seed,
+			  enum workload_kind kind);
 /* Run one op. */
 void workload_op(struct vm_thread *t, enum workload_kind kind);
 /* Release the thread's heap (unreported: the process is ending). */

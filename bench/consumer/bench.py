@@ -4,8 +4,9 @@ demovm's allocation path, side by side in one run (see run.sh).
 
 For each round, three runs of `demovm --workload alloc --ops OPS --wait`:
 untraced, traced by `vmtrace record -p`, traced by bpftrace doing the same
-aggregation. demovm times its own workload (after SIGUSR1, so attaching is
-not in it). Per-event cost = (traced time - untraced time) / probe hits the
+aggregation. demovm reports its worker's CPU time for the workload (after
+SIGUSR1, so attaching is not in it; CPU time, because wall time on a shared
+VM swings by tens of percent; the traps are in it). Per-event cost = (traced time - untraced time) / probe hits the
 tracer took (from demovm's truth file: vmtrace traces allocations, frees,
 GC, signals, serial and cache events; the one-liner only allocations).
 Attach latency = from starting the tracer until it says its probes are live
@@ -43,7 +44,7 @@ def start_demovm(truth):
 def finish_demovm(p):
     p.send_signal(signal.SIGUSR1)
     _, err = p.communicate()
-    m = re.search(r"ops on \d+ thread\(s\) in ([0-9.]+) s", err)
+    m = re.search(r"workers' cpu ([0-9.]+) s", err)
     assert p.returncode == 0 and m, err
     return float(m.group(1))
 

@@ -8,7 +8,12 @@
  * pairs of neighbouring runs, the median difference (the cost of one site)
  * and the median ratio.
  *
- * Untraced, the site is one load of the gate and a not-taken branch. With
+ * Untraced, the site is one load of the gate and a not-taken branch.
+ * --sampled BYTES measures the site with allocation sampling in force: the
+ * program sets the gates a consumer's uprobes would (object__alloc and
+ * sample__armed) and the period itself. No uprobe sits on the sites, so a
+ * sampled allocation reaches a nop: the figure is the countdown every
+ * allocation pays; a real tracer adds one trap per BYTES allocated. With
  * --wait, the program prints `ready` and waits for SIGUSR1 before measuring,
  * so a tracer can attach first and the same table shows the traced cost.
  */
@@ -150,11 +155,13 @@ static const char usage[] =
 "alternately, R times (default 41) over N iterations (default 2000000),\n"
 "and prints the median ns per iteration of each and, from the paired runs,\n"
 "the median difference (the cost of one site) and ratio.\n"
-"  --wait   print 'ready', wait for SIGUSR1 (attach a tracer meanwhile)\n";
+"  --wait   print 'ready', wait for SIGUSR1 (attach a tracer meanwhile)\n"
+"  --sampled BYTES  measure with sampling in force at a mean of BYTES\n"
+"                   between samples (gates set in-process, no uprobes)\n";
 
 int main(int argc, char **argv)
 {
-	unsigned long iterations = 2000000, repeat = 41;
+	unsigned long iterations = 2000000, repeat = 41, sampled = 0;
 	int wait = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -162,6 +169,8 @@ int main(int argc, char **argv)
 			iterations = parse_count("--iterations", argv[++i], 1000000000000ul);
 		else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc)
 			repeat = parse_count("--repeat", argv[++i], 1000);
+		else if (strcmp(argv[i], "--sampled") == 0 && i + 1 < argc)
+			sampled = parse_count("--sampled", argv[++i], 1ul << 40);
 		else if (strcmp(argv[i], "--wait") == 0)
 			wait = 1;
 		else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -182,6 +191,14 @@ int main(int argc, char **argv)
 		puts("ready");
 		fflush(stdout);
 		sigwait(&set, &sig);
+	}
+
+	if (sampled) {
+		/* what a consumer's uprobes on object__alloc and sample__armed do */
+		vmtrace_gate *gates = vmtrace__gate_table();
+		gates[VMTRACE_PROBE_OBJECT_ALLOC].part.semaphore++;
+		gates[VMTRACE_PROBE_SAMPLE_ARMED].part.semaphore++;
+		vmtrace_sample_period = sampled;
 	}
 
 	/* stay on one CPU: a migration mid-run lands on one loop only */
@@ -224,8 +241,12 @@ int main(int argc, char **argv)
 	double cost = median(diff, (int)repeat), rel = median(ratio, (int)repeat);
 	double mp = median(plain, (int)repeat), mq = median(probed, (int)repeat);
 
-	printf("probe site cost: %lu iterations x %lu paired runs, object__alloc %s\n",
-	       iterations, repeat, traced ? "ENABLED (traced)" : "untraced");
+	if (sampled)
+		printf("probe site cost: %lu iterations x %lu paired runs, object__alloc "
+		       "sampled every %lu bytes on average (no uprobes)\n", iterations, repeat, sampled);
+	else
+		printf("probe site cost: %lu iterations x %lu paired runs, object__alloc %s\n",
+		       iterations, repeat, traced ? "ENABLED (traced)" : "untraced");
 	printf("%-24s %11s %11s %11s\n", "loop", "median ns", "min ns", "max ns");
 	printf("%-24s %11.3f %11.3f %11.3f\n", "without the site", mp, plain[0], plain[repeat - 1]);
 	printf("%-24s %11.3f %11.3f %11.3f\n", "with vmtrace_alloc()", mq, probed[0], probed[repeat - 1]);

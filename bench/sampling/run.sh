@@ -6,7 +6,8 @@
 # object__alloc's weights, with nothing else attached (the period written by
 # tests' sample_state helper). Each round runs the modes back to back, in a
 # rotating order; the table gives the median of
-# demovm's own workload time (start-up and attach excluded), the cost per
+# the CPU time of demovm's worker (start-up and attach excluded; CPU time,
+# because wall time on a shared VM swings by tens of percent), the cost per
 # allocation, and each slowdown as a ratio to untraced.
 #
 # Usage (root): bench/sampling/run.sh
@@ -80,9 +81,9 @@ run_once() {
 		wait "$rec"
 		samples=$(jq '[.allocations[].samples] | add // 0' "$work/rec.json")
 	fi
-	# "demovm: N ops on 1 thread(s) in S s (seed 1)" / "allocations A (B bytes)"
+	# "demovm: N ops on 1 thread(s) in S s (seed 1), workers' cpu C s" / "allocations A (B bytes)"
 	local secs allocs
-	secs=$(sed -n 's/.* in \([0-9.]*\) s .*/\1/p' "$work/dv.err" | head -1)
+	secs=$(sed -n "s/.*workers' cpu \([0-9.]*\) s.*/\1/p" "$work/dv.err" | head -1)
 	allocs=$(sed -n 's/.*allocations \([0-9]*\) .*/\1/p' "$work/dv.err" | head -1)
 	echo "$secs $allocs $samples"
 }
@@ -107,7 +108,7 @@ awk -v modes="untraced exact sampled bt-sampled" '
 		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 	}
 	END {
-		printf "%-10s %10s %12s %11s %9s %10s\n", "mode", "seconds", "allocations", "ns/alloc", "slowdown", "samples"
+		printf "%-10s %10s %12s %11s %9s %10s\n", "mode", "cpu s", "allocations", "ns/alloc", "slowdown", "samples"
 		split(modes, m, " ")
 		base = median(secs["untraced"])
 		for (k = 1; k <= 4; k++) {

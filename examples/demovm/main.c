@@ -205,6 +205,7 @@ struct worker {
 	pthread_t thread;
 	struct vm_thread *vm;
 	const struct options *opt;
+	double cpu_s;         /* the worker's CPU time: steadier than wall time on a shared machine */
 };
 
 static int stop_requested;
@@ -221,6 +222,9 @@ static void *worker_main(void *arg)
 			break;
 		workload_op(t, w->opt->workload);
 	}
+	struct timespec cpu;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+	w->cpu_s = (double)cpu.tv_sec + cpu.tv_nsec / 1e9;
 	__atomic_add_fetch(&workers_done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -266,22 +270,24 @@ static void summary(const struct options *o, const struct truth *total, struct w
 		    uint64_t raised, double seconds)
 {
 	uint64_t abytes, fbytes, ops = 0, pause = 0, pause_max = 0;
+	double cpu = 0;
 	uint64_t allocs = truth_total_allocs(total, &abytes);
 	uint64_t frees = truth_total_frees(total, &fbytes);
 	uint64_t delivered = total->signals[WORKLOAD_SIGNAL];
 
 	for (unsigned i = 0; i < o->threads; i++) {
 		ops += w[i].vm->ops;
+		cpu += w[i].cpu_s;
 		pause += w[i].vm->heap.pause_ns_total;
 		if (w[i].vm->heap.pause_ns_max > pause_max)
 			pause_max = w[i].vm->heap.pause_ns_max;
 	}
 	fprintf(stderr,
-		"demovm: %" PRIu64 " ops on %u thread(s) in %.3f s (seed %" PRIu64 ")\n"
+		"demovm: %" PRIu64 " ops on %u thread(s) in %.3f s (seed %" PRIu64 "), workers' cpu %.3f s\n"
 		"  allocations %" PRIu64 " (%" PRIu64 " bytes), frees %" PRIu64 " (%" PRIu64 " bytes)\n"
 		"  gc: %" PRIu64 " minor, %" PRIu64 " major, pauses %.3f ms total, %.3f ms max\n"
 		"  global serial %" PRIu64 ", signals raised %" PRIu64 ", delivered by the bus %" PRIu64 "\n",
-		ops, o->threads, seconds, o->seed, allocs, abytes, frees, fbytes,
+		ops, o->threads, seconds, o->seed, cpu, allocs, abytes, frees, fbytes,
 		total->gc_minor, total->gc_major, pause / 1e6, pause_max / 1e6,
 		vm_global_serial(), raised, delivered);
 }

@@ -11,7 +11,9 @@
  *
  * Sampling. With a period R set (and a consumer holding sample__armed), each
  * thread counts bytes down from an exponentially distributed start; only the
- * allocation that crosses zero fires object__alloc. An allocation of size s is
+ * allocation that crosses zero fires object__alloc. The countdown of the
+ * allocations that do not cross it happens inline in the host (vmtrace.h),
+ * so they cost a decrement and a branch, without a call. An allocation of size s is
  * then sampled with probability p = 1 - exp(-s/R), and its weight 1/p is
  * rounded up or down at random so that weights stay integers (the probe ABI)
  * and the estimate stays unbiased.
@@ -82,9 +84,13 @@ static void publish(uint32_t kind, struct vmtrace_event *ev)
 struct sampler {
 	uint64_t rng;      /* xorshift64* state, 0 = not seeded yet */
 	uint64_t period;   /* the period the countdown was drawn for */
-	int64_t left;      /* bytes until the next sample */
 };
-static __thread struct sampler sampler;
+/* initial-exec: no __tls_get_addr call on the allocation path */
+static __thread struct sampler sampler __attribute__((tls_model("initial-exec")));
+
+/* Bytes until this thread's next sample; the host's inline check counts it
+ * down (vmtrace.h), this file draws it. */
+__thread int64_t vmtrace__sample_left __attribute__((tls_model("initial-exec")));
 
 static double uniform01(struct sampler *s)
 {
@@ -106,34 +112,48 @@ static int64_t draw_gap(struct sampler *s, uint64_t period)
 	return gap < 1.0 ? 1 : (int64_t)gap;
 }
 
-uint64_t vmtrace_sample_period_effective(void)
+static inline uint64_t period_in_force(void)
 {
 	return SEMAPHORE(SAMPLE_ARMED) ? vmtrace__sample_period_store : 0;
 }
 
-/* Weight of an allocation of `size` bytes that the countdown sampled, or 0
- * when it was not sampled. Exact mode: 1 for every allocation. */
-static uint64_t sample_weight(uint64_t size)
+uint64_t vmtrace_sample_period_effective(void)
 {
-	uint64_t period = vmtrace_sample_period_effective();
-	struct sampler *s = &sampler;
+	return period_in_force();
+}
 
-	if (period == 0)
-		return 1;
-	if (s->period != period) {
-		s->period = period;
-		s->left = draw_gap(s, period);
-		VMTRACE_SAMPLE_ARMED(period);
-	}
-	s->left -= (int64_t)size;
-	if (s->left > 0)
-		return 0;
-	s->left = draw_gap(s, period);
+/* The sampled allocation's weight: 1/p for p = 1 - exp(-size/period),
+ * rounded to a neighbouring integer at random so its mean stays 1/p. */
+static __attribute__((noinline)) uint64_t sampled_weight(struct sampler *s, uint64_t size,
+							 uint64_t period)
+{
+	vmtrace__sample_left = draw_gap(s, period);
 
 	double p = -expm1(-(double)size / (double)period);
 	double w = p > 0 ? 1.0 / p : (double)period;
 	uint64_t whole = (uint64_t)w;
 	return whole + (uniform01(s) < w - (double)whole ? 1 : 0);
+}
+
+/* Weight of an allocation of `size` bytes that the countdown sampled, or 0
+ * when it was not sampled. Exact mode: 1 for every allocation. Unsampled
+ * allocations, nearly all of them, take only the inline countdown. */
+static inline uint64_t sample_weight(uint64_t size)
+{
+	uint64_t period = period_in_force();
+	struct sampler *s = &sampler;
+
+	if (period == 0)
+		return 1;
+	if (VMTRACE_UNLIKELY(s->period != period)) {
+		s->period = period;
+		vmtrace__sample_left = draw_gap(s, period);
+		VMTRACE_SAMPLE_ARMED(period);
+	}
+	vmtrace__sample_left -= (int64_t)size;
+	if (vmtrace__sample_left > 0)
+		return 0;
+	return sampled_weight(s, size, period);
 }
 
 /* ---- the out-of-line halves of the host's macros ---- */

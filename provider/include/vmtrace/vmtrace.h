@@ -109,13 +109,38 @@ void vmtrace__gc_end(int kind, uint64_t heap_bytes);
  * probe is enabled. Strings must be NUL-terminated names that stay valid for
  * the life of the process (interned): tracers and subscribers read them later.
  */
+/* Bytes this thread may still allocate before its next sample; only the
+ * provider draws it.                                            (private) */
+extern __thread int64_t vmtrace__sample_left __attribute__((tls_model("initial-exec")));
+
+/* 1 when an allocation of size bytes is not sampled, counted down inline:
+ * only while a consumer holds sample__armed and no bus subscriber wants
+ * every allocation (gate: the object__alloc gate already loaded). Else 0,
+ * and the out-of-line half decides. */
+static inline int vmtrace__sample_skip(uint32_t gate, uint64_t size)
+{
+	int64_t left = vmtrace__sample_left - (int64_t)size;
+
+	if ((gate >> 16) != 0 || left <= 0 ||
+	    !vmtrace__gate_table()[VMTRACE_PROBE_SAMPLE_ARMED].part.semaphore)
+		return 0;
+	vmtrace__sample_left = left;
+	return 1;
+}
+
 /* an allocation of `size` bytes of `klass` while running `method`; site is
  * "file:line" or NULL. With sampling on (docs/sampling.md), only sampled
- * allocations reach the probe, carrying their weight. */
+ * allocations reach the probe, carrying their weight; the others cost a
+ * decrement and a branch here. */
 #define vmtrace_alloc(klass, method, size, site)                               \
 	do {                                                                   \
-		if (VMTRACE_ENABLED(OBJECT_ALLOC))                             \
-			vmtrace__alloc((klass), (method), (size), (site));     \
+		uint32_t vmtrace__g =                                          \
+			vmtrace__gate_table()[VMTRACE_PROBE_OBJECT_ALLOC].any; \
+		if (VMTRACE_UNLIKELY(vmtrace__g)) {                            \
+			uint64_t vmtrace__size = (size);                       \
+			if (!vmtrace__sample_skip(vmtrace__g, vmtrace__size))  \
+				vmtrace__alloc((klass), (method), vmtrace__size, (site)); \
+		}                                                              \
 	} while (0)
 #define vmtrace_free(klass, size)                                              \
 	do {                                                                   \

@@ -323,8 +323,12 @@ static void check_alive(const struct vmtrace_event *ev, void *user)
 {
 	(void)user;
 	ptrdiff_t i = (char *)ev->object - objects;
-	/* still retained while a subscriber looks at it */
-	if (atomic_load(&retains[i]) > atomic_load(&releases[i]))
+	/* Still retained while a subscriber looks at it. Releases are read
+	 * first: publishers retain and, when the ring is full, release the same
+	 * object concurrently, and reading retains first could see a later
+	 * drop's release without its retain. */
+	int64_t released = atomic_load(&releases[i]);
+	if (atomic_load(&retains[i]) > released)
 		atomic_fetch_add(&seen_alive, 1);
 }
 

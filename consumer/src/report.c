@@ -267,6 +267,20 @@ bool vt_gc_kind_shown(const struct vt_profile *p, int kind)
 	return false;
 }
 
+void vt_gc_summarize(const struct vt_profile *p, struct vt_gc_summary *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < p->gc_pauses.n; i++) {
+		const struct vt_gc_pause *g = &p->gc_pauses.v[i];
+
+		out->allocated_total += g->allocated_bytes;
+		if (g->allocated_bytes > out->allocated_max)
+			out->allocated_max = g->allocated_bytes;
+		out->objects_collected += g->objects_collected;
+		out->hist[vt_log2_bucket(g->duration_ns / 1000)]++;
+	}
+}
+
 int vt_log2_bucket(uint64_t v)
 {
 	int b = 0;

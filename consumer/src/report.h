@@ -52,6 +52,14 @@ int vt_pause_stats(const struct vt_profile *p, int kind, struct vt_pause_stats *
  * generations always, any other kind only when it has collections. */
 bool vt_gc_kind_shown(const struct vt_profile *p, int kind);
 
+/* What the GC sections print about every pause in the list. */
+struct vt_gc_summary {
+	uint64_t allocated_total, allocated_max; /* bytes allocated between collections */
+	uint64_t objects_collected;
+	uint64_t hist[VT_HIST_BUCKETS];          /* pauses by log2 of microseconds */
+};
+void vt_gc_summarize(const struct vt_profile *p, struct vt_gc_summary *out);
+
 /* log2 bucket of v: 0 holds 0 and 1, bucket i holds [2^i, 2^(i+1)). */
 int vt_log2_bucket(uint64_t v);
 /* An ASCII bar chart of non-empty buckets, in the style of libbpf-tools'

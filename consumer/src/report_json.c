@@ -110,8 +110,7 @@ static void json_pause_stats(FILE *out, const struct vt_pause_stats *s)
 
 static int json_gc(FILE *out, const struct vt_profile *p)
 {
-	uint64_t collections = 0, alloc_total = 0, alloc_max = 0, objects = 0;
-	uint64_t hist[VT_HIST_BUCKETS] = { 0 };
+	uint64_t collections = 0;
 	struct vt_pause_stats st;
 	bool first = true;
 	int err;
@@ -143,22 +142,15 @@ static int json_gc(FILE *out, const struct vt_profile *p)
 		first = false;
 	}
 	fputs(first ? "],\n" : "\n    ],\n", out);
-	for (size_t i = 0; i < p->gc_pauses.n; i++) {
-		const struct vt_gc_pause *g = &p->gc_pauses.v[i];
-
-		alloc_total += g->allocated_bytes;
-		if (g->allocated_bytes > alloc_max)
-			alloc_max = g->allocated_bytes;
-		objects += g->objects_collected;
-		hist[vt_log2_bucket(g->duration_ns / 1000)]++;
-	}
+	struct vt_gc_summary sum;
+	vt_gc_summarize(p, &sum);
 	fputs("    ", out);
 	json_u64(out, "allocated_bytes_per_collection_mean",
-		 p->gc_pauses.n ? alloc_total / p->gc_pauses.n : 0, true);
-	json_u64(out, "allocated_bytes_per_collection_max", alloc_max, true);
-	json_u64(out, "objects_collected", objects, false);
+		 p->gc_pauses.n ? sum.allocated_total / p->gc_pauses.n : 0, true);
+	json_u64(out, "allocated_bytes_per_collection_max", sum.allocated_max, true);
+	json_u64(out, "objects_collected", sum.objects_collected, false);
 	fputs(",\n    \"pause_hist_us\": ", out);
-	json_hist(out, hist);
+	json_hist(out, sum.hist);
 	fputs(",\n    \"pause_list\": [", out);
 	for (size_t i = 0; i < p->gc_pauses.n; i++) {
 		const struct vt_gc_pause *g = &p->gc_pauses.v[i];

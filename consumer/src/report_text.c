@@ -353,8 +353,7 @@ static int print_frees(FILE *out, const struct vt_profile *p)
 
 static int print_gc(FILE *out, const struct vt_profile *p)
 {
-	uint64_t collections = 0, alloc_total = 0, alloc_max = 0, objects = 0;
-	uint64_t hist[VT_HIST_BUCKETS] = { 0 };
+	uint64_t collections = 0;
 	bool rates = p->duration_s > 0;
 	struct vt_pause_stats st;
 	struct table t;
@@ -400,27 +399,21 @@ static int print_gc(FILE *out, const struct vt_profile *p)
 	err = table_done(out, &t, "  ");
 	if (err || !p->gc_pauses.n)
 		return err;
-	for (size_t i = 0; i < p->gc_pauses.n; i++) {
-		const struct vt_gc_pause *g = &p->gc_pauses.v[i];
-
-		alloc_total += g->allocated_bytes;
-		if (g->allocated_bytes > alloc_max)
-			alloc_max = g->allocated_bytes;
-		objects += g->objects_collected;
-		hist[vt_log2_bucket(g->duration_ns / 1000)]++;
-	}
+	struct vt_gc_summary sum;
+	vt_gc_summarize(p, &sum);
 	if (collections > p->gc_pauses.n)
 		fprintf(out, "  %llu collections have no pause record\n",
 			(unsigned long long)(collections - p->gc_pauses.n));
-	if (alloc_total)
+	if (sum.allocated_total)
 		fprintf(out, "  bytes allocated per collection: mean %llu, max %llu\n",
-			(unsigned long long)(alloc_total / p->gc_pauses.n),
-			(unsigned long long)alloc_max);
-	if (objects)
+			(unsigned long long)(sum.allocated_total / p->gc_pauses.n),
+			(unsigned long long)sum.allocated_max);
+	if (sum.objects_collected)
 		fprintf(out, "  objects collected: %llu, mean %llu per collection\n",
-			(unsigned long long)objects, (unsigned long long)(objects / p->gc_pauses.n));
+			(unsigned long long)sum.objects_collected,
+			(unsigned long long)(sum.objects_collected / p->gc_pauses.n));
 	fputs("  pause distribution:\n", out);
-	vt_print_log2_hist(out, hist, VT_HIST_BUCKETS, "usecs", "    ");
+	vt_print_log2_hist(out, sum.hist, VT_HIST_BUCKETS, "usecs", "    ");
 	return 0;
 }
 

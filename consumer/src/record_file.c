@@ -45,6 +45,21 @@ static void put_str(FILE *f, const char *s)
 	}
 }
 
+/* One line per keyed count: tag, its name (and name2 for two-name keys),
+ * the count. Returns how many. */
+static unsigned long put_keyed(FILE *f, const char *tag, const struct vt_keyed_count *v,
+			       size_t n, bool two_names)
+{
+	for (size_t i = 0; i < n; i++) {
+		fputs(tag, f);
+		put_str(f, v[i].name);
+		if (two_names)
+			put_str(f, v[i].name2);
+		fprintf(f, " %" PRIu64 "\n", v[i].count);
+	}
+	return n;
+}
+
 /* Writes every item line; returns how many. */
 static unsigned long write_items(FILE *f, const struct vt_profile *p)
 {
@@ -72,24 +87,12 @@ static unsigned long write_items(FILE *f, const struct vt_profile *p)
 		put_str(f, a->site);
 		fprintf(f, " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", a->count, a->bytes, a->samples);
 	}
-	for (size_t i = 0; i < p->method_cache_resets.n; i++, lines++) {
-		const struct vt_keyed_count *c = &p->method_cache_resets.v[i];
-
-		fputs("method_cache_reset", f);
-		put_str(f, c->name);
-		put_str(f, c->name2);
-		fprintf(f, " %" PRIu64 "\n", c->count);
-	}
-	for (size_t i = 0; i < p->constant_cache_resets.n; i++, lines++) {
-		fputs("constant_cache_reset", f);
-		put_str(f, p->constant_cache_resets.v[i].name);
-		fprintf(f, " %" PRIu64 "\n", p->constant_cache_resets.v[i].count);
-	}
-	for (size_t i = 0; i < p->global_serial_incs.n; i++, lines++) {
-		fputs("global_serial_inc", f);
-		put_str(f, p->global_serial_incs.v[i].name);
-		fprintf(f, " %" PRIu64 "\n", p->global_serial_incs.v[i].count);
-	}
+	lines += put_keyed(f, "method_cache_reset", p->method_cache_resets.v,
+			   p->method_cache_resets.n, true);
+	lines += put_keyed(f, "constant_cache_reset", p->constant_cache_resets.v,
+			   p->constant_cache_resets.n, false);
+	lines += put_keyed(f, "global_serial_inc", p->global_serial_incs.v,
+			   p->global_serial_incs.n, false);
 	for (size_t i = 0; i < p->gc_pauses.n; i++, lines++) {
 		const struct vt_gc_pause *g = &p->gc_pauses.v[i];
 
@@ -106,12 +109,7 @@ static unsigned long write_items(FILE *f, const struct vt_profile *p)
 				fprintf(f, " %d:%" PRIu64, b, s->latency_hist[b]);
 		fputc('\n', f);
 	}
-	for (size_t i = 0; i < p->calls.n; i++, lines++) {
-		fputs("call", f);
-		put_str(f, p->calls.v[i].name);
-		put_str(f, p->calls.v[i].name2);
-		fprintf(f, " %" PRIu64 "\n", p->calls.v[i].count);
-	}
+	lines += put_keyed(f, "call", p->calls.v, p->calls.n, true);
 	for (size_t i = 0; i < p->lost.n; i++, lines++) {
 		fputs("lost", f);
 		put_str(f, p->lost.v[i].what);

@@ -103,6 +103,21 @@ static void list_close(FILE *out, size_t n)
 	fputs(n ? "\n  ],\n" : "],\n", out);
 }
 
+/* A list of {"FIELD": name, "count": counts[row.i]} for rows, by name. */
+static void put_named_counts(FILE *out, const char *list, const char *field,
+			     struct row *rows, size_t n, const uint64_t *counts)
+{
+	sort_rows(rows, n);
+	list_open(out, list);
+	for (size_t k = 0; k < n; k++) {
+		item_open(out, k);
+		fprintf(out, "\"%s\": ", field);
+		put_string(out, rows[k].key1);
+		fprintf(out, ", \"count\": %llu}", (unsigned long long)counts[rows[k].i]);
+	}
+	list_close(out, n);
+}
+
 void truth_print(FILE *out, const struct truth *t, const struct truth_run *run)
 {
 	static struct row rows[VM_CLASS_MAX * VM_METHOD_MAX + VM_CLASS_MAX];
@@ -173,31 +188,13 @@ void truth_print(FILE *out, const struct truth *t, const struct truth_run *run)
 	for (unsigned c = 0; c < VM_CONST__COUNT; c++)
 		if (t->constant_resets[c])
 			rows[n++] = (struct row){ vm_constant_name(c), NULL, c, 0 };
-	sort_rows(rows, n);
-	list_open(out, "constant_cache_resets");
-	for (size_t k = 0; k < n; k++) {
-		item_open(out, k);
-		fputs("\"name\": ", out);
-		put_string(out, rows[k].key1);
-		fprintf(out, ", \"count\": %llu}",
-			(unsigned long long)t->constant_resets[rows[k].i]);
-	}
-	list_close(out, n);
+	put_named_counts(out, "constant_cache_resets", "name", rows, n, t->constant_resets);
 
 	n = 0;
 	for (unsigned r = 0; r < VM_REASON__COUNT; r++)
 		if (t->serial_incs[r])
 			rows[n++] = (struct row){ vm_serial_reason_name(r), NULL, r, 0 };
-	sort_rows(rows, n);
-	list_open(out, "global_serial_incs");
-	for (size_t k = 0; k < n; k++) {
-		item_open(out, k);
-		fputs("\"reason\": ", out);
-		put_string(out, rows[k].key1);
-		fprintf(out, ", \"count\": %llu}",
-			(unsigned long long)t->serial_incs[rows[k].i]);
-	}
-	list_close(out, n);
+	put_named_counts(out, "global_serial_incs", "reason", rows, n, t->serial_incs);
 
 	fprintf(out, "  \"global_serial\": %llu,\n", (unsigned long long)run->global_serial);
 	fprintf(out, "  \"gc\": {\"minor\": %llu, \"major\": %llu},\n",

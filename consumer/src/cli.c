@@ -1,6 +1,6 @@
 /*
- * cli.c: strict argument parsers, the options subcommands share, and the
- * libbpf log switch (cli.h).
+ * cli.c: strict argument parsers, the one option table every subcommand
+ * parses with, and the libbpf log switch (cli.h).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -12,6 +12,8 @@
 #include <bpf/libbpf.h>
 
 #include "cli.h"
+#include "report_model.h"
+#include "report_registry.h"
 
 static bool verbose;
 
@@ -86,78 +88,155 @@ int vt_usage_error(const char *cmd, const char *fmt, ...)
 	return 2;
 }
 
-int vt_cli_report_opt(const char *cmd, int opt, const char *arg, struct vt_report_opts *ropts)
+/* The option table: every option's names and whether it takes a value. */
+static const struct {
+	enum vt_opt code;
+	const char *name;
+	int has_arg;
+} options[] = {
+	{ VT_OPT_PID, "pid", required_argument },
+	{ VT_OPT_DURATION, "duration", required_argument },
+	{ VT_OPT_OUTPUT, "output", required_argument },
+	{ VT_OPT_INTERVAL, "interval", required_argument },
+	{ VT_OPT_COUNT, "count", required_argument },
+	{ VT_OPT_FORCE, "force", no_argument },
+	{ VT_OPT_FORMAT, "format", required_argument },
+	{ VT_OPT_BY, "by", required_argument },
+	{ VT_OPT_SORT, "sort", required_argument },
+	{ VT_OPT_TOP, "top", required_argument },
+	{ VT_OPT_SAMPLE, "sample", required_argument },
+	{ VT_OPT_MAP_ENTRIES, "map-entries", required_argument },
+	{ VT_OPT_RUNTIME, "runtime", required_argument },
+	{ VT_OPT_NO_METHODS, "no-methods", no_argument },
+	{ VT_OPT_VERBOSE, "verbose", no_argument },
+	{ VT_OPT_HELP, "help", no_argument },
+};
+
+#define N_OPTIONS (sizeof(options) / sizeof(options[0]))
+
+/* One option's value into a: 0, or 2 after a usage error. */
+static int take(const char *cmd, int opt, const char *arg, struct vt_cli_args *a)
 {
 	uint64_t v;
 
 	switch (opt) {
+	case VT_OPT_PID:
+		if (vt_parse_pid(arg, &a->session.pid))
+			return vt_usage_error(cmd, "-p: '%s' is not a process id", arg);
+		a->have_pid = true;
+		return 0;
+	case VT_OPT_DURATION:
+		if (vt_parse_seconds(arg, &a->duration))
+			return vt_usage_error(cmd, "-d: '%s' is not a positive number of seconds", arg);
+		return 0;
+	case VT_OPT_OUTPUT:
+		if (!*arg)
+			return vt_usage_error(cmd, "-o: empty file name");
+		a->output = arg;
+		return 0;
+	case VT_OPT_INTERVAL:
+		if (vt_parse_seconds(arg, &a->interval))
+			return vt_usage_error(cmd, "-i: '%s' is not a positive number of seconds", arg);
+		return 0;
+	case VT_OPT_COUNT:
+		if (vt_parse_u64(arg, &a->count) || a->count == 0)
+			return vt_usage_error(cmd, "-n: '%s' is not a positive count", arg);
+		return 0;
+	case VT_OPT_FORCE:
+		a->force = true;
+		return 0;
 	case VT_OPT_FORMAT:
-		if (vt_parse_format(arg, &ropts->format))
-			return vt_usage_error(cmd, "--format: '%s' is not one of text, json, csv, folded", arg);
+		if (vt_parse_format(arg, &a->report.format))
+			return vt_usage_error(cmd, "--format: '%s' is not one of %s", arg, vt_format_list());
 		return 0;
 	case VT_OPT_BY:
-		if (vt_parse_group(arg, &ropts->by))
+		if (vt_parse_group(arg, &a->report.by))
 			return vt_usage_error(cmd, "--by: '%s' is not one of class,method, class, method, site",
 					      arg);
 		return 0;
 	case VT_OPT_SORT:
-		if (vt_parse_sort(arg, &ropts->sort))
+		if (vt_parse_sort(arg, &a->report.sort))
 			return vt_usage_error(cmd, "--sort: '%s' is not one of count, bytes", arg);
 		return 0;
 	case VT_OPT_TOP:
 		if (vt_parse_u64(arg, &v))
 			return vt_usage_error(cmd, "--top: '%s' is not a number of rows", arg);
-		ropts->top = (size_t)v;
+		a->report.top = (size_t)v;
 		return 0;
-	default:
-		return VT_CLI_NOT_MINE;
-	}
-}
-
-int vt_cli_trace_opt(const char *cmd, int opt, const char *arg, struct vt_session_opts *so,
-		     bool *have_pid)
-{
-	uint64_t v;
-
-	switch (opt) {
-	case 'p':
-		if (vt_parse_pid(arg, &so->pid))
-			return vt_usage_error(cmd, "-p: '%s' is not a process id", arg);
-		*have_pid = true;
+	case VT_OPT_SAMPLE:
+		if (vt_parse_bytes(arg, &a->session.sample_period))
+			return vt_usage_error(cmd, "--sample: '%s' is not a number of bytes", arg);
 		return 0;
 	case VT_OPT_MAP_ENTRIES:
 		if (vt_parse_u64(arg, &v) || v == 0 || v > (1u << 24))
 			return vt_usage_error(cmd, "--map-entries: '%s' is not a number from 1 to 16777216",
 					      arg);
-		so->map_entries = (uint32_t)v;
+		a->session.map_entries = (uint32_t)v;
 		return 0;
 	case VT_OPT_RUNTIME:
-		so->runtime = arg;
+		a->session.runtime = arg;
 		return 0;
 	case VT_OPT_NO_METHODS:
-		so->no_methods = true;
+		a->session.no_methods = true;
 		return 0;
-	case 'v':
+	case VT_OPT_VERBOSE:
 		vt_set_verbose(true);
 		return 0;
 	default:
-		return VT_CLI_NOT_MINE;
+		return 2; /* not reached: getopt returns only the codes it was given */
 	}
 }
 
-int vt_cli_last_opt(const char *cmd, int opt, char **argv, const char *usage_line,
-		    const char *help_text)
+int vt_cli_parse(const struct vt_cli_cmd *cmd, int argc, char **argv, struct vt_cli_args *a,
+		 int *operands)
 {
-	switch (opt) {
-	case 'h':
-		fputs(usage_line, stdout);
-		fputs(help_text, stdout);
-		return 0;
-	case ':':
-		return vt_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
-	default:
-		return vt_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+	struct option longopts[N_OPTIONS + 1];
+	char shortopts[2 * N_OPTIONS + 3];
+	size_t nl = 0, ns = 0;
+	int opt;
+
+	/* "+": stop at the first operand; ":": a missing value comes back as ':' */
+	if (cmd->stop_at_operand)
+		shortopts[ns++] = '+';
+	shortopts[ns++] = ':';
+	for (const enum vt_opt *o = cmd->opts; *o; o++) {
+		for (size_t i = 0; i < N_OPTIONS; i++) {
+			if (options[i].code != *o)
+				continue;
+			longopts[nl++] = (struct option){ options[i].name, options[i].has_arg, NULL,
+							  (int)options[i].code };
+			if (options[i].code < 256) {
+				shortopts[ns++] = (char)options[i].code;
+				if (options[i].has_arg)
+					shortopts[ns++] = ':';
+			}
+		}
 	}
+	longopts[nl] = (struct option){ 0 };
+	shortopts[ns] = '\0';
+
+	optind = 0; /* glibc: start afresh even if getopt ran before */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		int r;
+
+		switch (opt) {
+		case VT_OPT_HELP:
+			fputs(cmd->usage_line, stdout);
+			fputs(cmd->help_text, stdout);
+			return 0;
+		case ':':
+			return vt_usage_error(cmd->name, "option '%s' needs a value", argv[optind - 1]);
+		case '?':
+			return vt_usage_error(cmd->name, "unknown option '%s'", argv[optind - 1]);
+		default:
+			r = take(cmd->name, opt, optarg, a);
+			if (r)
+				return r;
+		}
+	}
+	*operands = optind;
+	return VT_CLI_RUN;
 }
 
 static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)

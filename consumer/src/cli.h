@@ -1,7 +1,8 @@
 /*
- * cli.h: argument parsing shared by the subcommands (record, top, report),
- * and the global -v. Parsers are strict: the whole string must be the
- * value ("-p abc" and "-d 5x" are errors, never 0). 0 or -EINVAL.
+ * cli.h: argument parsing shared by the subcommands (record, top, report):
+ * one option table, its parser, and the global -v. Parsers are strict: the
+ * whole string must be the value ("-p abc" and "-d 5x" are errors, never
+ * 0). 0 or -EINVAL.
  */
 #ifndef VMTRACE_CLI_H
 #define VMTRACE_CLI_H
@@ -9,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "profile.h"
+#include "report_opts.h"
 #include "session.h"
 
 int vt_parse_u64(const char *s, uint64_t *out);        /* decimal digits only */
@@ -21,29 +22,46 @@ int vt_parse_seconds(const char *s, double *out);      /* a positive number */
 void vt_set_verbose(bool on);
 bool vt_verbose(void);
 
-/* getopt_long codes of the long options more than one subcommand takes */
-enum vt_cli_opt {
-	VT_OPT_FORMAT = 256, VT_OPT_BY, VT_OPT_SORT, VT_OPT_TOP,
-	VT_OPT_MAP_ENTRIES, VT_OPT_RUNTIME, VT_OPT_NO_METHODS,
-	VT_OPT__NEXT         /* a subcommand's own long options start here */
+/* Every option any subcommand takes, once (cli.c holds its names and its
+ * parser). A subcommand lists the codes it takes; serve, diff and the rest
+ * pick from the same table, so one option means one thing everywhere. */
+enum vt_opt {
+	VT_OPT_PID = 'p', VT_OPT_DURATION = 'd', VT_OPT_OUTPUT = 'o',
+	VT_OPT_INTERVAL = 'i', VT_OPT_COUNT = 'n', VT_OPT_VERBOSE = 'v', VT_OPT_HELP = 'h',
+	VT_OPT_FORMAT = 256, VT_OPT_BY, VT_OPT_SORT, VT_OPT_TOP, VT_OPT_SAMPLE,
+	VT_OPT_MAP_ENTRIES, VT_OPT_RUNTIME, VT_OPT_NO_METHODS, VT_OPT_FORCE,
 };
 
-#define VT_CLI_NOT_MINE (-1)
+/* What the options fill in. The caller sets the defaults before parsing. */
+struct vt_cli_args {
+	struct vt_report_opts report;   /* --format, --by, --sort, --top */
+	struct vt_session_opts session; /* -p, --sample, --map-entries, --runtime, --no-methods */
+	bool have_pid;                  /* -p was given */
+	bool force;                     /* --force */
+	const char *output;             /* -o */
+	double duration;                /* -d */
+	double interval;                /* -i */
+	uint64_t count;                 /* -n */
+};
+
+struct vt_cli_cmd {
+	const char *name;               /* "record": in messages */
+	const char *usage_line, *help_text;
+	const enum vt_opt *opts;        /* the options it takes, ending with 0 */
+	bool stop_at_operand;           /* leave the first operand and all after it (-- CMD ARGS) */
+};
+
+/* What vt_cli_parse returns when the command goes on to run. */
+#define VT_CLI_RUN (-1)
 
 /* "vmtrace: CMD: <message> (see vmtrace CMD --help)" on stderr; returns 2. */
 int vt_usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* The option opt with value arg, for `vmtrace CMD`: 0 taken, 2 after a
- * usage error, VT_CLI_NOT_MINE when it is not one of these. */
-/* --format, --by, --sort, --top: the report's shape (record, report) */
-int vt_cli_report_opt(const char *cmd, int opt, const char *arg, struct vt_report_opts *ropts);
-/* -p, --map-entries, --runtime, --no-methods, -v: what to trace (record, top) */
-int vt_cli_trace_opt(const char *cmd, int opt, const char *arg, struct vt_session_opts *so,
-		     bool *have_pid);
-/* Whatever is left: -h prints usage_line and help_text (0); a missing value
- * or an unknown option is a usage error (2). argv as getopt_long saw it. */
-int vt_cli_last_opt(const char *cmd, int opt, char **argv, const char *usage_line,
-		    const char *help_text);
+/* Parses argv's options into a. VT_CLI_RUN with *operands = the index of
+ * the first operand; 0 after -h printed the help; 2 after a usage error
+ * (an unknown option, a missing or bad value) was printed. */
+int vt_cli_parse(const struct vt_cli_cmd *cmd, int argc, char **argv, struct vt_cli_args *a,
+		 int *operands);
 
 #endif /* VMTRACE_CLI_H */

@@ -3,7 +3,6 @@
  * or its exit, then write the record file and print the report.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "profile.h"
+#include "report_registry.h"
 #include "session.h"
 
 #define DEFAULT_RECORD "vmtrace.data"
@@ -48,76 +48,48 @@ static const char help_text[] =
 	"  vmtrace record -o run.data -- ./demovm --ops 100000\n"
 	"  vmtrace record -p 4242 --sample 512K --format json > allocs.json\n";
 
+static const enum vt_opt record_opts[] = {
+	VT_OPT_PID, VT_OPT_DURATION, VT_OPT_OUTPUT, VT_OPT_FORCE, VT_OPT_FORMAT, VT_OPT_BY,
+	VT_OPT_SORT, VT_OPT_TOP, VT_OPT_SAMPLE, VT_OPT_MAP_ENTRIES, VT_OPT_RUNTIME,
+	VT_OPT_NO_METHODS, VT_OPT_VERBOSE, VT_OPT_HELP, 0,
+};
+
+static const struct vt_cli_cmd record_cmd = {
+	"record", usage_line, help_text, record_opts,
+	true, /* stop at the command's name: its own options are its own */
+};
+
 int vt_cmd_record(int argc, char **argv)
 {
-	enum { OPT_FORCE = VT_OPT__NEXT, OPT_SAMPLE };
-	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, OPT_FORCE },
-		{ "format", required_argument, NULL, VT_OPT_FORMAT },
-		{ "by", required_argument, NULL, VT_OPT_BY },
-		{ "sort", required_argument, NULL, VT_OPT_SORT },
-		{ "top", required_argument, NULL, VT_OPT_TOP },
-		{ "sample", required_argument, NULL, OPT_SAMPLE },
-		{ "map-entries", required_argument, NULL, VT_OPT_MAP_ENTRIES },
-		{ "runtime", required_argument, NULL, VT_OPT_RUNTIME },
-		{ "no-methods", no_argument, NULL, VT_OPT_NO_METHODS },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	struct vt_cli_args a = {
+		.report = { VT_FORMAT_TEXT, VT_BY_CLASS_METHOD, VT_SORT_COUNT, 0 },
+		.output = DEFAULT_RECORD,
 	};
-	struct vt_report_opts ropts = { VT_FORMAT_TEXT, VT_BY_CLASS_METHOD, VT_SORT_COUNT, 0 };
-	struct vt_session_opts so = { 0 };
-	const char *output = DEFAULT_RECORD;
-	bool force = false, have_pid = false;
-	double duration = 0;
+	struct vt_session_opts so;
+	struct vt_report_opts ropts;
+	const char *output;
+	bool force;
+	double duration;
 	struct vt_session s;
 	struct vt_profile p;
 	char err[4608];
 	struct stat sb;
-	int opt, r, status = 0;
+	int operands, r, status = 0;
 
-	optind = 0;
-	opterr = 0;
-	/* "+": stop at the command's name, its own options are its own */
-	while ((opt = getopt_long(argc, argv, "+:p:d:o:vh", longopts, NULL)) != -1) {
-		const char *arg = optarg;
-
-		switch (opt) {
-		case 'd':
-			if (vt_parse_seconds(arg, &duration))
-				return vt_usage_error("record", "-d: '%s' is not a positive number of seconds", arg);
-			break;
-		case 'o':
-			if (!*arg)
-				return vt_usage_error("record", "-o: empty file name");
-			output = arg;
-			break;
-		case OPT_FORCE:
-			force = true;
-			break;
-		case OPT_SAMPLE:
-			if (vt_parse_bytes(arg, &so.sample_period))
-				return vt_usage_error("record", "--sample: '%s' is not a number of bytes", arg);
-			break;
-		default:
-			r = vt_cli_trace_opt("record", opt, arg, &so, &have_pid);
-			if (r == VT_CLI_NOT_MINE)
-				r = vt_cli_report_opt("record", opt, arg, &ropts);
-			if (r == VT_CLI_NOT_MINE)
-				return vt_cli_last_opt("record", opt, argv, usage_line, help_text);
-			if (r)
-				return r;
-		}
-	}
-	if (optind < argc)
-		so.cmd = argv + optind;
-	if (have_pid && so.cmd)
+	r = vt_cli_parse(&record_cmd, argc, argv, &a, &operands);
+	if (r != VT_CLI_RUN)
+		return r;
+	so = a.session;
+	ropts = a.report;
+	output = a.output;
+	force = a.force;
+	duration = a.duration;
+	if (operands < argc)
+		so.cmd = argv + operands;
+	if (a.have_pid && so.cmd)
 		return vt_usage_error("record", "-p and a command exclude each other (got command '%s')",
 				      so.cmd[0]);
-	if (!have_pid && !so.cmd)
+	if (!a.have_pid && !so.cmd)
 		return vt_usage_error("record", "nothing to trace: give -p PID or -- CMD");
 	so.verbose = vt_verbose();
 

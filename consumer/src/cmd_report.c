@@ -2,7 +2,6 @@
  * cmd_report.c: `vmtrace report`, a record file printed as a report.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "profile.h"
+#include "report_registry.h"
 
 #define DEFAULT_RECORD "vmtrace.data"
 
@@ -35,36 +35,27 @@ static const char help_text[] =
 	"  vmtrace report --format json | jq '.allocations[0]'\n"
 	"  vmtrace report --format folded --sort bytes | flamegraph.pl > alloc.svg\n";
 
+static const enum vt_opt report_opts[] = {
+	VT_OPT_FORMAT, VT_OPT_BY, VT_OPT_SORT, VT_OPT_TOP, VT_OPT_HELP, 0,
+};
+
+static const struct vt_cli_cmd report_cmd = { "report", usage_line, help_text, report_opts, false };
+
 int vt_cmd_report(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "format", required_argument, NULL, VT_OPT_FORMAT },
-		{ "by", required_argument, NULL, VT_OPT_BY },
-		{ "sort", required_argument, NULL, VT_OPT_SORT },
-		{ "top", required_argument, NULL, VT_OPT_TOP },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	struct vt_report_opts opts = { VT_FORMAT_TEXT, VT_BY_CLASS_METHOD, VT_SORT_COUNT, 0 };
+	struct vt_cli_args a = { .report = { VT_FORMAT_TEXT, VT_BY_CLASS_METHOD, VT_SORT_COUNT, 0 } };
 	const char *path = DEFAULT_RECORD;
 	struct vt_profile profile;
-	int opt, err;
+	int operands, err;
 
-	optind = 0; /* glibc: start afresh even if main ran getopt already */
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		int r = vt_cli_report_opt("report", opt, optarg, &opts);
-
-		if (r == VT_CLI_NOT_MINE)
-			return vt_cli_last_opt("report", opt, argv, usage_line, help_text);
-		if (r)
-			return r;
-	}
-	if (argc - optind > 1)
-		return vt_usage_error("report", "one FILE at most, got '%s' and '%s'", argv[optind],
-				      argv[optind + 1]);
-	if (optind < argc)
-		path = argv[optind];
+	err = vt_cli_parse(&report_cmd, argc, argv, &a, &operands);
+	if (err != VT_CLI_RUN)
+		return err;
+	if (argc - operands > 1)
+		return vt_usage_error("report", "one FILE at most, got '%s' and '%s'", argv[operands],
+				      argv[operands + 1]);
+	if (operands < argc)
+		path = argv[operands];
 
 	err = vt_profile_read(&profile, path);
 	switch (err) {
@@ -79,13 +70,13 @@ int vt_cmd_report(int argc, char **argv)
 		return 1;
 	case -ENOENT:
 		fprintf(stderr, "vmtrace: %s: %s%s\n", path, strerror(-err),
-			optind < argc ? "" : " (make one with vmtrace record)");
+			operands < argc ? "" : " (make one with vmtrace record)");
 		return 1;
 	default:
 		fprintf(stderr, "vmtrace: %s: %s\n", path, strerror(-err));
 		return 1;
 	}
-	err = vt_report_print(stdout, &profile, &opts);
+	err = vt_report_print(stdout, &profile, &a.report);
 	vt_profile_free(&profile);
 	if (err) {
 		fprintf(stderr, "vmtrace: report: cannot print the report: %s\n", strerror(-err));

@@ -4,7 +4,6 @@
  * Ctrl-C, the target's exit, or -n views.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,60 +220,37 @@ static void print_view(FILE *out, const struct vt_session *s, const struct vt_pr
 	free(tr);
 }
 
+static const enum vt_opt top_opts[] = {
+	VT_OPT_PID, VT_OPT_INTERVAL, VT_OPT_COUNT, VT_OPT_TOP, VT_OPT_MAP_ENTRIES,
+	VT_OPT_RUNTIME, VT_OPT_NO_METHODS, VT_OPT_VERBOSE, VT_OPT_HELP, 0,
+};
+
+static const struct vt_cli_cmd top_cmd = { "top", usage_line, help_text, top_opts, false };
+
 int vt_cmd_top(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "top", required_argument, NULL, VT_OPT_TOP },
-		{ "map-entries", required_argument, NULL, VT_OPT_MAP_ENTRIES },
-		{ "runtime", required_argument, NULL, VT_OPT_RUNTIME },
-		{ "no-methods", no_argument, NULL, VT_OPT_NO_METHODS },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	struct vt_session_opts so = { 0 };
+	struct vt_cli_args a = { .report.top = DEFAULT_ROWS, .interval = 1.0 };
+	struct vt_session_opts so;
 	struct vt_session s;
 	struct vt_profile prev, cur;
 	struct prev_rows pr = { 0 };
 	struct totals t0;
-	double interval = 1.0, last = 0;
-	uint64_t count = 0, rows = DEFAULT_ROWS, shown = 0;
-	bool have_pid = false, clear = isatty(STDOUT_FILENO);
+	double interval, last = 0;
+	uint64_t count, rows, shown = 0;
+	bool clear = isatty(STDOUT_FILENO);
 	char err[4608];
-	int opt, r, status = 0;
+	int operands, r, status = 0;
 
-	optind = 0;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":p:i:n:vh", longopts, NULL)) != -1) {
-		const char *arg = optarg;
-
-		switch (opt) {
-		case 'i':
-			if (vt_parse_seconds(arg, &interval))
-				return vt_usage_error("top", "-i: '%s' is not a positive number of seconds", arg);
-			break;
-		case 'n':
-			if (vt_parse_u64(arg, &count) || count == 0)
-				return vt_usage_error("top", "-n: '%s' is not a positive count", arg);
-			break;
-		case VT_OPT_TOP:
-			if (vt_parse_u64(arg, &rows))
-				return vt_usage_error("top", "--top: '%s' is not a number of rows", arg);
-			break;
-		default:
-			r = vt_cli_trace_opt("top", opt, arg, &so, &have_pid);
-			if (r == VT_CLI_NOT_MINE)
-				return vt_cli_last_opt("top", opt, argv, usage_line, help_text);
-			if (r)
-				return r;
-		}
-	}
-	if (optind < argc)
-		return vt_usage_error("top", "unexpected argument '%s'", argv[optind]);
-	if (!have_pid)
+	r = vt_cli_parse(&top_cmd, argc, argv, &a, &operands);
+	if (r != VT_CLI_RUN)
+		return r;
+	so = a.session;
+	interval = a.interval;
+	count = a.count;
+	rows = a.report.top;
+	if (operands < argc)
+		return vt_usage_error("top", "unexpected argument '%s'", argv[operands]);
+	if (!a.have_pid)
 		return vt_usage_error("top", "which process? give -p PID");
 	so.verbose = vt_verbose();
 

@@ -117,24 +117,4 @@ const char *vt_gc_kind_name(const struct vt_profile *p, int kind);
 int vt_profile_write(const struct vt_profile *p, const char *path, bool force);
 int vt_profile_read(struct vt_profile *p, const char *path);
 
-enum vt_format { VT_FORMAT_TEXT, VT_FORMAT_JSON, VT_FORMAT_CSV, VT_FORMAT_FOLDED };
-enum vt_group { VT_BY_CLASS_METHOD, VT_BY_CLASS, VT_BY_METHOD, VT_BY_SITE };
-enum vt_sort { VT_SORT_COUNT, VT_SORT_BYTES };
-
-struct vt_report_opts {
-	enum vt_format format;
-	enum vt_group by;
-	enum vt_sort sort;
-	size_t top;                  /* rows of allocations and calls; 0 = every row */
-};
-
-/* Parse "text|json|csv|folded", "class,method|class|method|site",
- * "count|bytes": 0 or -EINVAL. */
-int vt_parse_format(const char *s, enum vt_format *out);
-int vt_parse_group(const char *s, enum vt_group *out);
-int vt_parse_sort(const char *s, enum vt_sort *out);
-
-/* Print the whole report in the chosen format. 0 or -errno. */
-int vt_report_print(FILE *out, const struct vt_profile *p, const struct vt_report_opts *opts);
-
 #endif /* VMTRACE_PROFILE_H */

@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
+#include "report_fmt.h"
+#include "report_model.h"
 
 #define U64(v) ((unsigned long long)(v))
 

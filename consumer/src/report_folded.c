@@ -7,7 +7,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "report.h"
+#include "report_fmt.h"
+#include "report_model.h"
 
 /* A frame name: ';' separates frames and a line ends at '\n', so both
  * (and every other control byte) are replaced; "" becomes "-". */

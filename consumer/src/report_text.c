@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
+#include "report_fmt.h"
+#include "report_model.h"
 
 /* ---- a table of cells, aligned on printing ---- */
 

@@ -1,0 +1,31 @@
+/*
+ * report_fmt.h: the small printing pieces renderers share: the log2 bar
+ * chart, JSON and CSV escaping, signal names and durations. Leaf: it knows
+ * no profile and no renderer.
+ */
+#ifndef VMTRACE_REPORT_FMT_H
+#define VMTRACE_REPORT_FMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* An ASCII bar chart of non-empty buckets, in the style of libbpf-tools'
+ * print_log2_hist; unit names the values ("usecs", "nsecs"). */
+void vt_print_log2_hist(FILE *out, const uint64_t *hist, int buckets, const char *unit,
+			const char *indent);
+
+/* s as a JSON string literal with quotes. Invalid UTF-8 bytes become
+ * U+FFFD, so the output is always valid JSON. */
+void vt_json_string(FILE *out, const char *s);
+/* s as one CSV field (RFC 4180: quoted when it holds , " CR LF or starts or
+ * ends with a space; quotes doubled). */
+void vt_csv_field(FILE *out, const char *s);
+
+/* "SIGUSR2", "SIGRTMIN+3", or "SIG99" for numbers without a name. */
+const char *vt_signal_name(int signo, char *buf, size_t len);
+
+/* "850 ns", "12.3 us", "4.56 ms", "1.23 s". */
+const char *vt_format_ns(uint64_t ns, char *buf, size_t len);
+
+#endif /* VMTRACE_REPORT_FMT_H */

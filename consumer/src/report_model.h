@@ -1,0 +1,74 @@
+/*
+ * report_model.h: the report model: the allocation table after grouping
+ * and sorting, sorted keyed lists, pause statistics and GC summaries. Every
+ * renderer reads it; it calls nothing above it.
+ */
+#ifndef VMTRACE_REPORT_MODEL_H
+#define VMTRACE_REPORT_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "profile.h"
+#include "report_opts.h"
+
+/* One row of the allocation list after grouping. The strings point into the
+ * profile; a key the grouping drops is NULL. */
+struct vt_alloc_row {
+	const char *klass, *method, *site;
+	uint64_t count, bytes, samples;
+};
+
+struct vt_alloc_table {
+	struct vt_alloc_row *rows;
+	size_t n;                    /* rows shown (after --top) */
+	size_t total_rows;           /* rows before --top */
+	uint64_t total_count, total_bytes, total_samples; /* over every row */
+};
+
+/* Groups p's allocations by opts->by, sorts by opts->sort (descending; ties
+ * by the other number, then by name) and keeps the first opts->top rows.
+ * 0 or -ENOMEM; free with vt_alloc_table_free. */
+int vt_alloc_table_build(const struct vt_profile *p, const struct vt_report_opts *opts,
+			 struct vt_alloc_table *t);
+void vt_alloc_table_free(struct vt_alloc_table *t);
+
+/* A keyed list sorted by count (descending), then name, name2. top 0 =
+ * every row; *n gets the rows kept. NULL only on -ENOMEM (or n == 0). */
+const struct vt_keyed_count **vt_keyed_sorted(const struct vt_keyed_count *v, size_t n,
+					      size_t top, size_t *kept);
+
+/* Nearest-rank percentile of sorted values: the smallest value with at
+ * least pct% of the values at or below it. 0 when n == 0. */
+uint64_t vt_percentile(const uint64_t *sorted, size_t n, unsigned pct);
+
+struct vt_pause_stats {
+	uint64_t pauses, total_ns, mean_ns, p50_ns, p99_ns, max_ns;
+};
+
+/* Statistics of the pauses of one kind (kind -1: every kind), exactly from
+ * the pause list. 0 or -ENOMEM. */
+int vt_pause_stats(const struct vt_profile *p, int kind, struct vt_pause_stats *s);
+
+/* Whether reports list GC kind: minor and major always, CPython's three
+ * generations always, any other kind only when it has collections. */
+bool vt_gc_kind_shown(const struct vt_profile *p, int kind);
+
+/* What the GC sections print about every pause in the list. */
+struct vt_gc_summary {
+	uint64_t allocated_total, allocated_max; /* bytes allocated between collections */
+	uint64_t objects_collected;
+	uint64_t hist[VT_HIST_BUCKETS];          /* pauses by log2 of microseconds */
+};
+void vt_gc_summarize(const struct vt_profile *p, struct vt_gc_summary *out);
+
+/* log2 bucket of v: 0 holds 0 and 1, bucket i holds [2^i, 2^(i+1)). */
+int vt_log2_bucket(uint64_t v);
+/* Parse "class,method|class|method|site" and "count|bytes": 0 or -EINVAL
+ * (out untouched); and the names back ("?" when out of range). */
+int vt_parse_group(const char *s, enum vt_group *out);
+int vt_parse_sort(const char *s, enum vt_sort *out);
+const char *vt_group_name(enum vt_group g);
+const char *vt_sort_name(enum vt_sort s);
+
+#endif /* VMTRACE_REPORT_MODEL_H */

@@ -126,17 +126,14 @@ static int take(const char *cmd, int opt, const char *arg, struct vt_cli_args *a
 		a->have_pid = true;
 		return 0;
 	case VT_OPT_DURATION:
-		if (vt_parse_seconds(arg, &a->duration))
-			return vt_usage_error(cmd, "-d: '%s' is not a positive number of seconds", arg);
+	case VT_OPT_INTERVAL:
+		if (vt_parse_seconds(arg, opt == VT_OPT_DURATION ? &a->duration : &a->interval))
+			return vt_usage_error(cmd, "-%c: '%s' is not a positive number of seconds", opt, arg);
 		return 0;
 	case VT_OPT_OUTPUT:
 		if (!*arg)
 			return vt_usage_error(cmd, "-o: empty file name");
 		a->output = arg;
-		return 0;
-	case VT_OPT_INTERVAL:
-		if (vt_parse_seconds(arg, &a->interval))
-			return vt_usage_error(cmd, "-i: '%s' is not a positive number of seconds", arg);
 		return 0;
 	case VT_OPT_COUNT:
 		if (vt_parse_u64(arg, &a->count) || a->count == 0)

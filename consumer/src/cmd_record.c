@@ -65,11 +65,6 @@ int vt_cmd_record(int argc, char **argv)
 		.report = { VT_FORMAT_TEXT, VT_BY_CLASS_METHOD, VT_SORT_COUNT, 0 },
 		.output = DEFAULT_RECORD,
 	};
-	struct vt_session_opts so;
-	struct vt_report_opts ropts;
-	const char *output;
-	bool force;
-	double duration;
 	struct vt_session s;
 	struct vt_profile p;
 	char err[4608];
@@ -79,40 +74,35 @@ int vt_cmd_record(int argc, char **argv)
 	r = vt_cli_parse(&record_cmd, argc, argv, &a, &operands);
 	if (r != VT_CLI_RUN)
 		return r;
-	so = a.session;
-	ropts = a.report;
-	output = a.output;
-	force = a.force;
-	duration = a.duration;
 	if (operands < argc)
-		so.cmd = argv + operands;
-	if (a.have_pid && so.cmd)
+		a.session.cmd = argv + operands;
+	if (a.have_pid && a.session.cmd)
 		return vt_usage_error("record", "-p and a command exclude each other (got command '%s')",
-				      so.cmd[0]);
-	if (!a.have_pid && !so.cmd)
+				      a.session.cmd[0]);
+	if (!a.have_pid && !a.session.cmd)
 		return vt_usage_error("record", "nothing to trace: give -p PID or -- CMD");
-	so.verbose = vt_verbose();
+	a.session.verbose = vt_verbose();
 
 	/* refuse before tracing anything, not after the run */
-	if (!force && lstat(output, &sb) == 0) {
-		fprintf(stderr, "vmtrace: %s exists (use --force to overwrite it)\n", output);
+	if (!a.force && lstat(a.output, &sb) == 0) {
+		fprintf(stderr, "vmtrace: %s exists (use --force to overwrite it)\n", a.output);
 		return 1;
 	}
 
 	vt_session_catch_signals();
-	r = vt_session_open(&s, &so, err, sizeof(err));
+	r = vt_session_open(&s, &a.session, err, sizeof(err));
 	if (r) {
 		fprintf(stderr, "vmtrace: %s\n", err);
 		vt_session_close(&s);
 		return 1;
 	}
 	fprintf(stderr, "vmtrace: recording pid %d (%s probes: %s)%s\n", (int)s.target.pid,
-		s.rt->name, so.sample_period ? "sampled" : "exact",
-		duration > 0 ? "" : "; Ctrl-C to stop");
+		s.rt->name, a.session.sample_period ? "sampled" : "exact",
+		a.duration > 0 ? "" : "; Ctrl-C to stop");
 	if (s.spawn_note)
 		fprintf(stderr, "vmtrace: %s: %s\n", s.rt->name, s.spawn_note);
 
-	switch (vt_session_wait(&s, duration > 0 ? (int)(duration * 1000) : -1)) {
+	switch (vt_session_wait(&s, a.duration > 0 ? (int)(a.duration * 1000) : -1)) {
 	case VT_WAIT_EXITED:
 		fprintf(stderr, "vmtrace: pid %d exited; reporting what was recorded\n",
 			(int)s.target.pid);
@@ -131,15 +121,15 @@ int vt_cmd_record(int argc, char **argv)
 		vt_profile_free(&p);
 		return 1;
 	}
-	r = vt_profile_write(&p, output, force);
+	r = vt_profile_write(&p, a.output, a.force);
 	if (r == -EEXIST) {
-		fprintf(stderr, "vmtrace: %s exists (use --force to overwrite it)\n", output);
+		fprintf(stderr, "vmtrace: %s exists (use --force to overwrite it)\n", a.output);
 		status = 1;
 	} else if (r) {
-		fprintf(stderr, "vmtrace: cannot write %s: %s\n", output, strerror(-r));
+		fprintf(stderr, "vmtrace: cannot write %s: %s\n", a.output, strerror(-r));
 		status = 1;
 	}
-	r = vt_report_print(stdout, &p, &ropts);
+	r = vt_report_print(stdout, &p, &a.report);
 	if (r) {
 		fprintf(stderr, "vmtrace: cannot print the report: %s\n", strerror(-r));
 		status = 1;

@@ -230,13 +230,12 @@ static const struct vt_cli_cmd top_cmd = { "top", usage_line, help_text, top_opt
 int vt_cmd_top(int argc, char **argv)
 {
 	struct vt_cli_args a = { .report.top = DEFAULT_ROWS, .interval = 1.0 };
-	struct vt_session_opts so;
 	struct vt_session s;
 	struct vt_profile prev, cur;
 	struct prev_rows pr = { 0 };
 	struct totals t0;
-	double interval, last = 0;
-	uint64_t count, rows, shown = 0;
+	double last = 0;
+	uint64_t shown = 0;
 	bool clear = isatty(STDOUT_FILENO);
 	char err[4608];
 	int operands, r, status = 0;
@@ -244,18 +243,14 @@ int vt_cmd_top(int argc, char **argv)
 	r = vt_cli_parse(&top_cmd, argc, argv, &a, &operands);
 	if (r != VT_CLI_RUN)
 		return r;
-	so = a.session;
-	interval = a.interval;
-	count = a.count;
-	rows = a.report.top;
 	if (operands < argc)
 		return vt_usage_error("top", "unexpected argument '%s'", argv[operands]);
 	if (!a.have_pid)
 		return vt_usage_error("top", "which process? give -p PID");
-	so.verbose = vt_verbose();
+	a.session.verbose = vt_verbose();
 
 	vt_session_catch_signals();
-	r = vt_session_open(&s, &so, err, sizeof(err));
+	r = vt_session_open(&s, &a.session, err, sizeof(err));
 	if (r) {
 		fprintf(stderr, "vmtrace: %s\n", err);
 		vt_session_close(&s);
@@ -264,7 +259,7 @@ int vt_cmd_top(int argc, char **argv)
 	vt_profile_init(&prev);
 	memset(&t0, 0, sizeof(t0));
 	for (;;) {
-		enum vt_wait_result w = vt_session_wait(&s, (int)(interval * 1000));
+		enum vt_wait_result w = vt_session_wait(&s, (int)(a.interval * 1000));
 		double now;
 
 		if (w == VT_WAIT_SIGNAL)
@@ -282,7 +277,7 @@ int vt_cmd_top(int argc, char **argv)
 			status = 1;
 			break;
 		}
-		print_view(stdout, &s, &cur, &pr, &t0, now - last, (size_t)rows, clear);
+		print_view(stdout, &s, &cur, &pr, &t0, now - last, (size_t)a.report.top, clear);
 		fflush(stdout);
 		last = now;
 		totals_of(&cur, &t0);
@@ -294,7 +289,7 @@ int vt_cmd_top(int argc, char **argv)
 			fprintf(stderr, "vmtrace: pid %d exited\n", (int)s.target.pid);
 			break;
 		}
-		if (count && shown >= count)
+		if (a.count && shown >= a.count)
 			break;
 	}
 	free(pr.v);

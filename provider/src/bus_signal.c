@@ -2,7 +2,7 @@
  * bus_signal.c: routing signals onto the bus. The handler does two
  * async-signal-safe things, fire signal__received and publish one
  * VMTRACE_EV_SIGNAL event stamped with the receive time; the dispatcher runs
- * the subscribers and then fires signal__handled with the latency (bus.c).
+ * the subscribers and then fires signal__handled with the latency (bus_dispatch.c).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -10,8 +10,7 @@
 #include <string.h>
 
 #include "vmtrace/bus.h"
-#include "bus_internal.h"
-#include "fire.h"
+#include "primitives.h"
 
 static pthread_mutex_t route_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sigaction previous[NSIG];

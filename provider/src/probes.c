@@ -1,13 +1,16 @@
 /*
- * probes.c: every USDT site of the vmtrace provider, the gates that guard
- * them, and byte-sampling of allocations.
+ * probes.c: the USDT sites the host's calls reach (vmtrace.h), each also
+ * publishing onto the bus when it has subscribers, and byte-sampling of
+ * allocations. The gates that guard them and the sites the library fires
+ * itself are in primitives.c.
  *
  * The gates. dtrace -h declares one semaphore per probe
  * (vmtrace_<probe>_semaphore, an unsigned short the kernel increments for
  * every attached uprobe). Instead of letting `dtrace -G` scatter them, we
  * place each semaphore as the low half of a 32-bit gate whose high half counts
  * bus subscribers, so the host's inline check is one load and one branch for
- * both. The asm below names the semaphore symbols the ELF notes refer to.
+ * both. primitives.c places the gates and names the semaphore symbols the
+ * ELF notes refer to.
  *
  * Sampling. With a period R set (and a consumer holding sample__armed), each
  * thread counts bytes down from an exponentially distributed start; only the
@@ -26,37 +29,7 @@
 
 #include "vmtrace/vmtrace.h"
 #include "vmtrace_probes.h"
-#include "fire.h"
-#include "bus_internal.h"
-
-/* The library reads its gates through a hidden name, so its reads bind to
- * this storage (where the kernel writes) even if a host made a copy. */
-__attribute__((visibility("hidden"), section(".probes"), aligned(64)))
-vmtrace_gate vmtrace__gate_store[VMTRACE_PROBE__COUNT];
-extern vmtrace_gate vmtrace_gates[VMTRACE_PROBE__COUNT]
-	__attribute__((alias("vmtrace__gate_store")));
-
-/* vmtrace_<name>_semaphore = low half of gate IDX. */
-#define SEMAPHORE_AT(name, ENUM, idx)                                          \
-	_Static_assert(VMTRACE_PROBE_##ENUM == (idx), "gate index of " #name); \
-	__asm__(".globl vmtrace_" #name "_semaphore\n\t"                        \
-		".type vmtrace_" #name "_semaphore, @object\n\t"                \
-		".set vmtrace_" #name "_semaphore, vmtrace__gate_store + 4 * " #idx "\n")
-
-SEMAPHORE_AT(object__alloc, OBJECT_ALLOC, 0);
-SEMAPHORE_AT(object__free, OBJECT_FREE, 1);
-SEMAPHORE_AT(method__entry, METHOD_ENTRY, 2);
-SEMAPHORE_AT(method__return, METHOD_RETURN, 3);
-SEMAPHORE_AT(method__cache__reset, METHOD_CACHE_RESET, 4);
-SEMAPHORE_AT(constant__cache__reset, CONSTANT_CACHE_RESET, 5);
-SEMAPHORE_AT(global__serial__inc, GLOBAL_SERIAL_INC, 6);
-SEMAPHORE_AT(gc__begin, GC_BEGIN, 7);
-SEMAPHORE_AT(gc__end, GC_END, 8);
-SEMAPHORE_AT(signal__received, SIGNAL_RECEIVED, 9);
-SEMAPHORE_AT(signal__handled, SIGNAL_HANDLED, 10);
-SEMAPHORE_AT(bus__dropped, BUS_DROPPED, 11);
-SEMAPHORE_AT(sample__armed, SAMPLE_ARMED, 12);
-_Static_assert(VMTRACE_PROBE__COUNT == 13, "a probe without a semaphore");
+#include "primitives.h"
 
 __attribute__((visibility("hidden"))) volatile uint64_t vmtrace__sample_period_store;
 extern volatile uint64_t vmtrace_sample_period __attribute__((alias("vmtrace__sample_period_store")));
@@ -64,18 +37,11 @@ extern volatile uint64_t vmtrace_sample_period __attribute__((alias("vmtrace__sa
 #define SEMAPHORE(P) (vmtrace__gate_store[VMTRACE_PROBE_##P].part.semaphore)
 #define SUBSCRIBED(P) (vmtrace__gate_store[VMTRACE_PROBE_##P].part.subscribers)
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void publish(uint32_t kind, struct vmtrace_event *ev)
 {
 	ev->kind = kind;
 	ev->producer = vmtrace__gettid();
-	ev->time_ns = now_ns();
+	ev->time_ns = vmtrace__now_ns();
 	vmtrace_bus_publish(ev);
 }
 
@@ -95,7 +61,7 @@ __thread int64_t vmtrace__sample_left __attribute__((tls_model("initial-exec")))
 static double uniform01(struct sampler *s)
 {
 	if (s->rng == 0)
-		s->rng = (now_ns() ^ ((uint64_t)vmtrace__gettid() << 32)) | 1;
+		s->rng = (vmtrace__now_ns() ^ ((uint64_t)vmtrace__gettid() << 32)) | 1;
 	s->rng ^= s->rng >> 12;
 	s->rng ^= s->rng << 25;
 	s->rng ^= s->rng >> 27;
@@ -249,24 +215,4 @@ void vmtrace__gc_end(int kind, uint64_t heap_bytes)
 		struct vmtrace_event ev = { .u.gc = { kind, heap_bytes } };
 		publish(VMTRACE_EV_GC_END, &ev);
 	}
-}
-
-/* ---- sites fired by the bus (fire.h) ---- */
-
-void vmtrace__fire_signal_received(int signo)
-{
-	if (SEMAPHORE(SIGNAL_RECEIVED))
-		VMTRACE_SIGNAL_RECEIVED(signo);
-}
-
-void vmtrace__fire_signal_handled(int signo, uint64_t latency_ns)
-{
-	if (SEMAPHORE(SIGNAL_HANDLED))
-		VMTRACE_SIGNAL_HANDLED(signo, latency_ns);
-}
-
-void vmtrace__fire_bus_dropped(int event_kind, uint64_t total_dropped)
-{
-	if (SEMAPHORE(BUS_DROPPED))
-		VMTRACE_BUS_DROPPED(event_kind, total_dropped);
 }

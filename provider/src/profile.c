@@ -35,14 +35,15 @@
 #include <sys/time.h>
 
 #include "vmtrace/bus.h"
-#include "bus_internal.h"
+#include "bus_dispatch.h"
+#include "bus_ring.h"
 
 #define SAMPLE_ORDER 10
 #define SAMPLE_SLOTS (1u << SAMPLE_ORDER)
 #define SAMPLE_MASK (SAMPLE_SLOTS - 1)
 
 struct sample {
-	_Atomic uint64_t seq; /* relative to the index, as in bus.c */
+	_Atomic uint64_t seq; /* relative to the index, as in bus_ring.c */
 	uint32_t depth;
 	uintptr_t frames[VMTRACE_PROFILE_MAX_FRAMES];
 };
@@ -215,7 +216,7 @@ static int table_add(const uintptr_t *frames, uint32_t depth)
 	return 0;
 }
 
-int vmtrace__profile_pending(void)
+static int profile_pending(void)
 {
 	uint64_t tail = atomic_load_explicit(&sample_tail, memory_order_relaxed);
 	uint64_t index = tail & SAMPLE_MASK;
@@ -241,7 +242,7 @@ static void drain_locked(int count)
 	atomic_store_explicit(&sample_tail, tail, memory_order_relaxed);
 }
 
-void vmtrace__profile_drain(void)
+static void profile_drain(void)
 {
 	pthread_mutex_lock(&table_lock);
 	drain_locked(1);
@@ -324,6 +325,8 @@ int vmtrace_profile_start(unsigned hz, vmtrace_backtrace_fn backtrace, void *use
 
 	atomic_store(&source_user, user);
 	atomic_store(&source, backtrace ? backtrace : walk_frame_pointers);
+	/* the dispatcher counts the samples the handler leaves */
+	vmtrace__bus_set_profile_work(profile_pending, profile_drain);
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = profile_handler;

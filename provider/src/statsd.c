@@ -22,7 +22,8 @@
 #include <sys/socket.h>
 
 #include "vmtrace/bus.h"
-#include "bus_internal.h"
+#include "bus_dispatch.h"
+#include "bus_ring.h"
 
 #define MAX_DATAGRAM 1432
 #define TABLE_SIZE 4096		/* power of two */
@@ -274,7 +275,8 @@ static void send_all_locked(void)
 	send_batch(&b);
 }
 
-uint64_t vmtrace__statsd_tick(uint64_t now_ns, int force)
+/* The dispatcher's tick (bus_dispatch.h). */
+static uint64_t statsd_tick(uint64_t now_ns, int force)
 {
 	uint64_t due;
 
@@ -365,6 +367,7 @@ int vmtrace_statsd_start(const char *host_port, const char *metric_prefix, unsig
 		return -ENOMEM;
 	}
 
+	vmtrace__bus_set_statsd_tick(statsd_tick);
 	pthread_mutex_lock(&lock);
 	sock = fd;
 	free(cells);

@@ -1,9 +1,12 @@
 /*
- * bus_internal.h: what the bus's parts (bus.c, signal.c, profile.c,
- * statsd.c) share inside libvmtrace. Nothing here is public.
+ * primitives.h: the pieces every part of libvmtrace uses (probes, bus,
+ * profiler, statsd): the clock, the thread id, the futex, the gates and
+ * the USDT sites the library fires itself. A leaf: it depends on nothing
+ * else in provider/src, so the parts above it depend downward only.
+ * Nothing here is public.
  */
-#ifndef VMTRACE_BUS_INTERNAL_H
-#define VMTRACE_BUS_INTERNAL_H
+#ifndef VMTRACE_PRIMITIVES_H
+#define VMTRACE_PRIMITIVES_H
 
 #include <stdatomic.h>
 #include <stdint.h>
@@ -13,6 +16,9 @@
 #include <sys/syscall.h>
 
 #include "vmtrace/vmtrace.h"
+
+/* Shared between files of the library, never exported from it. */
+#define VMTRACE_HIDDEN __attribute__((visibility("hidden")))
 
 /* Async-signal-safe: a raw syscall and a vDSO read. */
 static inline uint64_t vmtrace__now_ns(void)
@@ -24,7 +30,7 @@ static inline uint64_t vmtrace__now_ns(void)
 
 /* The calling thread's kernel id, cached per thread (a syscall per event
  * would dominate the publish cost). Async-signal-safe: initial-exec TLS
- * needs no allocation, and a fork child clears the cache (bus.c). */
+ * needs no allocation, and a fork child clears the cache (primitives.c). */
 extern __thread uint32_t vmtrace__tid_cache __attribute__((tls_model("initial-exec")));
 static inline uint32_t vmtrace__gettid(void)
 {
@@ -46,20 +52,15 @@ static inline void vmtrace__futex_wake(_Atomic uint32_t *word, int waiters)
 	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, waiters, NULL, NULL, 0);
 }
 
-/* Wake the dispatcher if it sleeps: after a sample commit. Async-signal-safe. */
-void vmtrace__bus_wake(void);
-/* True on the dispatcher thread (subscribers run there). */
-int vmtrace__bus_on_dispatcher(void);
-/* True while the dispatcher thread runs. */
-int vmtrace__bus_running(void);
+/* The gates (vmtrace.h): the kernel writes each low half (the semaphore),
+ * the bus each high half (its subscribers). The library reads them through
+ * this hidden name, so its reads bind to the storage the kernel writes. */
+extern vmtrace_gate vmtrace__gate_store[VMTRACE_PROBE__COUNT] VMTRACE_HIDDEN;
 
-/* Profiler side, driven by the dispatcher: is a sample waiting; count every
- * waiting sample into the table. */
-int vmtrace__profile_pending(void);
-void vmtrace__profile_drain(void);
+/* The USDT sites the library fires itself (signal routing, the bus).
+ * Async-signal-safe: only the site, no other work. */
+void vmtrace__fire_signal_received(int signo);
+void vmtrace__fire_signal_handled(int signo, uint64_t latency_ns);
+void vmtrace__fire_bus_dropped(int event_kind, uint64_t total_dropped);
 
-/* statsd side: send what is due at now_ns (everything if force); returns when the next batch is
- * due (CLOCK_MONOTONIC ns), or 0 when statsd is off. Dispatcher only. */
-uint64_t vmtrace__statsd_tick(uint64_t now_ns, int force);
-
-#endif /* VMTRACE_BUS_INTERNAL_H */
+#endif /* VMTRACE_PRIMITIVES_H */

@@ -3,9 +3,13 @@
  * ruby.bpf.c: Ruby's own USDT probes (libruby, provider "ruby") counted the
  * way vmtrace counts its own provider.
  *
- * Allocations: object__create (class, file, line) and string__create /
- * array__create / hash__create (length, file, line; the cookie says which
- * class) become one count per (class, innermost Ruby method, file:line).
+ * Allocations: a uprobe on every function of libruby that makes an object
+ * (rb_wb_protected_newobj_of and its siblings, rb_data_*_wrap, rb_imemo_new,
+ * and the allocator return in class_call_alloc_func for the instances that
+ * rb_class_allocate_instance makes inline) counts each object once, per
+ * (class, type, innermost Ruby method, site), with its 40-byte slot. The
+ * USDT probes object__create and string/array/hash__create only announce
+ * the site of the allocation that follows them on the thread.
  *
  * Methods: method__entry / method__return keep, per thread, the depth of
  * Ruby-level methods (`def`s) and a ring of the innermost frames' names.
@@ -21,9 +25,14 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
 #include "common.bpf.h"
 #include "ruby_maps.h"
+
+#ifndef E2BIG
+#define E2BIG 7
+#endif
 
 /* Set before load: false when --no-methods left the method probes out. */
 const volatile bool track_methods = true;
@@ -56,6 +65,27 @@ struct {
 	__type(key, __u32);
 	__type(value, struct vt_rb_alloc_key);
 } scratch SEC(".maps"); /* the key is too big for the BPF stack */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct vt_rb_class_name);
+} class_names SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct vt_rb_pending);
+} pending SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vt_rb_pending);
+} empty_pending SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -145,20 +175,24 @@ int BPF_USDT(rb_method_return)
 
 static __always_inline void count_alloc(struct vt_rb_alloc_key *key)
 {
-	struct vt_rb_alloc_val one = { .count = 1 }, *v;
+	struct vt_rb_alloc_val one = { .count = 1, .bytes = VT_RB_SLOT }, *v;
 	long err;
 
+	add(VT_RB_C_ALLOCS, 1);
 	v = bpf_map_lookup_elem(&allocs, key);
 	if (v) {
 		v->count++;
+		v->bytes += VT_RB_SLOT;
 		return;
 	}
 	err = bpf_map_update_elem(&allocs, key, &one, BPF_NOEXIST);
 	if (err == -EEXIST) {
 		/* another CPU inserted the key first */
 		v = bpf_map_lookup_elem(&allocs, key);
-		if (v)
+		if (v) {
 			v->count++;
+			v->bytes += VT_RB_SLOT;
+		}
 		return;
 	}
 	if (err)
@@ -201,46 +235,222 @@ static __always_inline struct vt_rb_alloc_key *new_key(void)
 	return key;
 }
 
-/* The rest of every allocation probe, once key->klass is set: the site, the
- * innermost Ruby method, and one count under the whole key. */
-static __always_inline void finish_alloc(struct vt_rb_alloc_key *key, const char *file, int line)
+/* ---- class names, read from the class the first time it allocates ----
+ *
+ * Ruby 3.1 keeps a named class's path as a String in its instance-variable
+ * table under the internal ID __classpath__ (variable.c: classname()):
+ *   struct RClass { RBasic basic; VALUE super; rb_classext_t *ptr; ... }
+ *   rb_classext_t { st_table *iv_index_tbl; st_table *iv_tbl; ... }
+ *   st_table { ...; st_index_t entries_start@32, entries_bound@40;
+ *              st_table_entry *entries@48 }, entry { hash, key, record }
+ * The ivars of the class object itself (@x, ID scope "instance") share the
+ * table; the path is the one String under an ID of local scope. */
+#define RB_CLASS_EXT 24
+#define RB_EXT_IV_TBL 8
+#define ST_ENTRIES_START 32
+#define ST_ENTRIES_BOUND 40
+#define ST_ENTRIES 48
+#define ST_ENTRY_SIZE 24
+#define ST_DELETED (~0ULL)
+#define RB_ID_SCOPE_MASK 0x0e
+#define RB_T_STRING 0x05
+#define RB_STR_NOEMBED (1ULL << 13)      /* RSTRING_NOEMBED = FL_USER1 */
+#define RB_STR_EMBED_LEN_SHIFT 14        /* FL_USHIFT + 2 */
+#define RB_IV_SCAN 8                     /* table entries looked at */
+
+static __always_inline int read_rstring(char *dst, __u64 str)
 {
-	copy_str(key->file, sizeof(key->file), file);
-	key->line = line;
+	__u64 flags = 0, len = 0, ptr = 0;
+
+	if (bpf_probe_read_user(&flags, sizeof(flags), (void *)str) ||
+	    (flags & VT_RB_T_MASK) != RB_T_STRING)
+		return -1;
+	if (flags & RB_STR_NOEMBED) {
+		if (bpf_probe_read_user(&len, sizeof(len), (void *)(str + 16)) ||
+		    bpf_probe_read_user(&ptr, sizeof(ptr), (void *)(str + 24)))
+			return -1;
+	} else {
+		len = (flags >> RB_STR_EMBED_LEN_SHIFT) & 0x1f;
+		ptr = str + 16;
+	}
+	if (len >= VT_RB_NAME) {
+		len = VT_RB_NAME - 1;
+		add(VT_RB_L_TRUNCATED, 1);
+	}
+	if (len && bpf_probe_read_user(dst, len & (VT_RB_NAME - 1), (void *)ptr))
+		return -1;
+	dst[len & (VT_RB_NAME - 1)] = '\0';
+	return 0;
+}
+
+static __always_inline void learn_class_name(__u64 klass)
+{
+	struct vt_rb_class_name n = {};
+	__u64 ext = 0, tbl = 0, start = 0, bound = 0, entries = 0;
+
+	if (!klass || bpf_map_lookup_elem(&class_names, &klass))
+		return;
+	if (!bpf_probe_read_user(&ext, sizeof(ext), (void *)(klass + RB_CLASS_EXT)) && ext &&
+	    !bpf_probe_read_user(&tbl, sizeof(tbl), (void *)(ext + RB_EXT_IV_TBL)) && tbl &&
+	    !bpf_probe_read_user(&start, sizeof(start), (void *)(tbl + ST_ENTRIES_START)) &&
+	    !bpf_probe_read_user(&bound, sizeof(bound), (void *)(tbl + ST_ENTRIES_BOUND)) &&
+	    !bpf_probe_read_user(&entries, sizeof(entries), (void *)(tbl + ST_ENTRIES)) && entries) {
+		for (int i = 0; i < RB_IV_SCAN; i++) {
+			__u64 e[3];
+
+			if (start + i >= bound)
+				break;
+			if (bpf_probe_read_user(e, sizeof(e), (void *)(entries + (start + i) * ST_ENTRY_SIZE)))
+				break;
+			if (e[0] == ST_DELETED || (e[1] & RB_ID_SCOPE_MASK))
+				continue;
+			if (!read_rstring(n.name, e[2]))
+				break;
+			n.name[0] = '\0';
+		}
+	}
+	/* an empty name is kept too: userspace reads it from /proc/PID/mem */
+	if (bpf_map_update_elem(&class_names, &klass, &n, BPF_NOEXIST) == -E2BIG)
+		add(VT_RB_L_NAMES_FULL, 1);
+}
+
+/* ---- the site a probe announced, for the allocation that follows ---- */
+
+static __always_inline struct vt_rb_pending *pending_get(bool create)
+{
+	__u32 tid = vt_tid(), zero = 0;
+	struct vt_rb_pending *p = bpf_map_lookup_elem(&pending, &tid), *empty;
+	enum vt_got got;
+
+	if (p || !create)
+		return p;
+	empty = bpf_map_lookup_elem(&empty_pending, &zero);
+	if (!empty)
+		return NULL;
+	p = vt_insert(&pending, &tid, empty, &got);
+	if (got == VT_GOT_REFUSED)
+		add(VT_RB_L_PENDING_FULL, 1);
+	return p;
+}
+
+static __always_inline void announce(const char *file, int line, bool alloc)
+{
+	struct vt_rb_pending *p = pending_get(true);
+
+	if (!p)
+		return;
+	p->file[0] = '\0';
+	copy_str(p->file, sizeof(p->file), file);
+	p->line = line;
+	p->site = 1;
+	if (alloc) {
+		p->alloc = 1;
+		p->alloc_counted = 0;
+	}
+}
+
+/* One object of class klass and type type: its site (when a probe announced
+ * one), the innermost Ruby method, one count. */
+static __always_inline void count_object(__u64 klass, __u32 type)
+{
+	struct vt_rb_alloc_key *key = new_key();
+	struct vt_rb_pending *p = pending_get(false);
+
+	if (p) {
+		p->alloc_counted = 1;
+		if (key && p->site) {
+			__builtin_memcpy(key->file, p->file, sizeof(key->file));
+			key->line = p->line;
+		}
+		p->site = 0;
+	}
+	if (!key)
+		return;
+	key->klass = klass;
+	key->type = type;
+	learn_class_name(klass);
 	set_method(key);
 	count_alloc(key);
 }
 
-SEC("usdt")
-int BPF_USDT(rb_object_create, const char *klass, const char *file, int line)
+/* The object allocation functions libruby exports (gc.c): every object is
+ * made by one of them, or by rb_class_allocate_instance (below). */
+SEC("uprobe")
+int rb_newobj(struct pt_regs *ctx)
 {
-	struct vt_rb_alloc_key *key = new_key();
+	__u64 args = bpf_get_attach_cookie(ctx), klass = 0, flags = 0;
 
-	add(VT_RB_C_ALLOCS, 1);
-	if (!key)
-		return 0;
-	copy_str(key->klass, sizeof(key->klass), klass);
-	finish_alloc(key, file, line);
+	switch (args) {
+	case VT_RB_ARGS_KLASS_FLAGS:
+		klass = PT_REGS_PARM1(ctx);
+		flags = PT_REGS_PARM2(ctx);
+		break;
+	case VT_RB_ARGS_EC_KLASS_FLAGS:
+		klass = PT_REGS_PARM2(ctx);
+		flags = PT_REGS_PARM3(ctx);
+		break;
+	case VT_RB_ARGS_DATA:
+		klass = PT_REGS_PARM1(ctx);
+		flags = VT_RB_T_DATA;
+		break;
+	case VT_RB_ARGS_IMEMO:
+		/* an imemo's klass field holds data (v0), not a class */
+		flags = VT_RB_T_IMEMO;
+		break;
+	case VT_RB_ARGS_TMPBUF:
+		flags = VT_RB_T_IMEMO;
+		break;
+	default:
+		break;
+	}
+	count_object(klass, flags & VT_RB_T_MASK);
 	return 0;
 }
 
-/* string__create, array__create, hash__create: the cookie names the class */
+/* Right after class_call_alloc_func's call of the class's allocator (the
+ * instruction after it; found by runtime_ruby.c from object__create's
+ * site): the allocator's return value is the new object. Objects of plain
+ * classes come from rb_class_allocate_instance, which is local to libruby
+ * and inlines the allocation: those are counted here, when no probed
+ * function allocated since object__create. */
+SEC("uprobe")
+int rb_allocator_returned(struct pt_regs *ctx)
+{
+	__u64 obj = PT_REGS_RC(ctx), hdr[2] = {};
+	struct vt_rb_pending *p = pending_get(false);
+	bool counted;
+
+	if (!p || !p->alloc)
+		return 0;            /* object__create fired before vmtrace attached */
+	counted = p->alloc_counted;
+	p->alloc = 0;
+	p->alloc_counted = 0;
+	if (counted)
+		return 0;
+	if (bpf_probe_read_user(hdr, sizeof(hdr), (void *)obj)) {
+		add(VT_RB_L_UNREADABLE, 1);
+		return 0;
+	}
+	count_object(hdr[1], hdr[0] & VT_RB_T_MASK);
+	return 0;
+}
+
+/* object__create fires in class_call_alloc_func before the allocator runs:
+ * its site is the new object's, and the allocator's return is watched. */
+SEC("usdt")
+int BPF_USDT(rb_object_create, const char *klass, const char *file, int line)
+{
+	announce(file, line, true);
+	return 0;
+}
+
+/* string__create, array__create, hash__create: the site of the String,
+ * Array or Hash allocated next (Hash.new fires hash__create inside its
+ * allocator, after object__create: one object, counted once). */
 SEC("usdt")
 int BPF_USDT(rb_builtin_create, long length, const char *file, int line)
 {
-	struct vt_rb_alloc_key *key = new_key();
-	__u64 which = bpf_usdt_cookie(ctx);
-
-	add(VT_RB_C_ALLOCS, 1);
-	if (!key)
-		return 0;
-	if (which == VT_RB_STRING)
-		__builtin_memcpy(key->klass, "String", 7);
-	else if (which == VT_RB_ARRAY)
-		__builtin_memcpy(key->klass, "Array", 6);
-	else
-		__builtin_memcpy(key->klass, "Hash", 5);
-	finish_alloc(key, file, line);
+	announce(file, line, false);
 	return 0;
 }
 

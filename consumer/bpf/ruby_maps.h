@@ -2,10 +2,11 @@
  * ruby_maps.h: what ruby.bpf.c and runtime_ruby.c share: map keys, values
  * and loss counter slots for Ruby's own USDT probes (provider "ruby").
  *
- * Ruby passes class, method and file names as C strings it does not keep
- * alive (a class path can be a fresh Ruby string, and GC compaction moves
- * embedded strings), so the BPF side copies every string into fixed-size
- * key fields instead of keying by pointer.
+ * Ruby passes method and file names as C strings it does not keep alive (a
+ * class path can be a fresh Ruby string, and GC compaction moves embedded
+ * strings), so the BPF side copies them into fixed-size key fields instead
+ * of keying by pointer. Allocations are keyed by the class object itself
+ * (a VALUE: classes stay put unless GC.compact moves them), named once.
  */
 #ifndef VMTRACE_RUBY_MAPS_H
 #define VMTRACE_RUBY_MAPS_H
@@ -18,23 +19,55 @@
 #define VT_RB_FILE 128     /* source file of an allocation site */
 #define VT_RB_DEPTH 64     /* frames remembered per thread (a ring) */
 
-/* Cookies of the *__create probes: the class they allocate. */
-enum vt_rb_builtin { VT_RB_STRING = 1, VT_RB_ARRAY = 2, VT_RB_HASH = 3 };
+/* Ruby 3.1's heap slot (sizeof(RVALUE)): every object's bytes. */
+#define VT_RB_SLOT 40
+
+/* Cookies of the uprobes on libruby's object allocation functions: which
+ * argument holds the class and the flags (whose low 5 bits are the type). */
+enum vt_rb_newobj_args {
+	VT_RB_ARGS_KLASS_FLAGS = 1, /* (klass, flags, ...): rb_{wb_,}*newobj_of */
+	VT_RB_ARGS_EC_KLASS_FLAGS,  /* (ec, klass, flags, size): rb_ec_wb_protected_newobj_of */
+	VT_RB_ARGS_DATA,            /* (klass, ...): rb_data_{typed_,}object_wrap, T_DATA */
+	VT_RB_ARGS_IMEMO,           /* (type, v1, v2, v3, v0): rb_imemo_new, T_IMEMO (v0 is data) */
+	VT_RB_ARGS_TMPBUF,          /* rb_alloc_tmp_buffer_with_count: T_IMEMO, no class */
+	VT_RB_ARGS_NONE,            /* rb_newobj(): T_NONE, no class yet */
+};
+
+/* Ruby's value types (ruby_value_type), the ones vmtrace names. */
+#define VT_RB_T_MASK 0x1f
+#define VT_RB_T_DATA 0x0c
+#define VT_RB_T_IMEMO 0x1a
 
 /* GC phases: the index of the gc_collections slot and the pause kind. */
 enum vt_rb_gc_phase { VT_RB_GC_MARK = 0, VT_RB_GC_SWEEP = 1, VT_RB_GC_PHASES = 2 };
 
 struct vt_rb_alloc_key {
-	char klass[VT_RB_NAME];   /* the class allocated */
+	__u64 klass;              /* the class allocated (a VALUE of the target; 0: hidden) */
+	__u32 type;               /* its ruby_value_type */
+	__u32 line;
 	char mklass[VT_RB_NAME];  /* the innermost Ruby method's class, "" = none */
 	char method[VT_RB_NAME];  /* that method's name, "" = none */
-	char file[VT_RB_FILE];    /* the allocation site */
+	char file[VT_RB_FILE];    /* the allocation site, "" when no probe gave one */
+};
+
+/* A class's name, read once from the class itself (its __classpath__). */
+struct vt_rb_class_name {
+	char name[VT_RB_NAME];    /* "" when anonymous or unreadable */
+};
+
+/* Per thread: what the last site probe said, for the allocation after it. */
+struct vt_rb_pending {
+	char file[VT_RB_FILE];
 	__u32 line;
-	__u32 pad;
+	__u8 site;                /* file/line are for the next allocation */
+	__u8 alloc;               /* object__create fired: its allocator runs */
+	__u8 alloc_counted;       /* ... and a probed function allocated */
+	__u8 pad;
 };
 
 struct vt_rb_alloc_val {
 	__u64 count;
+	__u64 bytes;              /* VT_RB_SLOT per object */
 };
 
 struct vt_rb_frame {
@@ -61,7 +94,7 @@ struct vt_rb_gc_event {
 
 /* Slots of the per-CPU counters array. */
 enum vt_rb_counter {
-	VT_RB_C_ALLOCS,           /* allocation probe hits */
+	VT_RB_C_ALLOCS,           /* objects counted */
 	VT_RB_C_METHOD_ENTRIES,   /* method__entry hits */
 	VT_RB_C_NO_METHOD,        /* allocations with no Ruby method on the thread's stack */
 	VT_RB_C_GC_MARK,          /* completed mark phases */
@@ -76,6 +109,8 @@ enum vt_rb_counter {
 	VT_RB_L_STACK_DEEP,       /* innermost method fell out of the frame ring */
 	VT_RB_L_GC_UNPAIRED,      /* a phase end without its begin (attached mid-phase) */
 	VT_RB_L_GC_BUF_FULL,      /* pause not streamed: totals still count it */
+	VT_RB_L_PENDING_FULL,     /* pending-site map full: the site is unknown */
+	VT_RB_L_NAMES_FULL,       /* class-name map full: the class is named in userspace */
 	VT_RB_COUNTERS,
 };
 

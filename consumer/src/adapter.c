@@ -74,30 +74,56 @@ int vt_adapter_buffers(struct vt_adapter *a, size_t key_size, size_t val_size,
 	return 0;
 }
 
-int vt_adapter_attach(struct vt_adapter *a, struct bpf_program *prog, const char *path,
-		      const char *probe, uint64_t cookie, char *errbuf, size_t errlen)
+/* Room for one more link, then keep link (or say why it failed). */
+static int keep_link(struct vt_adapter *a, struct bpf_link *link, const char *what,
+		     const char *path, char *errbuf, size_t errlen)
 {
-	LIBBPF_OPTS(bpf_usdt_opts, uopts, .usdt_cookie = cookie);
 	struct bpf_link **links;
-	struct bpf_link *link;
-	int err;
+	int err = libbpf_get_error(link);
 
-	links = realloc(a->links, (a->nlinks + 1) * sizeof(*links));
-	if (!links)
-		return -ENOMEM;
-	a->links = links;
-	link = bpf_program__attach_usdt(prog, a->pid, path, a->provider, probe, &uopts);
-	err = libbpf_get_error(link);
 	if (err) {
 		if (permission_error(err))
 			say_not_permitted(errbuf, errlen);
 		else
-			snprintf(errbuf, errlen, "cannot attach %s%s in %s: %s", a->attach_label,
-				 probe, path, strerror(-err));
+			snprintf(errbuf, errlen, "cannot attach %s in %s: %s", what, path,
+				 strerror(-err));
 		return err;
 	}
+	links = realloc(a->links, (a->nlinks + 1) * sizeof(*links));
+	if (!links) {
+		bpf_link__destroy(link);
+		return -ENOMEM;
+	}
+	a->links = links;
 	a->links[a->nlinks++] = link;
 	return 0;
+}
+
+int vt_adapter_attach(struct vt_adapter *a, struct bpf_program *prog, const char *path,
+		      const char *probe, uint64_t cookie, char *errbuf, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_usdt_opts, uopts, .usdt_cookie = cookie);
+	char what[160];
+
+	snprintf(what, sizeof(what), "%s%s", a->attach_label, probe);
+	return keep_link(a, bpf_program__attach_usdt(prog, a->pid, path, a->provider, probe, &uopts),
+			 what, path, errbuf, errlen);
+}
+
+int vt_adapter_attach_uprobe(struct vt_adapter *a, struct bpf_program *prog, const char *path,
+			     const char *func, uint64_t file_offset, uint64_t cookie,
+			     char *errbuf, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uopts, .func_name = func, .bpf_cookie = cookie);
+	char what[160];
+
+	if (func)
+		snprintf(what, sizeof(what), "a uprobe on %s", func);
+	else
+		snprintf(what, sizeof(what), "a uprobe at offset 0x%llx", (unsigned long long)file_offset);
+	return keep_link(a, bpf_program__attach_uprobe_opts(prog, a->pid, path, func ? 0 : file_offset,
+							    &uopts),
+			 what, path, errbuf, errlen);
 }
 
 void vt_adapter_release(struct vt_adapter *a)

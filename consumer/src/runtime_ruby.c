@@ -32,6 +32,7 @@
 #include <bpf/libbpf.h>
 
 #include "adapter.h"
+#include "elf_code.h"
 #include "profile.h"
 #include "runtime.h"
 #include "../bpf/ruby_maps.h"
@@ -48,6 +49,8 @@ static const char *const loss_names[] = {
 	[VT_RB_L_STACK_DEEP] = "method deeper than the frame ring",
 	[VT_RB_L_GC_UNPAIRED] = "gc phase end without begin",
 	[VT_RB_L_GC_BUF_FULL] = "gc pause buffer full",
+	[VT_RB_L_PENDING_FULL] = "thread map full (allocation site unknown)",
+	[VT_RB_L_NAMES_FULL] = "class name map full (class unnamed)",
 };
 
 struct ruby_state {
@@ -77,18 +80,49 @@ static int on_gc_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* Ruby's value types (ruby_value_type) by number, for objects that have no
+ * class (hidden internal objects) or whose class has no name. */
+static const char *type_name(uint32_t t)
+{
+	static const char *const names[] = {
+		[0x00] = "none", [0x01] = "Object", [0x02] = "Class", [0x03] = "Module",
+		[0x04] = "Float", [0x05] = "String", [0x06] = "Regexp", [0x07] = "Array",
+		[0x08] = "Hash", [0x09] = "Struct", [0x0a] = "Bignum", [0x0b] = "File",
+		[0x0c] = "Data", [0x0d] = "MatchData", [0x0e] = "Complex", [0x0f] = "Rational",
+		[0x14] = "Symbol", [0x1a] = "imemo", [0x1b] = "node", [0x1c] = "iclass",
+	};
+
+	return t < sizeof(names) / sizeof(names[0]) && names[t] ? names[t] : "?";
+}
+
+struct alloc_rows {
+	struct vt_profile *out;
+	struct bpf_map *names;
+};
+
 /* One allocation row, when it counted any. */
 static int alloc_row(const void *key, const void *val, void *ctx)
 {
 	const struct vt_rb_alloc_key *k = key;
 	const struct vt_rb_alloc_val *sum = val;
-	struct vt_profile *out = ctx;
-	char klass[VT_RB_NAME], mklass[VT_RB_NAME], meth[VT_RB_NAME], file[VT_RB_FILE];
+	struct alloc_rows *rows = ctx;
+	struct vt_rb_class_name cn = { { 0 } };
+	char klass[VT_RB_NAME + 32], mklass[VT_RB_NAME], meth[VT_RB_NAME], file[VT_RB_FILE];
 	char method[2 * VT_RB_NAME + 2], site[VT_RB_FILE + 16];
+	__u64 kv = k->klass;
 
 	if (!sum->count)
 		return 0;
-	vt_key_string(klass, sizeof(klass), k->klass, sizeof(k->klass));
+	if (kv && !bpf_map__lookup_elem(rows->names, &kv, sizeof(kv), &cn, sizeof(cn), 0))
+		vt_key_string(klass, sizeof(klass), cn.name, sizeof(cn.name));
+	else
+		klass[0] = '\0';
+	/* no class: an internal object Ruby hides from ObjectSpace; a class
+	 * without a path: an anonymous one, named as Ruby's inspect does */
+	if (!kv)
+		snprintf(klass, sizeof(klass), "(hidden %s)", type_name(k->type));
+	else if (!klass[0])
+		snprintf(klass, sizeof(klass), "#<Class:0x%016llx> (%s)", (unsigned long long)kv, type_name(k->type));
 	vt_key_string(mklass, sizeof(mklass), k->mklass, sizeof(k->mklass));
 	vt_key_string(meth, sizeof(meth), k->method, sizeof(k->method));
 	vt_key_string(file, sizeof(file), k->file, sizeof(k->file));
@@ -100,7 +134,7 @@ static int alloc_row(const void *key, const void *val, void *ctx)
 		snprintf(site, sizeof(site), "%s:%u", file, k->line);
 	else
 		site[0] = '\0';
-	return vt_profile_add_alloc(out, klass, method, site, sum->count, 0, sum->count);
+	return vt_profile_add_alloc(rows->out, klass, method, site, sum->count, sum->bytes, sum->count);
 }
 
 static int ruby_collect(void *state, struct vt_profile *out)
@@ -117,7 +151,8 @@ static int ruby_collect(void *state, struct vt_profile *out)
 	if (err)
 		return err;
 	out->has_allocations = true;
-	err = vt_adapter_read_hash(&st->a, st->skel->maps.allocs, alloc_row, out);
+	struct alloc_rows rows = { out, st->skel->maps.class_names };
+	err = vt_adapter_read_hash(&st->a, st->skel->maps.allocs, alloc_row, &rows);
 	if (!err)
 		err = vt_adapter_read_counters(&st->a, st->skel->maps.counters, VT_RB_COUNTERS, c);
 	if (err)
@@ -164,21 +199,60 @@ static void ruby_close(void *state)
 	free(st);
 }
 
-/* The module holding the ruby provider (libruby.so, or ruby itself when
- * linked statically), as the target maps it. */
-static const char *ruby_module(const struct vt_usdt_list *pl)
+/* The object__create probe of the ruby provider (in libruby.so, or ruby
+ * itself when linked statically), as the target maps it. */
+static const struct vt_usdt_probe *object_create_probe(const struct vt_usdt_list *pl)
 {
 	for (size_t i = 0; pl && i < pl->n; i++)
 		if (pl->v[i].provider && strcmp(pl->v[i].provider, PROVIDER) == 0 &&
 		    pl->v[i].name && strcmp(pl->v[i].name, "object__create") == 0)
-			return pl->v[i].path;
+			return &pl->v[i];
 	return NULL;
 }
+
+/* Where class_call_alloc_func's allocator returns: object__create's site is
+ * a nop and a jmp to `call *allocator` (Ruby 3.1, object.c). 0 and the
+ * file offset, or -ENOEXEC when the code is not of that shape. */
+static int allocator_return(const struct vt_usdt_probe *oc, uint64_t *file_offset)
+{
+	enum { BEFORE = 256 };   /* the jmp usually goes back */
+	uint8_t code[BEFORE + 256];
+	uint64_t off, after, start = oc->pc > BEFORE ? oc->pc - BEFORE : 0;
+	int err = vt_elf_code_at(oc->path, start, code, sizeof(code), &off);
+
+	if (!err)
+		err = vt_x86_call_reg_after_jmp(code, sizeof(code), start, oc->pc - start, &after);
+	if (!err)
+		*file_offset = off + (after - start);
+	return err;
+}
+
+/* libruby's functions that make objects (gc.c). Every other way to an
+ * object calls one of them through the PLT; the one exception, the
+ * allocator of plain classes (rb_class_allocate_instance, local), is
+ * watched at its return (allocator_return). rb_data_*_zalloc call the
+ * _wrap functions, so they are not probed themselves. */
+static const struct {
+	const char *func;
+	__u64 args;
+} newobj_funcs[] = {
+	{ "rb_wb_protected_newobj_of", VT_RB_ARGS_KLASS_FLAGS },
+	{ "rb_wb_unprotected_newobj_of", VT_RB_ARGS_KLASS_FLAGS },
+	{ "rb_ec_wb_protected_newobj_of", VT_RB_ARGS_EC_KLASS_FLAGS },
+	{ "rb_newobj_of", VT_RB_ARGS_KLASS_FLAGS },
+	{ "rb_newobj", VT_RB_ARGS_NONE },
+	{ "rb_data_object_wrap", VT_RB_ARGS_DATA },
+	{ "rb_data_typed_object_wrap", VT_RB_ARGS_DATA },
+	{ "rb_imemo_new", VT_RB_ARGS_IMEMO },
+	{ "rb_alloc_tmp_buffer_with_count", VT_RB_ARGS_TMPBUF },
+};
 
 static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errbuf, size_t errlen)
 {
 	struct ruby_state *st;
-	const char *path = ruby_module(opts->probes);
+	const struct vt_usdt_probe *oc = object_create_probe(opts->probes);
+	const char *path = oc ? oc->path : NULL;
+	uint64_t ret_offset = 0;
 	int err;
 
 	*state = NULL;
@@ -218,6 +292,27 @@ static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errb
 				 st->skel->maps.gc_events, on_gc_event, st, errbuf, errlen);
 	if (err)
 		goto fail;
+	size_t used;
+
+	/* the plain-class allocator's return: without it those objects are unseen */
+	err = allocator_return(oc, &ret_offset);
+	if (err) {
+		snprintf(errbuf, errlen, "ruby: unknown code at object__create in %s (not Ruby 3.1 "
+			 "on x86-64?): cannot see instances of plain classes", path);
+		goto fail;
+	}
+	for (size_t f = 0; f < sizeof(newobj_funcs) / sizeof(newobj_funcs[0]); f++) {
+		err = vt_adapter_attach_uprobe(&st->a, st->skel->progs.rb_newobj, path,
+					       newobj_funcs[f].func, 0, newobj_funcs[f].args,
+					       errbuf, errlen);
+		if (err)
+			goto fail;
+	}
+	err = vt_adapter_attach_uprobe(&st->a, st->skel->progs.rb_allocator_returned, path, NULL,
+				       ret_offset, 0, errbuf, errlen);
+	if (err)
+		goto fail;
+	used = (size_t)snprintf(st->probes_used, sizeof(st->probes_used), "newobj(uprobes)");
 
 	const struct {
 		const char *probe;
@@ -226,9 +321,9 @@ static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errb
 		bool method;         /* left out by --no-methods */
 	} table[] = {
 		{ "object__create", st->skel->progs.rb_object_create, 0, false },
-		{ "string__create", st->skel->progs.rb_builtin_create, VT_RB_STRING, false },
-		{ "array__create", st->skel->progs.rb_builtin_create, VT_RB_ARRAY, false },
-		{ "hash__create", st->skel->progs.rb_builtin_create, VT_RB_HASH, false },
+		{ "string__create", st->skel->progs.rb_builtin_create, 0, false },
+		{ "array__create", st->skel->progs.rb_builtin_create, 0, false },
+		{ "hash__create", st->skel->progs.rb_builtin_create, 0, false },
 		{ "method__entry", st->skel->progs.rb_method_entry, 0, true },
 		{ "method__return", st->skel->progs.rb_method_return, 0, true },
 		{ "gc__mark__begin", st->skel->progs.rb_gc_begin, VT_RB_GC_MARK, false },
@@ -236,7 +331,6 @@ static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errb
 		{ "gc__sweep__begin", st->skel->progs.rb_gc_begin, VT_RB_GC_SWEEP, false },
 		{ "gc__sweep__end", st->skel->progs.rb_gc_end, VT_RB_GC_SWEEP, false },
 	};
-	size_t used = 0;
 
 	for (size_t t = 0; t < sizeof(table) / sizeof(table[0]); t++) {
 		if (table[t].method && !st->methods)
@@ -248,7 +342,7 @@ static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errb
 		if (err)
 			goto fail;
 		used += (size_t)snprintf(st->probes_used + used, sizeof(st->probes_used) - used,
-					 "%s%s", used ? "," : "", table[t].probe);
+					 ",%s", table[t].probe);
 		if (used >= sizeof(st->probes_used))
 			used = sizeof(st->probes_used) - 1;
 	}

@@ -1,0 +1,36 @@
+/*
+ * elf_code.h: machine code of an ELF module, for adapters that put a uprobe
+ * where no symbol names the place: the bytes at a link-time address, and the
+ * two x86-64 shapes they look for (a call through a register, a direct
+ * call). Each finder accepts only the instruction forms listed at it and
+ * says -ENOEXEC for anything else, so an unexpected build is an error the
+ * user sees, never a probe at a wrong address.
+ */
+#ifndef VMTRACE_ELF_CODE_H
+#define VMTRACE_ELF_CODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Read len bytes at the link-time address addr of the ELF file at path
+ * (from the PT_LOAD segment holding them); *file_offset is where they are in
+ * the file, the offset a uprobe takes. 0, -ENOENT when no segment holds
+ * them, or -errno. */
+int vt_elf_code_at(const char *path, uint64_t addr, uint8_t *buf, size_t len,
+		   uint64_t *file_offset);
+
+/* In code (len bytes at link-time address addr), at code[at] a single-byte
+ * nop (a USDT site) followed by a jmp: follow the jmp, then past at most 4
+ * register-to-register movs to a `call *%reg`; the address of the
+ * instruction after that call. */
+int vt_x86_call_reg_after_jmp(const uint8_t *code, size_t len, uint64_t addr, size_t at,
+			      uint64_t *after);
+
+/* code (link-time address addr) tests a global (mov disp32(%rip),%r32 and
+ * test, or cmpl $imm8,disp32(%rip)) and branches (jcc): the target of the
+ * direct call (e8 rel32) on the branch, reached through at most 4
+ * instructions of the forms sub $imm8,%rsp, push %reg, mov %reg,off8(%rsp)
+ * and mov %reg,%reg. */
+int vt_x86_call_after_jcc(const uint8_t *code, size_t len, uint64_t addr, uint64_t *target);
+
+#endif /* VMTRACE_ELF_CODE_H */

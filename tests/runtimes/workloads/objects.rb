@@ -1,0 +1,79 @@
+# objects.rb: a Ruby workload that allocates every kind of object a Ruby
+# program commonly makes, for tests/runtimes: vmtrace's count per class must
+# equal ObjectSpace's.
+#
+# Usage: ruby objects.rb [--tracepoint]
+#   Counts, per class below, the live objects of exactly that class
+#   (ObjectSpace.each_object), stops itself (SIGSTOP: vmtrace attaches while
+#   it is stopped), runs the workload with GC disabled, stops itself again
+#   (vmtrace detaches), counts again and prints one JSON line: per class,
+#   the objects the workload allocated. The counting allocates nothing of
+#   its own between the two counts, so the two views cover the same objects.
+#   --tracepoint  enables an empty TracePoint on :call/:return first (Ruby
+#                 fires method__entry/method__return only under one).
+require "json"
+
+class Point
+  def initialize(x)
+    @x = x
+  end
+end
+class Empty; end
+
+def kw(**opts)
+  opts
+end
+
+def workload(n)
+  s = "abc"
+  h = { a: 1 }
+  f = 1.0e300
+  big = 2**70
+  i = 0
+  while i < n
+    t = "literal #{i}"            # interpolation: one String (and the Integer's to_s)
+    t = s.dup                     # String#dup
+    t = "plain"                   # an unfrozen literal
+    t = [i, i]                    # array literal
+    t = Array.new(3)              # Array.new
+    t = { k: i }                  # hash literal
+    t = Hash.new                  # Hash.new
+    t = h.merge(b: 2)             # merge: the keyword Hash argument and the result
+    t = kw(a: i)                  # keyword arguments into **opts
+    t = proc { i }                # Proc
+    t = f * 1.5                   # a Float outside the flonum range: heap allocated
+    t = big + i                   # Bignum
+    t = caller(0, 1)              # Thread::Backtrace, an Array and a String
+    t = Point.new(i)              # user class with initialize
+    t = Empty.new                 # user class without
+    i += 1
+  end
+end
+
+CLASSES = [String, Array, Hash, Proc, Float, Integer, Thread::Backtrace, Point, Empty].freeze
+COUNTS_BEFORE = Array.new(CLASSES.size, 0)
+COUNTS_AFTER = Array.new(CLASSES.size, 0)
+
+def count_into(counts)
+  c = 0
+  while c < CLASSES.size
+    klass = CLASSES[c]
+    n = 0
+    ObjectSpace.each_object(klass) { |o| n += 1 if o.class.equal?(klass) }
+    counts[c] = n
+    c += 1
+  end
+end
+
+n = Integer(ENV.fetch("OBJECTS_N", "1000"))
+TracePoint.new(:call, :return) {}.enable if ARGV.include?("--tracepoint")
+GC.disable
+count_into(COUNTS_BEFORE)
+Process.kill(:STOP, $$)
+workload(n)
+Process.kill(:STOP, $$)
+count_into(COUNTS_AFTER)
+GC.enable
+delta = {}
+CLASSES.each_with_index { |k, c| delta[k.name] = COUNTS_AFTER[c] - COUNTS_BEFORE[c] }
+$stdout.puts JSON.generate({ "objectspace" => delta, "n" => n })

@@ -6,11 +6,13 @@ vmtrace by pid or by spawning it, and checks the report's JSON exactly.
 
 Usage: runtime_test.py VMTRACE CASE
 Cases: ruby-pid, ruby-spawn, ruby-spawn-rubyopt, ruby-spawn-no-methods,
-       ruby-crosscheck, ruby-silent, python-pid, python-spawn. Exit 0 pass, 1 fail, 77 skip (not root).
+       ruby-crosscheck, ruby-silent, ruby-objects, ruby-objects-methods, python-pid,
+       python-spawn. Exit 0 pass, 1 fail, 77 skip (not root).
 """
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -19,18 +21,23 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ALLOCS_RB = os.path.join(HERE, "workloads", "allocs.rb")
 CALLS_PY = os.path.join(HERE, "workloads", "calls.py")
+OBJECTS_RB = os.path.join(HERE, "workloads", "objects.rb")
 RUBY = "/usr/bin/ruby"
 PYTHON = "/usr/bin/python3.11"  # `python3` on PATH may be a shim without probes
 
-# (class, innermost Ruby method) -> count, by construction (see allocs.rb)
+# (class, innermost Ruby method) -> count, by construction (see allocs.rb).
+# With the method probes armed, Ruby's probe set-up (rb_dtrace_setup ->
+# rb_class_path) allocates one String per method__entry and one per
+# method__return; vmtrace counts them as ObjectSpace does: the return's in
+# the returning method (make_strings once, each Bar#initialize once more).
 RUBY_EXPECTED = {
     ("Foo", "Object#make_foo"): 1000,
     ("Foo", "Object#make_foo_block"): 200,
     ("Array", "Object#build_rows"): 500,
     ("Hash", "Object#make_hashes"): 200,
-    ("String", "Object#make_strings"): 300,
+    ("String", "Object#make_strings"): 301,
     ("Bar", "Object#make_bar"): 100,
-    ("String", "Bar#initialize"): 100,
+    ("String", "Bar#initialize"): 200,
     ("Baz", "Object#thread_work"): 500,
 }
 # marker in allocs.rb -> (class, count)
@@ -259,18 +266,24 @@ def case_ruby_crosscheck(vmtrace, tmp):
         vm_total += got or 0
         check(got == want, f"crosscheck: {klass} at {marker} (line {probe_line}): {got} == {want}")
         check(own == want, f"crosscheck: ObjectSpace agrees on {klass} at line {line}: {own}")
-    # GC.stat(:total_allocated_objects) counts every slot, also objects no
-    # probe reports: Proc and Thread objects (thread creation), hidden
+    # GC.stat(:total_allocated_objects) counts every slot, also hidden
     # internal objects (instruction sequences, environments of blocks) that
-    # ObjectSpace cannot list either.
+    # ObjectSpace cannot list; the sites above are those a USDT probe names
+    # (Proc and Thread objects have none).
     delta = ruby["total_allocated_objects_delta"]
     listed = sum(rsites.values())
     unprobed = sum(n for k, n in rsites.items() if k.split()[0] in ("Proc", "Thread"))
-    print(f"     GC.stat delta {delta}: vmtrace's known sites {vm_total}, ObjectSpace lists "
-          f"{listed} ({unprobed} Proc/Thread have no probe), hidden internal objects "
+    print(f"     GC.stat delta {delta}: vmtrace's named sites {vm_total}, ObjectSpace lists "
+          f"{listed} ({unprobed} Proc/Thread with no site probe), hidden internal objects "
           f"{delta - listed}")
     check(vm_total <= listed <= delta, "crosscheck: vmtrace <= ObjectSpace <= GC.stat delta")
-    check(unprobed >= 4, "crosscheck: the two threads' Proc and Thread objects are the unprobed ones")
+    check(unprobed >= 4, "crosscheck: the two threads' Proc and Thread objects have no site probe")
+    got = {}
+    for a in j["allocations"]:
+        got[a["class"]] = got.get(a["class"], 0) + a["count"]
+    check(got.get("Proc", 0) >= 2 and got.get("Thread", 0) >= 2,
+          f"crosscheck: the threads' Proc and Thread objects are counted ({got.get('Proc')}, "
+          f"{got.get('Thread')})")
 
 
 def case_ruby_silent(vmtrace, tmp):
@@ -285,6 +298,90 @@ def case_ruby_silent(vmtrace, tmp):
     lines = site_lines()
     got = sites.get(f"{ALLOCS_RB}:{lines['make_foo']}")
     check(got == 1000, f"silent method probes: class and site still exact ({got})")
+
+
+def proc_state(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+def wait_stopped(proc):
+    for _ in range(1200):
+        if proc.poll() is not None:
+            raise SystemExit("workload ended before stopping itself")
+        if proc_state(proc.pid) == "T":
+            return
+        time.sleep(0.01)
+    raise SystemExit("workload did not stop itself")
+
+
+def record_between_stops(vmtrace, argv, tmp, extra=(), env=None):
+    """A workload that stops itself (SIGSTOP) before and after the part to
+    count: attach while it is stopped, let it run to its second stop, end
+    the recording there (SIGINT), let it finish. (record file, stdout)."""
+    data = os.path.join(tmp, "stops.data")
+    err = os.path.join(tmp, "record.err")
+    target = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=env)
+    wait_stopped(target)
+    with open(err, "w") as ef:
+        rec = subprocess.Popen([vmtrace, "record", "-p", str(target.pid),
+                                "-o", data, *extra], stdout=subprocess.DEVNULL, stderr=ef)
+    wait_attached(rec, err)
+    os.kill(target.pid, signal.SIGCONT)
+    # the first stop is over once the state leaves T; then wait for the second
+    for _ in range(1200):
+        if proc_state(target.pid) != "T":
+            break
+        time.sleep(0.005)
+    wait_stopped(target)
+    rec.send_signal(signal.SIGINT)
+    check(rec.wait(timeout=60) == 0, "vmtrace record -p exits 0 at Ctrl-C")
+    os.kill(target.pid, signal.SIGCONT)
+    out = target.stdout.read()
+    check(target.wait(timeout=60) == 0, "workload exits 0")
+    return data, out.splitlines()
+
+
+def allocs_by_class(j):
+    got = {}
+    for a in j["allocations"]:
+        got[a["class"]] = got.get(a["class"], 0) + a["count"]
+    return got
+
+
+def ruby_objects(vmtrace, tmp, args, extra, mode):
+    data, out = record_between_stops(vmtrace, [RUBY, OBJECTS_RB, *args], tmp, extra)
+    truth = json.loads(out[-1])
+    n = truth["n"]
+    j = report(vmtrace, data)
+    got = allocs_by_class(j)
+    for klass, want in truth["objectspace"].items():
+        check(got.get(klass) == want, f"{mode}: {klass}: vmtrace {got.get(klass)} == ObjectSpace {want}")
+    # what the workload makes by construction, per iteration (objects.rb)
+    for klass, per in (("Proc", 1), ("Float", 1), ("Thread::Backtrace", 1), ("Point", 1),
+                       ("Empty", 1)):
+        check(truth["objectspace"][klass] == per * n, f"{mode}: ObjectSpace sees {n} {klass}")
+    check(truth["objectspace"]["Hash"] >= 5 * n, f"{mode}: literal, new, merge (2), keyword Hashes")
+    bytes_ok = all(a["bytes"] == 40 * a["count"] for a in j["allocations"])
+    check(bytes_ok and j["allocations_total"]["bytes"] > 0, f"{mode}: 40 bytes (one slot) per object")
+    lost = {l["what"]: l["count"] for l in j["lost"] if "silent" not in l["what"]}
+    check(sum(lost.values()) == 0, f"{mode}: nothing lost {lost}")
+    return j
+
+
+def case_ruby_objects(vmtrace, tmp):
+    """Every class, --no-methods: vmtrace per class == ObjectSpace per class."""
+    ruby_objects(vmtrace, tmp, [], ["--no-methods"], "ruby objects")
+
+
+def case_ruby_objects_methods(vmtrace, tmp):
+    """The same with method attribution (and the TracePoint it needs)."""
+    j = ruby_objects(vmtrace, tmp, ["--tracepoint"], [], "ruby objects, methods")
+    in_workload = {a["class"]: a["count"] for a in j["allocations"]
+                   if a["method"] == "Object#workload"}
+    check(in_workload.get("Point") == 1000 and in_workload.get("Proc") == 1000,
+          f"ruby objects, methods: Point and Proc in Object#workload ({in_workload.get('Point')}, "
+          f"{in_workload.get('Proc')})")
 
 
 def py_calls(j):
@@ -339,6 +436,7 @@ CASES = {"ruby-pid": case_ruby_pid, "ruby-spawn": case_ruby_spawn,
          "ruby-spawn-rubyopt": case_ruby_spawn_rubyopt,
          "ruby-spawn-no-methods": case_ruby_spawn_no_methods,
          "ruby-crosscheck": case_ruby_crosscheck, "ruby-silent": case_ruby_silent,
+         "ruby-objects": case_ruby_objects, "ruby-objects-methods": case_ruby_objects_methods,
          "python-pid": case_python_pid, "python-spawn": case_python_spawn}
 
 

@@ -13,9 +13,51 @@
 #define VT_PY_NAME 64
 #define VT_PY_GENS 3             /* CPython's GC generations 0, 1, 2 */
 
+/* A code object, told apart from a later one at the same address (code
+ * objects are freed and their memory reused) by its co_qualname object and
+ * first line. */
+struct vt_py_code_id {
+	__u64 code;              /* PyCodeObject *, 0: none */
+	__u64 qualname;          /* its co_qualname (a str *) */
+	__u32 firstlineno;
+	__u32 pad;
+};
+
+/* A function: its code object when the frame could be read (the name,
+ * file and first line are in the codes map), else the probe's strings. */
 struct vt_py_func_key {
-	char file[VT_PY_FILE];
+	struct vt_py_code_id code; /* code.code 0: not read */
+	char file[VT_PY_FILE];   /* "" when code is set */
 	char func[VT_PY_NAME];
+};
+
+/* One object: its type, and the code object of the innermost Python
+ * function running when it was made (0: none, or not read). */
+struct vt_py_alloc_key {
+	__u64 type;              /* PyTypeObject * */
+	struct vt_py_code_id code;
+};
+
+struct vt_py_alloc_val {
+	__u64 count;
+	__u64 bytes;
+};
+
+/* A type, read the first time one of its objects is made. */
+struct vt_py_type {
+	char name[VT_PY_NAME];   /* tp_name */
+	__s64 basicsize;         /* tp_basicsize */
+	__s64 itemsize;          /* tp_itemsize: > 0, the items are not in bytes */
+	__u64 flags;             /* tp_flags */
+	__u64 bytes;             /* what one object counts: basicsize and the pre-header */
+};
+
+/* A code object, read the first time it is seen. */
+struct vt_py_code {
+	char qualname[VT_PY_NAME]; /* co_qualname */
+	char file[VT_PY_FILE];     /* co_filename */
+	__u32 firstlineno;         /* co_firstlineno */
+	__u32 pad;
 };
 
 struct vt_py_func_val {
@@ -40,12 +82,16 @@ enum vt_py_counter {
 	VT_PY_C_GC1,
 	VT_PY_C_GC2,
 	VT_PY_C_COLLECTED,       /* objects collected, all generations */
+	VT_PY_C_OBJECTS,         /* objects counted (tracemalloc's hook) */
+	VT_PY_C_NO_FRAME,        /* objects made outside any Python function */
 	/* losses */
 	VT_PY_L_UNREADABLE,
 	VT_PY_L_TRUNCATED,
 	VT_PY_L_MAP_FULL,
 	VT_PY_L_GC_UNPAIRED,
 	VT_PY_L_GC_BUF_FULL,
+	VT_PY_L_ALLOC_MAP_FULL,  /* allocation map full: the object is not counted */
+	VT_PY_L_NAMES_FULL,      /* type or code map full: unnamed */
 	VT_PY_COUNTERS,
 };
 

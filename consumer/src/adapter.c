@@ -112,9 +112,10 @@ int vt_adapter_attach(struct vt_adapter *a, struct bpf_program *prog, const char
 
 int vt_adapter_attach_uprobe(struct vt_adapter *a, struct bpf_program *prog, const char *path,
 			     const char *func, uint64_t file_offset, uint64_t cookie,
-			     char *errbuf, size_t errlen)
+			     uint64_t ref_ctr_offset, char *errbuf, size_t errlen)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, uopts, .func_name = func, .bpf_cookie = cookie);
+	LIBBPF_OPTS(bpf_uprobe_opts, uopts, .func_name = func, .bpf_cookie = cookie,
+		    .ref_ctr_offset = (size_t)ref_ctr_offset);
 	char what[160];
 
 	if (func)

@@ -57,10 +57,13 @@ int vt_adapter_buffers(struct vt_adapter *a, size_t key_size, size_t val_size,
 int vt_adapter_attach(struct vt_adapter *a, struct bpf_program *prog, const char *path,
 		      const char *probe, uint64_t cookie, char *errbuf, size_t errlen);
 /* Attach prog as a uprobe on the function func of the module at path, or,
- * func NULL, at file_offset in it; bpf_get_attach_cookie() returns cookie. */
+ * func NULL, at file_offset in it; bpf_get_attach_cookie() returns cookie.
+ * ref_ctr_offset, when not 0, is the file offset of a USDT semaphore the
+ * kernel raises while the uprobe is attached (so the runtime calls the code
+ * behind that probe's gate). */
 int vt_adapter_attach_uprobe(struct vt_adapter *a, struct bpf_program *prog, const char *path,
 			     const char *func, uint64_t file_offset, uint64_t cookie,
-			     char *errbuf, size_t errlen);
+			     uint64_t ref_ctr_offset, char *errbuf, size_t errlen);
 /* Detach (the reverse of attaching) and free the ring buffer and buffers;
  * the caller then destroys its skeleton. */
 void vt_adapter_release(struct vt_adapter *a);

@@ -6,40 +6,87 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "elf_code.h"
 
-int vt_elf_code_at(const char *path, uint64_t addr, uint8_t *buf, size_t len,
-		   uint64_t *file_offset)
+/* fn(phdr, ctx) for each PT_LOAD of the ELF file at fd, until fn returns
+ * non-zero (that value is returned), or -ENOENT. */
+static int each_load(int fd, int (*fn)(const GElf_Phdr *ph, int fd, void *ctx), void *ctx)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err = -ENOENT;
 	size_t nph = 0;
+	int err = -ENOENT;
 	Elf *elf;
 
-	if (fd < 0)
-		return -errno;
-	if (elf_version(EV_CURRENT) == EV_NONE || !(elf = elf_begin(fd, ELF_C_READ, NULL))) {
-		close(fd);
+	if (elf_version(EV_CURRENT) == EV_NONE || !(elf = elf_begin(fd, ELF_C_READ, NULL)))
 		return -ENOEXEC;
-	}
 	if (elf_getphdrnum(elf, &nph))
 		err = -ENOEXEC;
 	for (size_t i = 0; i < nph; i++) {
 		GElf_Phdr ph;
+		int r;
 
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
-		if (addr < ph.p_vaddr || addr + len > ph.p_vaddr + ph.p_filesz)
-			continue;
-		*file_offset = addr - ph.p_vaddr + ph.p_offset;
-		err = pread(fd, buf, len, (off_t)*file_offset) == (ssize_t)len ? 0 : -EIO;
-		break;
+		r = fn(&ph, fd, ctx);
+		if (r) {
+			err = r > 0 ? 0 : r;
+			break;
+		}
 	}
 	elf_end(elf);
+	return err;
+}
+
+struct code_at {
+	uint64_t addr, *file_offset;
+	uint8_t *buf;
+	size_t len;
+};
+
+static int read_code(const GElf_Phdr *ph, int fd, void *ctx)
+{
+	struct code_at *c = ctx;
+
+	if (c->addr < ph->p_vaddr || c->addr + c->len > ph->p_vaddr + ph->p_filesz)
+		return 0;
+	*c->file_offset = c->addr - ph->p_vaddr + ph->p_offset;
+	return pread(fd, c->buf, c->len, (off_t)*c->file_offset) == (ssize_t)c->len ? 1 : -EIO;
+}
+
+static int first_vaddr(const GElf_Phdr *ph, int fd, void *ctx)
+{
+	(void)fd;
+	if (ph->p_offset != 0)
+		return 0;
+	*(uint64_t *)ctx = ph->p_vaddr;
+	return 1;
+}
+
+static int with_file(const char *path, int (*fn)(const GElf_Phdr *, int, void *), void *ctx)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return -errno;
+	err = each_load(fd, fn, ctx);
 	close(fd);
 	return err;
+}
+
+int vt_elf_code_at(const char *path, uint64_t addr, uint8_t *buf, size_t len,
+		   uint64_t *file_offset)
+{
+	struct code_at c = { addr, file_offset, buf, len };
+
+	return with_file(path, read_code, &c);
+}
+
+int vt_elf_first_vaddr(const char *path, uint64_t *vaddr)
+{
+	return with_file(path, first_vaddr, vaddr);
 }
 
 /* mov %r64,%r64: REX.W (48, 49, 4c, 4d) 89 or 8b with a register ModRM */
@@ -138,4 +185,41 @@ int vt_x86_call_after_jcc(const uint8_t *code, size_t len, uint64_t addr, uint64
 		at += m;
 	}
 	return -ENOEXEC;
+}
+
+/* At p: pushes, then mov field(%rdi),%r64 before at? */
+static bool pushes_then_read(const uint8_t *code, size_t p, size_t at, uint8_t field)
+{
+	size_t q = p;
+
+	/* push %reg (50+r) or push %r8..%r15 (41 50+r), at least one */
+	while (q < at) {
+		if ((code[q] & 0xf8) == 0x50)
+			q += 1;
+		else if (q + 1 < at && code[q] == 0x41 && (code[q + 1] & 0xf8) == 0x50)
+			q += 2;
+		else
+			break;
+	}
+	/* mov disp8(%rdi),%r64: REX.W 8b, ModRM mod=01 rm=111, disp8 */
+	return q > p && q + 4 <= at && (code[q] & 0xfb) == 0x48 && code[q + 1] == 0x8b &&
+	       (code[q + 2] & 0xc7) == 0x47 && code[q + 3] == field;
+}
+
+int vt_x86_func_reading_arg(const uint8_t *code, size_t at, uint64_t addr, uint8_t field,
+			    uint64_t *start)
+{
+	size_t found = SIZE_MAX;
+
+	/* the nearest match, then back over the rest of its pushes */
+	for (size_t p = at; p-- > 0;) {
+		if (pushes_then_read(code, p, at, field))
+			found = p;
+		else if (found != SIZE_MAX && p + 2 < found)
+			break;
+	}
+	if (found == SIZE_MAX)
+		return -ENOEXEC;
+	*start = addr + found;
+	return 0;
 }

@@ -19,6 +19,11 @@
 int vt_elf_code_at(const char *path, uint64_t addr, uint8_t *buf, size_t len,
 		   uint64_t *file_offset);
 
+/* The link-time address of the module's first byte: the p_vaddr of the
+ * PT_LOAD segment at file offset 0 (0 for a shared object, the load
+ * address for a fixed executable). 0 or -ENOENT/-errno. */
+int vt_elf_first_vaddr(const char *path, uint64_t *vaddr);
+
 /* In code (len bytes at link-time address addr), at code[at] a single-byte
  * nop (a USDT site) followed by a jmp: follow the jmp, then past at most 4
  * register-to-register movs to a `call *%reg`; the address of the
@@ -32,5 +37,12 @@ int vt_x86_call_reg_after_jmp(const uint8_t *code, size_t len, uint64_t addr, si
  * instructions of the forms sub $imm8,%rsp, push %reg, mov %reg,off8(%rsp)
  * and mov %reg,%reg. */
 int vt_x86_call_after_jcc(const uint8_t *code, size_t len, uint64_t addr, uint64_t *target);
+
+/* The start of the function holding code[at] (a USDT site): the nearest
+ * place before it, within the buffer, where pushes of registers are
+ * followed by `mov field(%rdi),%r64` (the function reads a field of its
+ * first argument first). Its address, or -ENOEXEC. */
+int vt_x86_func_reading_arg(const uint8_t *code, size_t at, uint64_t addr, uint8_t field,
+			    uint64_t *start);
 
 #endif /* VMTRACE_ELF_CODE_H */

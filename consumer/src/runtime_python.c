@@ -12,12 +12,29 @@
  * fired at all, the probes field says "function__entry(silent)". A
  * generator counts one call per start or resume, as CPython's probes do.
  *
+ * Functions are keyed by their code object, read from the interpreter's
+ * frame (python.bpf.c): a row is the qualified name and file:first line,
+ * so two functions of one name stay two rows. Where the frame cannot be
+ * read (not CPython 3.11) the probe's own names are the key.
+ *
  * GC: gc__start(generation) / gc__done(collected) become collections per
  * generation (the profile's kinds 0, 1, 2) and one pause each, with the
- * objects it collected. CPython has no allocation probes: has_allocations
- * is false and the report says so.
+ * objects it collected.
+ *
+ * Objects: CPython has no allocation probes, and Debian's python3.11 is
+ * built with LTO and PGO: its allocation functions (PyObject_Malloc,
+ * PyType_GenericAlloc, _PyObject_GC_New, _Py_NewReference, ...) are
+ * inlined into hundreds of callers, so uprobes on the exported entry points
+ * would see only some objects of some types. The one place every creation
+ * passes, free lists included, is tracemalloc's hook in _Py_NewReference,
+ * called while the process traces memory: a command vmtrace starts gets
+ * PYTHONTRACEMALLOC=1; a process attached by pid must trace already
+ * (tracemalloc.start()), else the report says its objects were unseen.
+ * _PyTraceMalloc_NewReference is local to the binary: its address is the
+ * call in the exported _Py_NewReference (elf_code.h).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +42,7 @@
 #include <bpf/libbpf.h>
 
 #include "adapter.h"
+#include "elf_code.h"
 #include "profile.h"
 #include "runtime.h"
 #include "../bpf/python_maps.h"
@@ -39,12 +57,16 @@ static const char *const loss_names[] = {
 	[VT_PY_L_MAP_FULL] = "function map full",
 	[VT_PY_L_GC_UNPAIRED] = "gc__done without gc__start",
 	[VT_PY_L_GC_BUF_FULL] = "gc pause buffer full",
+	[VT_PY_L_ALLOC_MAP_FULL] = "alloc map full",
+	[VT_PY_L_NAMES_FULL] = "type or code map full (unnamed)",
 };
 
 struct python_state {
 	struct vt_adapter a;    /* events: struct vt_gc_pause */
 	struct python_bpf *skel;
-	bool have_entry, have_return, have_gc;
+	bool have_entry, have_return, have_gc, have_objects;
+	bool py311;              /* CPython 3.11: frames and the object hook */
+	char why_no_objects[160]; /* when !have_objects */
 };
 
 static int on_gc_event(void *ctx, void *data, size_t size)
@@ -66,23 +88,194 @@ static int on_gc_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* One function row: its calls, when it has any. */
-static int func_row(const void *key, const void *val, void *ctx)
+/* "qualname" and "file:firstline" of a code object, from the codes map. */
+static void code_names(struct python_state *st, const struct vt_py_code_id *id, char *name,
+		       size_t nlen, char *where, size_t wlen)
+{
+	struct vt_py_code c;
+
+	if (bpf_map__lookup_elem(st->skel->maps.codes, id, sizeof(*id), &c, sizeof(c), 0)) {
+		snprintf(name, nlen, "<code 0x%" PRIx64 ">", (uint64_t)id->code);
+		where[0] = '\0';
+		return;
+	}
+	vt_key_string(name, nlen, c.qualname, sizeof(c.qualname));
+	vt_key_string(where, wlen, c.file, sizeof(c.file));
+	snprintf(where + strlen(where), wlen - strlen(where), ":%u", c.firstlineno);
+}
+
+struct rows {
+	struct python_state *st;
+	struct vt_profile *out;
+	struct type_total { uint64_t type, count; } *types;
+	size_t ntypes;
+	int err;
+};
+
+/* One function as read from the map: by code object (qualname, file and
+ * first line from the codes map), or by the probe's strings (code 0). */
+struct func_total {
+	struct vt_py_code_id code;
+	char name[VT_PY_NAME], file[VT_PY_FILE];
+	uint32_t line;
+	uint64_t entries, returns;
+	bool folded;
+};
+
+struct funcs {
+	struct python_state *st;
+	struct func_total *v;
+	size_t n;
+};
+
+static int func_read(const void *key, const void *val, void *ctx)
 {
 	const struct vt_py_func_key *k = key;
 	const struct vt_py_func_val *sum = val;
-	struct vt_profile *out = ctx;
-	char file[VT_PY_FILE], func[VT_PY_NAME];
-	uint64_t calls;
+	struct funcs *fs = ctx;
+	struct func_total *f;
+	struct vt_py_code c;
 
-	/* entries and returns agree, unless entries are silent
-	 * (3.11 without a profiler) or a frame spans the run's edge */
-	calls = sum->entries > sum->returns ? sum->entries : sum->returns;
-	if (!calls)
+	if (!sum->entries && !sum->returns)
 		return 0;
-	vt_key_string(file, sizeof(file), k->file, sizeof(k->file));
-	vt_key_string(func, sizeof(func), k->func, sizeof(k->func));
-	return vt_profile_add_call(out, func, file, calls);
+	f = realloc(fs->v, (fs->n + 1) * sizeof(*fs->v));
+	if (!f)
+		return -ENOMEM;
+	fs->v = f;
+	f = &fs->v[fs->n++];
+	*f = (struct func_total){ .code = k->code, .entries = sum->entries, .returns = sum->returns };
+	if (!k->code.code) {
+		vt_key_string(f->name, sizeof(f->name), k->func, sizeof(k->func));
+		vt_key_string(f->file, sizeof(f->file), k->file, sizeof(k->file));
+	} else if (!bpf_map__lookup_elem(fs->st->skel->maps.codes, &f->code, sizeof(f->code), &c,
+					 sizeof(c), 0)) {
+		vt_key_string(f->name, sizeof(f->name), c.qualname, sizeof(c.qualname));
+		vt_key_string(f->file, sizeof(f->file), c.file, sizeof(c.file));
+		f->line = c.firstlineno;
+	} else {
+		snprintf(f->name, sizeof(f->name), "<code 0x%" PRIx64 ">", (uint64_t)f->code.code);
+	}
+	return 0;
+}
+
+/* Does qualname ("A.f", "g.<locals>.f") end in the function name name? */
+static bool qualname_of(const char *qualname, const char *name)
+{
+	const char *dot = strrchr(qualname, '.');
+
+	return strcmp(dot ? dot + 1 : qualname, name) == 0;
+}
+
+/* Fold each row keyed by the probe's strings (its frame was stale) into the
+ * one function of that name and file, when there is exactly one. */
+static void fold_by_name(struct funcs *fs)
+{
+	for (size_t i = 0; i < fs->n; i++) {
+		struct func_total *s = &fs->v[i], *only = NULL;
+		size_t matches = 0;
+
+		if (s->code.code)
+			continue;
+		for (size_t j = 0; j < fs->n; j++) {
+			struct func_total *c = &fs->v[j];
+
+			if (c->code.code && strcmp(c->file, s->file) == 0 && qualname_of(c->name, s->name)) {
+				only = c;
+				matches++;
+			}
+		}
+		if (matches == 1) {
+			only->entries += s->entries;
+			only->returns += s->returns;
+			s->folded = true;
+		}
+	}
+}
+
+static int add_calls(struct python_state *st, struct vt_profile *out)
+{
+	struct funcs fs = { .st = st };
+	int err = vt_adapter_read_hash(&st->a, st->skel->maps.funcs, func_read, &fs);
+
+	if (!err)
+		fold_by_name(&fs);
+	for (size_t i = 0; !err && i < fs.n; i++) {
+		const struct func_total *f = &fs.v[i];
+		char where[VT_PY_FILE + 16];
+		/* entries and returns agree, unless entries are silent (3.11
+		 * without a profiler) or a frame spans the run's edge */
+		uint64_t calls = f->entries > f->returns ? f->entries : f->returns;
+
+		if (f->folded)
+			continue;
+		if (f->code.code)
+			snprintf(where, sizeof(where), "%s:%u", f->file, f->line);
+		else
+			snprintf(where, sizeof(where), "%s", f->file);
+		err = vt_profile_add_call(out, f->name, where, calls);
+	}
+	free(fs.v);
+	return err;
+}
+
+/* One allocation row: type, function (qualname, file:first line). */
+static int alloc_row(const void *key, const void *val, void *ctx)
+{
+	const struct vt_py_alloc_key *k = key;
+	const struct vt_py_alloc_val *sum = val;
+	struct rows *r = ctx;
+	struct vt_py_type t;
+	char klass[VT_PY_NAME + 32], func[VT_PY_NAME], where[VT_PY_FILE + 16];
+	size_t i;
+
+	if (!sum->count)
+		return 0;
+	if (!bpf_map__lookup_elem(r->st->skel->maps.types, &k->type, sizeof(k->type), &t, sizeof(t), 0))
+		vt_key_string(klass, sizeof(klass), t.name, sizeof(t.name));
+	else
+		snprintf(klass, sizeof(klass), "<type 0x%" PRIx64 ">", (uint64_t)k->type);
+	if (k->code.code) {
+		code_names(r->st, &k->code, func, sizeof(func), where, sizeof(where));
+	} else {
+		func[0] = '\0';
+		where[0] = '\0';
+	}
+	for (i = 0; i < r->ntypes && r->types[i].type != k->type; i++)
+		;
+	if (i == r->ntypes) {
+		void *m = realloc(r->types, (i + 1) * sizeof(*r->types));
+
+		if (!m)
+			return -ENOMEM;
+		r->types = m;
+		r->types[r->ntypes++] = (struct type_total){ k->type, 0 };
+	}
+	r->types[i].count += sum->count;
+	return vt_profile_add_alloc(r->out, klass, func, where, sum->count, sum->bytes, sum->count);
+}
+
+/* Per type whose objects have a variable part (tp_itemsize, or str's
+ * text): a row saying the bytes counted are the fixed part only. */
+static int variable_size_rows(struct rows *r)
+{
+	for (size_t i = 0; i < r->ntypes; i++) {
+		struct vt_py_type t;
+		char name[VT_PY_NAME], what[VT_PY_NAME + 96];
+		int err;
+
+		if (bpf_map__lookup_elem(r->st->skel->maps.types, &r->types[i].type,
+					 sizeof(r->types[i].type), &t, sizeof(t), 0))
+			continue;
+		vt_key_string(name, sizeof(name), t.name, sizeof(t.name));
+		if (t.itemsize <= 0 && strcmp(name, "str") != 0)
+			continue;
+		snprintf(what, sizeof(what), "bytes of %s objects: fixed part only (their items unseen)",
+			 name);
+		err = vt_profile_add_lost(r->out, what, r->types[i].count);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 static int python_collect(void *state, struct vt_profile *out)
@@ -109,8 +302,24 @@ static int python_collect(void *state, struct vt_profile *out)
 	err = vt_profile_set_meta(out, "python", probes, out->target, st->a.pid);
 	if (err)
 		return err;
-	out->has_allocations = false;
-	err = vt_adapter_read_hash(&st->a, st->skel->maps.funcs, func_row, out);
+	out->has_allocations = st->have_objects;
+	struct rows rows = { .st = st, .out = out };
+
+	err = add_calls(st, out);
+	if (!err && st->have_objects)
+		err = vt_adapter_read_hash(&st->a, st->skel->maps.allocs, alloc_row, &rows);
+	if (!err)
+		err = variable_size_rows(&rows);
+	free(rows.types);
+	if (err)
+		return err;
+	if (st->have_objects && !c[VT_PY_C_OBJECTS])
+		err = vt_profile_add_lost(out, "objects unseen: the target does not trace memory "
+					  "(PYTHONTRACEMALLOC=1 or tracemalloc.start(); "
+					  "vmtrace record -- python sets it)",
+					  c[VT_PY_C_RETURNS] ? c[VT_PY_C_RETURNS] : 1);
+	else if (!st->have_objects)
+		err = vt_profile_add_lost(out, st->why_no_objects, 1);
 	if (err)
 		return err;
 
@@ -153,6 +362,112 @@ static const char *python_module(const struct vt_usdt_list *pl)
 	return NULL;
 }
 
+/* the batch buffers are sized for the function map, the larger */
+_Static_assert(sizeof(struct vt_py_alloc_key) <= sizeof(struct vt_py_func_key) &&
+	       sizeof(struct vt_py_alloc_val) <= sizeof(struct vt_py_func_val), "batch sizes");
+
+/* The 4 bytes at a symbol of the module: Py_Version, e.g. 0x030b02f0. */
+static int read_u32_symbol(const char *path, const char *name, uint32_t *v)
+{
+	uint64_t addr, off;
+	int err = vt_elf_symbol(path, name, &addr, &off);
+
+	return err ? err : vt_elf_code_at(path, addr, (uint8_t *)v, sizeof(*v), &off);
+}
+
+/* Where the module is loaded in pid, less its link-time addresses: 0 for a
+ * fixed executable; for a shared libpython, where its first byte is mapped.
+ * false when not known yet (a command not yet exec'd). */
+static bool load_bias(const char *path, pid_t pid, uint64_t *bias)
+{
+	char maps[64], line[4096 + 128];
+	uint8_t ehdr[18];
+	uint64_t vaddr, off;
+	bool found = false;
+	FILE *f;
+
+	if (vt_elf_first_vaddr(path, &vaddr))
+		return false;
+	if (!vt_elf_code_at(path, vaddr, ehdr, sizeof(ehdr), &off) && ehdr[16] == 2 /* ET_EXEC */) {
+		*bias = 0;
+		return true;
+	}
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, offset;
+		char perms[8];
+		int n = 0;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &offset, &n) >= 4 &&
+		    n && offset == 0 && strcmp(line + n, path) == 0) {
+			*bias = start - vaddr;
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* Before load: the link-time addresses python.bpf.c needs, or why objects
+ * and frames are not seen (st->why_no_objects). */
+static void find_interpreter(struct python_state *st, const char *path, uint64_t *hook_offset)
+{
+	uint32_t version = 0;
+	uint64_t runtime, off, newref, hook;
+	uint8_t code[64];
+
+	if (read_u32_symbol(path, "Py_Version", &version) || (version >> 16) != 0x030b) {
+		snprintf(st->why_no_objects, sizeof(st->why_no_objects),
+			 "objects unseen: not CPython 3.11 (Py_Version 0x%08x); functions keyed by name",
+			 version);
+		return;
+	}
+	if (vt_elf_symbol(path, "_PyRuntime", &runtime, &off) ||
+	    vt_elf_symbol(path, "_Py_NewReference", &newref, &off) ||
+	    vt_elf_code_at(path, newref, code, sizeof(code), &off) ||
+	    vt_x86_call_after_jcc(code, sizeof(code), newref, &hook) ||
+	    vt_elf_code_at(path, hook, code, 1, hook_offset)) {
+		snprintf(st->why_no_objects, sizeof(st->why_no_objects),
+			 "objects unseen: no tracemalloc hook found in _Py_NewReference of %s", path);
+		return;
+	}
+	st->py311 = true;
+	st->skel->rodata->runtime_link = runtime;
+	st->skel->rodata->hook_link = hook;
+}
+
+/* function__entry/return fire inside dtrace_function_entry/return(frame),
+ * small functions of ceval.c that begin by reading frame->f_code: their
+ * first instruction (file offset) and the probe's semaphore (file offset). */
+static int frame_helper(const struct vt_usdt_list *pl, const char *path, const char *probe,
+			uint64_t *func_offset, uint64_t *sem_offset)
+{
+	enum { BEFORE = 128 };
+	uint8_t code[BEFORE];
+	uint64_t start, off;
+	uint16_t sem;
+
+	for (size_t i = 0; pl && i < pl->n; i++) {
+		const struct vt_usdt_probe *u = &pl->v[i];
+
+		if (!u->provider || strcmp(u->provider, PROVIDER) || !u->name ||
+		    strcmp(u->name, probe) || strcmp(u->path, path) || !u->semaphore ||
+		    u->pc < BEFORE)
+			continue;
+		if (vt_elf_code_at(path, u->pc - BEFORE, code, sizeof(code), &off) ||
+		    vt_x86_func_reading_arg(code, BEFORE, u->pc - BEFORE, 32 /* f_code */, &start) ||
+		    vt_elf_code_at(path, start, code, 1, func_offset) ||
+		    vt_elf_code_at(path, u->semaphore, (uint8_t *)&sem, sizeof(sem), sem_offset))
+			return -ENOEXEC;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 static int python_open(const struct vt_attach_opts *opts, void **state, char *errbuf, size_t errlen)
 {
 	struct python_state *st;
@@ -161,7 +476,8 @@ static int python_open(const struct vt_attach_opts *opts, void **state, char *er
 
 	*state = NULL;
 	if (opts->sample_period) {
-		snprintf(errbuf, errlen, "--sample: CPython has no allocation probes to sample");
+		snprintf(errbuf, errlen, "--sample: CPython's objects carry no sampling weight "
+			 "(sampling needs vmtrace's provider)");
 		return -ENOTSUP;
 	}
 	if (!path) {
@@ -183,10 +499,26 @@ static int python_open(const struct vt_attach_opts *opts, void **state, char *er
 	}
 	bpf_map__set_max_entries(st->skel->maps.funcs,
 				 opts->map_entries ? opts->map_entries : DEFAULT_MAP_ENTRIES);
+	bpf_map__set_max_entries(st->skel->maps.allocs,
+				 opts->map_entries ? opts->map_entries : DEFAULT_MAP_ENTRIES);
+	uint64_t hook_offset = 0, bias = 0;
+
+	find_interpreter(st, path, &hook_offset);
 	err = python_bpf__load(st->skel);
 	if (err) {
 		vt_adapter_load_failed(err, errbuf, errlen);
 		goto fail;
+	}
+	if (st->py311 && load_bias(path, opts->pid, &bias)) {
+		st->skel->bss->bias = bias;
+		st->skel->bss->bias_known = 1;
+	}
+	if (st->py311) {
+		err = vt_adapter_attach_uprobe(&st->a, st->skel->progs.py_new_object, path, NULL,
+					       hook_offset, 0, 0, errbuf, errlen);
+		if (err)
+			goto fail;
+		st->have_objects = true;
 	}
 	err = vt_adapter_buffers(&st->a, sizeof(struct vt_py_func_key), sizeof(struct vt_py_func_val),
 				 st->skel->maps.gc_events, on_gc_event, st, errbuf, errlen);
@@ -195,22 +527,33 @@ static int python_open(const struct vt_attach_opts *opts, void **state, char *er
 
 	const struct {
 		const char *probe;
-		struct bpf_program *prog;
+		struct bpf_program *prog, *frame_prog;
 		bool *have;
 		bool method;         /* left out by --no-methods */
 	} table[] = {
-		{ "function__entry", st->skel->progs.py_function_entry, &st->have_entry, true },
-		{ "function__return", st->skel->progs.py_function_return, &st->have_return, true },
-		{ "gc__start", st->skel->progs.py_gc_start, &st->have_gc, false },
-		{ "gc__done", st->skel->progs.py_gc_done, &st->have_gc, false },
+		{ "function__entry", st->skel->progs.py_function_entry, st->skel->progs.py_frame_entry,
+		  &st->have_entry, true },
+		{ "function__return", st->skel->progs.py_function_return,
+		  st->skel->progs.py_frame_return, &st->have_return, true },
+		{ "gc__start", st->skel->progs.py_gc_start, NULL, &st->have_gc, false },
+		{ "gc__done", st->skel->progs.py_gc_done, NULL, &st->have_gc, false },
 	};
 
 	for (size_t t = 0; t < sizeof(table) / sizeof(table[0]); t++) {
+		uint64_t func_off, sem_off;
+
 		if (table[t].method && opts->no_methods)
 			continue;
 		if (!vt_usdt_has_probe(opts->probes, PROVIDER, path, table[t].probe))
 			continue;
-		err = vt_adapter_attach(&st->a, table[t].prog, path, table[t].probe, 0, errbuf, errlen);
+		/* CPython 3.11: the probe's helper, given the frame itself */
+		if (st->py311 && table[t].frame_prog &&
+		    !frame_helper(opts->probes, path, table[t].probe, &func_off, &sem_off))
+			err = vt_adapter_attach_uprobe(&st->a, table[t].frame_prog, path, NULL, func_off,
+						       0, sem_off, errbuf, errlen);
+		else
+			err = vt_adapter_attach(&st->a, table[t].prog, path, table[t].probe, 0, errbuf,
+						errlen);
 		if (err)
 			goto fail;
 		*table[t].have = true;
@@ -223,6 +566,24 @@ fail:
 	return err < 0 ? err : -EINVAL;
 }
 
+/* A command vmtrace starts traces memory from its first object, so
+ * tracemalloc's hook sees every object (unless the user set it already). */
+static int python_spawn_env(void *state, const char **env, const char **note, char *errbuf,
+			    size_t errlen)
+{
+	struct python_state *st = state;
+
+	(void)errbuf;
+	(void)errlen;
+	*env = NULL;
+	*note = NULL;
+	if (!st->have_objects || getenv("PYTHONTRACEMALLOC"))
+		return 0;
+	*env = "PYTHONTRACEMALLOC=1";
+	*note = "set PYTHONTRACEMALLOC=1 in the spawned process so its objects are seen";
+	return 0;
+}
+
 const struct vt_runtime vt_runtime_python = {
 	.name = "python",
 	.provider = PROVIDER,
@@ -230,4 +591,5 @@ const struct vt_runtime vt_runtime_python = {
 	.collect = python_collect,
 	.close = python_close,
 	.poll = python_poll,
+	.spawn_env = python_spawn_env,
 };

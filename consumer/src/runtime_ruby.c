@@ -303,13 +303,13 @@ static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errb
 	}
 	for (size_t f = 0; f < sizeof(newobj_funcs) / sizeof(newobj_funcs[0]); f++) {
 		err = vt_adapter_attach_uprobe(&st->a, st->skel->progs.rb_newobj, path,
-					       newobj_funcs[f].func, 0, newobj_funcs[f].args,
+					       newobj_funcs[f].func, 0, newobj_funcs[f].args, 0,
 					       errbuf, errlen);
 		if (err)
 			goto fail;
 	}
 	err = vt_adapter_attach_uprobe(&st->a, st->skel->progs.rb_allocator_returned, path, NULL,
-				       ret_offset, 0, errbuf, errlen);
+				       ret_offset, 0, 0, errbuf, errlen);
 	if (err)
 		goto fail;
 	used = (size_t)snprintf(st->probes_used, sizeof(st->probes_used), "newobj(uprobes)");

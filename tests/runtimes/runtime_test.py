@@ -7,7 +7,7 @@ vmtrace by pid or by spawning it, and checks the report's JSON exactly.
 Usage: runtime_test.py VMTRACE CASE
 Cases: ruby-pid, ruby-spawn, ruby-spawn-rubyopt, ruby-spawn-no-methods,
        ruby-crosscheck, ruby-silent, ruby-objects, ruby-objects-methods, python-pid,
-       python-spawn. Exit 0 pass, 1 fail, 77 skip (not root).
+       python-spawn, python-objects. Exit 0 pass, 1 fail, 77 skip (not root).
 """
 import json
 import os
@@ -22,6 +22,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ALLOCS_RB = os.path.join(HERE, "workloads", "allocs.rb")
 CALLS_PY = os.path.join(HERE, "workloads", "calls.py")
 OBJECTS_RB = os.path.join(HERE, "workloads", "objects.rb")
+OBJECTS_PY = os.path.join(HERE, "workloads", "objects.py")
+TRACEMALLOC_NOTE = ("vmtrace: python: set PYTHONTRACEMALLOC=1 in the spawned process so its "
+                    "objects are seen")
 RUBY = "/usr/bin/ruby"
 PYTHON = "/usr/bin/python3.11"  # `python3` on PATH may be a shim without probes
 
@@ -385,7 +388,14 @@ def case_ruby_objects_methods(vmtrace, tmp):
 
 
 def py_calls(j):
-    return {c["name"]: c["count"] for c in j["calls"] if c["file"] == CALLS_PY}
+    """Calls per function name (the last part of the qualified name) in
+    calls.py; rows are qualname and file:first line."""
+    calls = {}
+    for c in j["calls"]:
+        if c["file"].rsplit(":", 1)[0] == CALLS_PY:
+            name = c["name"].rsplit(".", 1)[-1]
+            calls[name] = calls.get(name, 0) + c["count"]
+    return calls
 
 
 def workload_gc(out):
@@ -395,10 +405,21 @@ def workload_gc(out):
     raise SystemExit("the workload printed no GC line")
 
 
-def check_python(j, gc_seen, mode, exact_gc):
+def real_losses(j):
+    """Loss rows other than the notes on what Python's objects show."""
+    return {l["what"]: l["count"] for l in j["lost"]
+            if l["count"] and not l["what"].startswith(("bytes of ", "objects unseen"))}
+
+
+def check_python(j, gc_seen, mode, exact_gc, traced):
     check(j["runtime"] == "python", f"{mode}: runtime is python")
-    check(j["has_allocations"] is False, f"{mode}: no allocation probes, and the report says so")
-    check(j["allocations"] == [], f"{mode}: no allocation rows")
+    check(j["has_allocations"] is True, f"{mode}: objects are watched")
+    unseen = [l["count"] for l in j["lost"] if l["what"].startswith("objects unseen")]
+    if traced:
+        check(len(j["allocations"]) > 0 and not unseen, f"{mode}: objects counted")
+    else:
+        check(j["allocations"] == [] and unseen and unseen[0] > 0,
+              f"{mode}: no tracemalloc in the target: no objects, and a row says why")
     calls = py_calls(j)
     for name, want in PY_CALLS.items():
         check(calls.get(name) == want, f"{mode}: calls of {name}: {calls.get(name)} == {want}")
@@ -412,7 +433,7 @@ def check_python(j, gc_seen, mode, exact_gc):
               f"{j['gc']['gen1']}, {j['gc']['gen2']}")
         check(j["gc"]["objects_collected"] == sum(g["collected"] for g in gc_seen),
               f"{mode}: objects collected equal gc.collect()'s return values")
-    check(j["lost_total"] == 0, f"{mode}: nothing lost ({j['lost_total']})")
+    check(not real_losses(j), f"{mode}: nothing lost ({real_losses(j)})")
 
 
 def case_python_pid(vmtrace, tmp):
@@ -420,16 +441,51 @@ def case_python_pid(vmtrace, tmp):
     data, out = record_pid(vmtrace, [PYTHON, CALLS_PY], tmp)
     j = report(vmtrace, data)
     check("function__entry(silent)" in j["probes"], "python by pid: probes say entry was silent")
-    check_python(j, workload_gc(out), "python by pid", True)
+    check_python(j, workload_gc(out), "python by pid", True, False)
 
 
 def case_python_spawn(vmtrace, tmp):
     # with a profile function: function__entry fires too
-    data, out = record_spawn(vmtrace, [PYTHON, CALLS_PY, "--profile"], tmp)
+    err = []
+    data, out = record_spawn(vmtrace, [PYTHON, CALLS_PY, "--profile"], tmp, stderr=err)
+    check(TRACEMALLOC_NOTE in err, "python spawned: stderr says PYTHONTRACEMALLOC was set")
     j = report(vmtrace, data)
     check("function__entry" in j["probes"], "python spawned: function__entry fired")
     # interpreter start-up runs automatic collections before gc.disable()
-    check_python(j, workload_gc(out), "python spawned", False)
+    check_python(j, workload_gc(out), "python spawned", False, True)
+
+
+def case_python_objects(vmtrace, tmp):
+    """Objects per type and calls per function against the workload's own
+    count, attached by pid to a process that traces memory."""
+    env = dict(os.environ, PYTHONTRACEMALLOC="1")
+    data, out = record_between_stops(vmtrace, [PYTHON, OBJECTS_PY], tmp, env=env)
+    truth = json.loads(out[-1])
+    j = report(vmtrace, data)
+    got = allocs_by_class(j)
+    for typ, want in truth["made"].items():
+        check(got.get(typ) == want, f"python objects: {typ}: vmtrace {got.get(typ)} == made {want}")
+    rows = {(a["class"], a["method"]): a for a in j["allocations"]}
+    a = rows.get(("A", "workload"))
+    size = truth["sizeof"]["A"]
+    check(a is not None and a["count"] == truth["n"] and a["bytes"] == a["count"] * size,
+          f"python objects: A in workload, sys.getsizeof(A()) = {size} bytes each: {a}")
+    calls = {(c["name"], c["file"].rsplit(":", 1)[-1]): c["count"] for c in j["calls"]
+             if c["file"].rsplit(":", 1)[0] == OBJECTS_PY}
+    lines = {}
+    with open(OBJECTS_PY) as f:
+        for n, text in enumerate(f, 1):
+            m = re.match(r"class (\w+):", text)
+            if m:
+                lines[m.group(1)] = n + 1     # its __init__ is the next line
+    for name, want in truth["calls"].items():
+        key = (name, str(lines[name.split(".")[0]]))
+        check(calls.get(key) == want, f"python objects: calls of {name} at line {key[1]}: "
+              f"{calls.get(key)} == {want}")
+    fixed = {l["what"] for l in j["lost"] if l["what"].startswith("bytes of ")}
+    check("bytes of str objects: fixed part only (their items unseen)" in fixed,
+          "python objects: the report says str's bytes are its fixed part only")
+    check(not real_losses(j), f"python objects: nothing lost ({real_losses(j)})")
 
 
 CASES = {"ruby-pid": case_ruby_pid, "ruby-spawn": case_ruby_spawn,
@@ -437,7 +493,8 @@ CASES = {"ruby-pid": case_ruby_pid, "ruby-spawn": case_ruby_spawn,
          "ruby-spawn-no-methods": case_ruby_spawn_no_methods,
          "ruby-crosscheck": case_ruby_crosscheck, "ruby-silent": case_ruby_silent,
          "ruby-objects": case_ruby_objects, "ruby-objects-methods": case_ruby_objects_methods,
-         "python-pid": case_python_pid, "python-spawn": case_python_spawn}
+         "python-pid": case_python_pid, "python-spawn": case_python_spawn,
+         "python-objects": case_python_objects}
 
 
 def main():

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "profile.h"
+#include "report.h"
 #include "session.h"
 
 #define DEFAULT_ROWS 20
@@ -187,9 +188,13 @@ static void print_view(FILE *out, const struct vt_session *s, const struct vt_pr
 			(double)(t.allocs - t0->allocs) * rate, b1, b2,
 			p->sample_period ? " - sampled, estimates" : "");
 	}
-	fprintf(out, "gc: %" PRIu64 " minor (%.1f/s), %" PRIu64 " major (%.1f/s), %zu pauses, p99 %.3f ms\n",
-		t.gc[0], (double)(t.gc[0] - t0->gc[0]) * rate, t.gc[1],
-		(double)(t.gc[1] - t0->gc[1]) * rate, p->gc_pauses.n,
+	/* the kinds and names `record` shows: minor/major, mark/sweep, gen0..gen2 */
+	fputs("gc:", out);
+	for (int k = 0; k < VT_GC_KINDS; k++)
+		if (vt_gc_kind_shown(p, k))
+			fprintf(out, " %" PRIu64 " %s (%.1f/s),", t.gc[k], vt_gc_kind_name(p, k),
+				(double)(t.gc[k] - t0->gc[k]) * rate);
+	fprintf(out, " %zu pauses, p99 %.3f ms\n", p->gc_pauses.n,
 		(double)pause_quantile(p, 0.99) / 1e6);
 	fprintf(out, "method cache resets: %" PRIu64 " (%.1f/s)  constant cache resets: %" PRIu64
 		" (%.1f/s)  serial incs: %" PRIu64 " (%.1f/s)\n",

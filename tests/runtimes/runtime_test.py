@@ -7,7 +7,7 @@ vmtrace by pid or by spawning it, and checks the report's JSON exactly.
 Usage: runtime_test.py VMTRACE CASE
 Cases: ruby-pid, ruby-spawn, ruby-spawn-rubyopt, ruby-spawn-no-methods,
        ruby-crosscheck, ruby-silent, ruby-objects, ruby-objects-methods, python-pid,
-       python-spawn, python-objects. Exit 0 pass, 1 fail, 77 skip (not root).
+       python-spawn, python-objects, top-python, top-ruby. Exit 0 pass, 1 fail, 77 skip (not root).
 """
 import json
 import os
@@ -488,13 +488,50 @@ def case_python_objects(vmtrace, tmp):
     check(not real_losses(j), f"python objects: nothing lost ({real_losses(j)})")
 
 
+def top_last_gc(vmtrace, argv):
+    """vmtrace top on a workload of the Target kind: the gc line of its last
+    view, and that of every view."""
+    target = Target(argv)
+    top = subprocess.Popen([vmtrace, "top", "-p", str(target.proc.pid), "-i", "0.2"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    for line in top.stdout:            # the first view: attached
+        if line.startswith("vmtrace top - "):
+            break
+    target.step()
+    target.expect("done")
+    target.proc.stdin.write("bye\n")
+    target.proc.stdin.close()
+    rest = top.stdout.read()
+    check(top.wait(timeout=60) == 0, "vmtrace top exits 0 when the target exits")
+    target.proc.wait(timeout=60)
+    gcs = [l for l in rest.splitlines() if l.startswith("gc:")]
+    return gcs[-1] if gcs else ""
+
+
+def case_top_python(vmtrace, tmp):
+    """top names CPython's three generations as record does, with their counts."""
+    gc = top_last_gc(vmtrace, [PYTHON, CALLS_PY])
+    want = re.compile(r"gc: 2 gen0 \([\d.]+/s\), 1 gen1 \([\d.]+/s\), 3 gen2 \([\d.]+/s\), ")
+    check(bool(want.match(gc)), f"top, python: gen0 2, gen1 1, gen2 3, as record counts: {gc!r}")
+
+
+def case_top_ruby(vmtrace, tmp):
+    """top names Ruby's phases mark and sweep, never minor/major."""
+    gc = top_last_gc(vmtrace, [RUBY, ALLOCS_RB, "--gc"])
+    m = re.match(r"gc: (\d+) mark \([\d.]+/s\), (\d+) sweep \([\d.]+/s\), ", gc)
+    check(bool(m) and int(m.group(1)) >= 1 and int(m.group(2)) >= 1,
+          f"top, ruby: mark and sweep phases counted and named: {gc!r}")
+    check("minor" not in gc and "major" not in gc, "top, ruby: no minor/major for Ruby's phases")
+
+
 CASES = {"ruby-pid": case_ruby_pid, "ruby-spawn": case_ruby_spawn,
          "ruby-spawn-rubyopt": case_ruby_spawn_rubyopt,
          "ruby-spawn-no-methods": case_ruby_spawn_no_methods,
          "ruby-crosscheck": case_ruby_crosscheck, "ruby-silent": case_ruby_silent,
          "ruby-objects": case_ruby_objects, "ruby-objects-methods": case_ruby_objects_methods,
          "python-pid": case_python_pid, "python-spawn": case_python_spawn,
-         "python-objects": case_python_objects}
+         "python-objects": case_python_objects, "top-python": case_top_python,
+         "top-ruby": case_top_ruby}
 
 
 def main():

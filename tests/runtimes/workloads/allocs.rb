@@ -7,6 +7,7 @@
 #   --tracepoint  enables an empty TracePoint on :call/:return first: Ruby
 #                 >= 2.5 fires method__entry/method__return only while one is
 #                 enabled.
+#   --gc          runs GC.start twice in the workload (mark and sweep phases)
 #   --crosscheck  writes Ruby's own view of the workload to FILE as JSON:
 #                 the GC.stat(:total_allocated_objects) delta and, from
 #                 ObjectSpace.trace_object_allocations, the objects allocated
@@ -101,6 +102,7 @@ def workload
   make_bar(100)
   threads = [Thread.new { thread_work(250) }, Thread.new { thread_work(250) }]
   threads.each(&:join)
+  2.times { GC.start } if ARGV.include?("--gc")
 end
 
 tracepoint = ARGV.include?("--tracepoint")

@@ -1,7 +1,8 @@
 #!/bin/bash
-# bench/runtimes/run.sh: the cost of vmtrace on stock Ruby (libruby-3.1's own
-# USDT probes), side by side with bpftrace one-liners doing the same counting,
-# in one run. Needs root.
+# bench/runtimes/run.sh: the cost of vmtrace on stock Ruby (uprobes on
+# libruby-3.1's allocation functions and its own USDT probes), side by side
+# with bpftrace doing the same counting at the same places, in one run.
+# Needs root.
 #
 # Usage: bench/runtimes/run.sh [VMTRACE] [ITERATIONS] [REPEATS]
 #   VMTRACE     default build/bin/vmtrace
@@ -32,24 +33,45 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
 U="usdt:$LIB:ruby"
-BT_ALLOCS="$U:object__create { @a[str(arg0), str(arg1), arg2] = count(); }
-$U:string__create { @a[\"String\", str(arg1), arg2] = count(); }
-$U:array__create { @a[\"Array\", str(arg1), arg2] = count(); }
-$U:hash__create { @a[\"Hash\", str(arg1), arg2] = count(); }"
+P="uprobe:$LIB"
+# the same traps vmtrace takes: the USDT site probes announce a site, the
+# allocation functions count (class, type, site), the plain-class allocator's
+# return counts what no function counted since object__create
+# the instruction after class_call_alloc_func's `call *allocator`: object__create's
+# site jumps to it (what runtime_ruby.c finds in the code)
+SITE=$(readelf -n "$LIB" | awk '/Name: object__create/ { getline; sub(/^0x0*/, "", $2); sub(/,$/, "", $2); print $2 }')
+DIS=$(objdump -d --no-show-raw-insn "$LIB")
+JMP=$(awk -v site="$SITE" '$1 == site ":" { getline; print $3; exit }' <<<"$DIS")
+RET=0x$(awk -v t="$JMP" '$1 == t ":" { go = 1 } go && c { sub(/:$/, "", $1); print $1; exit }
+	go && /call +\*%/ { c = 1 }' <<<"$DIS")
+site_probes() { # $1: the extra key fields (the method), empty or ", @c[tid, @d[tid]], ..."
+	cat <<-BT
+	$U:object__create { @f[tid] = str(arg1); @l[tid] = arg2; @armed[tid] = 1; @seen[tid] = 0; }
+	$U:string__create, $U:array__create, $U:hash__create { @f[tid] = str(arg1); @l[tid] = arg2; }
+	$P:rb_wb_protected_newobj_of, $P:rb_wb_unprotected_newobj_of, $P:rb_newobj_of
+	    { @a[arg0, arg1 & 0x1f $1, @f[tid], @l[tid]] = count(); @seen[tid] = 1; delete(@f[tid]); }
+	$P:rb_ec_wb_protected_newobj_of
+	    { @a[arg1, arg2 & 0x1f $1, @f[tid], @l[tid]] = count(); @seen[tid] = 1; delete(@f[tid]); }
+	$P:rb_data_object_wrap, $P:rb_data_typed_object_wrap
+	    { @a[arg0, 0xc $1, @f[tid], @l[tid]] = count(); @seen[tid] = 1; delete(@f[tid]); }
+	$P:rb_imemo_new, $P:rb_alloc_tmp_buffer_with_count, $P:rb_newobj
+	    { @a[0, 0x1a $1, @f[tid], @l[tid]] = count(); @seen[tid] = 1; delete(@f[tid]); }
+	BT
+}
 BT_GC="$U:gc__mark__begin { @gm[tid] = nsecs; }
 $U:gc__mark__end /@gm[tid]/ { @mark = hist(nsecs - @gm[tid]); delete(@gm[tid]); }
 $U:gc__sweep__begin { @gs[tid] = nsecs; }
 $U:gc__sweep__end /@gs[tid]/ { @sweep = hist(nsecs - @gs[tid]); delete(@gs[tid]); }"
 BT_NOMETHODS="BEGIN { printf(\"attached\\n\"); }
-$BT_ALLOCS
+$(site_probes "")
+$P:$RET /@armed[tid]/ { if (!@seen[tid]) { @a[*(uint64 *)(reg(\"ax\") + 8), 1, @f[tid], @l[tid]] = count(); } @armed[tid] = 0; }
 $BT_GC"
+M=', @c[tid, @d[tid]], @m[tid, @d[tid]]'
 BT_METHODS="BEGIN { printf(\"attached\\n\"); }
 $U:method__entry { @d[tid]++; @c[tid, @d[tid]] = str(arg0); @m[tid, @d[tid]] = str(arg1); }
 $U:method__return /@d[tid] > 0/ { @d[tid]--; }
-$U:object__create { @a[str(arg0), @c[tid, @d[tid]], @m[tid, @d[tid]], str(arg1), arg2] = count(); }
-$U:string__create { @a[\"String\", @c[tid, @d[tid]], @m[tid, @d[tid]], str(arg1), arg2] = count(); }
-$U:array__create { @a[\"Array\", @c[tid, @d[tid]], @m[tid, @d[tid]], str(arg1), arg2] = count(); }
-$U:hash__create { @a[\"Hash\", @c[tid, @d[tid]], @m[tid, @d[tid]], str(arg1), arg2] = count(); }
+$(site_probes "$M")
+$P:$RET /@armed[tid]/ { if (!@seen[tid]) { @a[*(uint64 *)(reg(\"ax\") + 8), 1 $M, @f[tid], @l[tid]] = count(); } @armed[tid] = 0; }
 $BT_GC"
 
 # one run: $1 tracer (none|vmtrace|bpftrace), $2 tracer option, $3 workload flag
@@ -67,7 +89,7 @@ one_run() {
 		tpid=$!
 		until grep -q "recording pid" "$TMP/tr.err" 2>/dev/null; do sleep 0.05; done ;;
 	bpftrace)
-		bpftrace -p $rpid -e "$topt" >"$TMP/tr.out" 2>"$TMP/tr.err" &
+		bpftrace --unsafe -p $rpid -e "$topt" >"$TMP/tr.out" 2>"$TMP/tr.err" &
 		tpid=$!
 		until grep -q attached "$TMP/tr.out" 2>/dev/null; do sleep 0.05; done ;;
 	esac

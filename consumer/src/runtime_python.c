@@ -281,7 +281,6 @@ static int variable_size_rows(struct rows *r)
 static int python_collect(void *state, struct vt_profile *out)
 {
 	struct python_state *st = state;
-	const struct vt_gc_pause *pauses = st->a.events.v;
 	uint64_t c[VT_PY_COUNTERS] = { 0 };
 	char probes[256];
 	int err;
@@ -325,6 +324,9 @@ static int python_collect(void *state, struct vt_profile *out)
 
 	for (int g = 0; g < VT_PY_GENS && g < VT_GC_KINDS; g++)
 		out->gc_collections[g] += c[VT_PY_C_GC0 + g];
+	/* read after the drain, which may have moved the events */
+	const struct vt_gc_pause *pauses = st->a.events.v;
+
 	for (size_t i = 0; i < st->a.events.n; i++) {
 		err = vt_profile_add_gc_pause(out, &pauses[i]);
 		if (err)
@@ -434,6 +436,17 @@ static void find_interpreter(struct python_state *st, const char *path, uint64_t
 		snprintf(st->why_no_objects, sizeof(st->why_no_objects),
 			 "objects unseen: no tracemalloc hook found in _Py_NewReference of %s", path);
 		return;
+	}
+	/* The hook begins by testing tracemalloc's flag (mov disp32(%rip),%eax;
+	 * test; je): a uprobe on a rip-relative load is single-stepped out of
+	 * line, a second trap per object. Probe the instruction after the je
+	 * instead, reached only while tracing, with op still in %rdi. */
+	if (!vt_elf_code_at(path, hook, code, 16, &off) && code[0] == 0x8b &&
+	    (code[1] & 0xc7) == 0x05 && code[6] == 0x85 && code[7] == 0xc0) {
+		size_t skip = code[8] == 0x74 ? 10 : (code[8] == 0x0f && code[9] == 0x84) ? 14 : 0;
+
+		if (skip && !vt_elf_code_at(path, hook + skip, code, 1, hook_offset))
+			hook += skip;
 	}
 	st->py311 = true;
 	st->skel->rodata->runtime_link = runtime;

@@ -140,7 +140,6 @@ static int alloc_row(const void *key, const void *val, void *ctx)
 static int ruby_collect(void *state, struct vt_profile *out)
 {
 	struct ruby_state *st = state;
-	const struct vt_gc_pause *pauses = st->a.events.v;
 	uint64_t c[VT_RB_COUNTERS] = { 0 };
 	int err;
 
@@ -160,6 +159,9 @@ static int ruby_collect(void *state, struct vt_profile *out)
 
 	out->gc_collections[VT_RB_GC_MARK] += c[VT_RB_C_GC_MARK];
 	out->gc_collections[VT_RB_GC_SWEEP] += c[VT_RB_C_GC_SWEEP];
+	/* read after the drain, which may have moved the events */
+	const struct vt_gc_pause *pauses = st->a.events.v;
+
 	for (size_t i = 0; i < st->a.events.n; i++) {
 		err = vt_profile_add_gc_pause(out, &pauses[i]);
 		if (err)

@@ -338,7 +338,9 @@ def record_between_stops(vmtrace, argv, tmp, extra=(), env=None):
         time.sleep(0.005)
     wait_stopped(target)
     rec.send_signal(signal.SIGINT)
-    check(rec.wait(timeout=60) == 0, "vmtrace record -p exits 0 at Ctrl-C")
+    rc = rec.wait(timeout=60)
+    with open(err) as ef:
+        check(rc == 0, f"vmtrace record -p exits 0 at Ctrl-C ({rc}): {ef.read().strip()[-300:]}")
     os.kill(target.pid, signal.SIGCONT)
     out = target.stdout.read()
     check(target.wait(timeout=60) == 0, "workload exits 0")

@@ -1,0 +1,32 @@
+# bench.py: the Python workload of bench/runtimes/run_python.sh. Each
+# iteration makes 2 Python-level calls (Point.__init__, step) and 4 objects
+# (a Point, a dict, a list, a str).
+#
+# Usage: python3.11 bench.py ITERATIONS
+#   Prints "ready", waits for a line on stdin (the tracer attaches meanwhile),
+#   runs, prints "ns_per_iter N" and exits.
+import sys
+import time
+
+
+class Point:
+    def __init__(self, x):
+        self.x = x
+
+
+def step(i):
+    return Point(i), {"i": i}, [i], str(i + 1000)
+
+
+def main():
+    iterations = int(sys.argv[1]) if len(sys.argv) > 1 else 200000
+    print("ready", flush=True)
+    sys.stdin.readline()
+    t0 = time.monotonic_ns()
+    for i in range(iterations):
+        step(i)
+    t1 = time.monotonic_ns()
+    print(f"ns_per_iter {(t1 - t0) // iterations}", flush=True)
+
+
+main()

@@ -1,0 +1,90 @@
+#!/bin/bash
+# bench/runtimes/run_python.sh: the cost of vmtrace on Debian's stock
+# python3.11 (objects through tracemalloc's hook, calls through the probes'
+# helpers), side by side with bpftrace counting the same calls, in one run.
+# Needs root.
+#
+# Usage: bench/runtimes/run_python.sh [VMTRACE] [ITERATIONS] [REPEATS]
+#   VMTRACE     default build/bin/vmtrace
+#   ITERATIONS  default 200000 (each: 2 Python calls, 4 objects)
+#   REPEATS     default 3 (the median is shown)
+#
+# Configurations (the workload times its own loop, after the tracer attached):
+#   untraced                 no tracer
+#   untraced+tracemalloc     no tracer, PYTHONTRACEMALLOC=1: the price CPython
+#                            asks before every object creation reaches a hook
+#   vmtrace                  objects per type and function, calls per function
+#                            (with tracemalloc)
+#   bpftrace calls           calls per (file, function) from function__return
+#                            (with tracemalloc); bpftrace cannot put a uprobe on
+#                            the hook, a local function of a fixed executable,
+#                            so objects have no bpftrace peer
+#   vmtrace --no-methods     objects only (with tracemalloc)
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+VMTRACE=${1:-$HERE/../../build/bin/vmtrace}
+ITER=${2:-200000}
+REPEATS=${3:-3}
+PY=/usr/bin/python3.11
+[ "$(id -u)" = 0 ] || { echo "run_python.sh: needs root (BPF)" >&2; exit 1; }
+[ -x "$VMTRACE" ] || { echo "run_python.sh: no vmtrace at $VMTRACE" >&2; exit 1; }
+command -v bpftrace >/dev/null || { echo "run_python.sh: bpftrace not installed" >&2; exit 1; }
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+BT_CALLS="BEGIN { printf(\"attached\\n\"); }
+usdt:$PY:python:function__return { @calls[str(arg0), str(arg1)] = count(); }"
+
+# one run: $1 tracer (none|vmtrace|bpftrace), $2 tracer option, $3 PYTHONTRACEMALLOC
+one_run() {
+	local tracer=$1 topt=$2 tm=$3 fifo=$TMP/in out=$TMP/out tpid=""
+	rm -f "$fifo" "$out" "$TMP/rec.data"
+	mkfifo "$fifo"
+	PYTHONTRACEMALLOC=$tm $PY "$HERE/bench.py" "$ITER" <"$fifo" >"$out" &
+	local ppid=$!
+	exec 3>"$fifo"
+	until grep -q ready "$out" 2>/dev/null; do sleep 0.05; done
+	case $tracer in
+	vmtrace)
+		"$VMTRACE" record -p $ppid -o "$TMP/rec.data" $topt >/dev/null 2>"$TMP/tr.err" &
+		tpid=$!
+		until grep -q "recording pid" "$TMP/tr.err" 2>/dev/null; do sleep 0.05; done ;;
+	bpftrace)
+		bpftrace -p $ppid -e "$topt" >"$TMP/tr.out" 2>"$TMP/tr.err" &
+		tpid=$!
+		until grep -q attached "$TMP/tr.out" 2>/dev/null; do sleep 0.05; done ;;
+	esac
+	echo go >&3
+	exec 3>&-
+	wait $ppid
+	if [ -n "$tpid" ]; then
+		[ "$tracer" = bpftrace ] && kill -INT $tpid 2>/dev/null
+		wait $tpid || true
+	fi
+	awk '/ns_per_iter/ { print $2 }' "$out"
+}
+
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+CONFIGS=(base base_tm vm bt vm_nom)
+for _ in $(seq "$REPEATS"); do
+	one_run none "" 0 >>"$TMP/base"
+	one_run none "" 1 >>"$TMP/base_tm"
+	one_run vmtrace "" 1 >>"$TMP/vm"
+	one_run bpftrace "$BT_CALLS" 1 >>"$TMP/bt"
+	one_run vmtrace --no-methods 1 >>"$TMP/vm_nom"
+done
+for c in "${CONFIGS[@]}"; do
+	declare "$c=$(median <"$TMP/$c")"
+done
+
+echo "$($PY -V), $ITER iterations x 2 calls + 4 objects, median of $REPEATS"
+row() { awk -v n="$1" -v v="$2" -v b="$base" -v r="$3" \
+	'BEGIN { printf "%-28s %10d ns/iter %7.2fx untraced %s\n", n, v, v / b, r }'; }
+printf "%-28s %10s\n" configuration "per iteration"
+row "untraced" "$base" ""
+row "untraced+tracemalloc" "$base_tm" ""
+row "vmtrace" "$vm" ""
+row "bpftrace calls" "$bt" ""
+row "vmtrace --no-methods" "$vm_nom" ""
+awk -v v="$vm" -v n="$vm_nom" -v t="$base_tm" -v bt="$bt" 'BEGIN {
+	printf "objects: %.0f ns per object over tracemalloc alone; calls: vmtrace %.0f ns per call, bpftrace %.0f ns per call (bpftrace/vmtrace %.2f)\n", (n - t) / 4, (v - n) / 2, (bt - t) / 2, (bt - t) / (v - n) }'

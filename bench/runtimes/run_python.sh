@@ -6,20 +6,20 @@
 #
 # Usage: bench/runtimes/run_python.sh [VMTRACE] [ITERATIONS] [REPEATS]
 #   VMTRACE     default build/bin/vmtrace
-#   ITERATIONS  default 200000 (each: 2 Python calls, 4 objects)
+#   ITERATIONS  default 200000 (each: 2 Python calls, about 9 objects)
 #   REPEATS     default 3 (the median is shown)
 #
 # Configurations (the workload times its own loop, after the tracer attached):
 #   untraced                 no tracer
 #   untraced+tracemalloc     no tracer, PYTHONTRACEMALLOC=1: the price CPython
 #                            asks before every object creation reaches a hook
-#   vmtrace                  objects per type and function, calls per function
-#                            (with tracemalloc)
-#   bpftrace calls           calls per (file, function) from function__return
-#                            (with tracemalloc); bpftrace cannot put a uprobe on
-#                            the hook, a local function of a fixed executable,
-#                            so objects have no bpftrace peer
-#   vmtrace --no-methods     objects only (with tracemalloc)
+#   vmtrace objects          --no-methods, with tracemalloc: objects per type
+#                            and function; bpftrace cannot put a uprobe on the
+#                            hook (a local function of a fixed executable), so
+#                            objects have no bpftrace peer
+#   vmtrace calls            without tracemalloc: calls per function only
+#   bpftrace calls           without tracemalloc: calls per (file, function)
+#                            from function__return
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 VMTRACE=${1:-$HERE/../../build/bin/vmtrace}
@@ -65,26 +65,26 @@ one_run() {
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-CONFIGS=(base base_tm vm bt vm_nom)
+CONFIGS=(base base_tm vm_obj vm_calls bt_calls)
 for _ in $(seq "$REPEATS"); do
 	one_run none "" 0 >>"$TMP/base"
 	one_run none "" 1 >>"$TMP/base_tm"
-	one_run vmtrace "" 1 >>"$TMP/vm"
-	one_run bpftrace "$BT_CALLS" 1 >>"$TMP/bt"
-	one_run vmtrace --no-methods 1 >>"$TMP/vm_nom"
+	one_run vmtrace --no-methods 1 >>"$TMP/vm_obj"
+	one_run vmtrace "" 0 >>"$TMP/vm_calls"
+	one_run bpftrace "$BT_CALLS" 0 >>"$TMP/bt_calls"
 done
 for c in "${CONFIGS[@]}"; do
 	declare "$c=$(median <"$TMP/$c")"
 done
 
-echo "$($PY -V), $ITER iterations x 2 calls + 4 objects, median of $REPEATS"
+echo "$($PY -V), $ITER iterations x 2 calls + 9 objects, median of $REPEATS"
 row() { awk -v n="$1" -v v="$2" -v b="$base" -v r="$3" \
 	'BEGIN { printf "%-28s %10d ns/iter %7.2fx untraced %s\n", n, v, v / b, r }'; }
 printf "%-28s %10s\n" configuration "per iteration"
 row "untraced" "$base" ""
 row "untraced+tracemalloc" "$base_tm" ""
-row "vmtrace" "$vm" ""
-row "bpftrace calls" "$bt" ""
-row "vmtrace --no-methods" "$vm_nom" ""
-awk -v v="$vm" -v n="$vm_nom" -v t="$base_tm" -v bt="$bt" 'BEGIN {
-	printf "objects: %.0f ns per object over tracemalloc alone; calls: vmtrace %.0f ns per call, bpftrace %.0f ns per call (bpftrace/vmtrace %.2f)\n", (n - t) / 4, (v - n) / 2, (bt - t) / 2, (bt - t) / (v - n) }'
+row "vmtrace objects" "$vm_obj" ""
+row "vmtrace calls" "$vm_calls" "$(awk -v a="$vm_calls" -v b="$bt_calls" 'BEGIN { printf "(bpftrace/vmtrace %.2f)", b / a }')"
+row "bpftrace calls" "$bt_calls" ""
+awk -v o="$vm_obj" -v t="$base_tm" -v b="$base" -v c="$vm_calls" -v bt="$bt_calls" 'BEGIN {
+	printf "objects: %.0f ns per object over tracemalloc alone (tracemalloc %.0f); calls: vmtrace %.0f ns per call, bpftrace %.0f\n", (o - t) / 9, (t - b) / 9, (c - b) / 2, (bt - b) / 2 }'

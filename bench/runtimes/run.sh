@@ -74,48 +74,18 @@ $(site_probes "$M")
 $P:$RET /@armed[tid]/ { if (!@seen[tid]) { @a[*(uint64 *)(reg(\"ax\") + 8), 1 $M, @f[tid], @l[tid]] = count(); } @armed[tid] = 0; }
 $BT_GC"
 
-# one run: $1 tracer (none|vmtrace|bpftrace), $2 tracer option, $3 workload flag
-one_run() {
-	local tracer=$1 topt=$2 wflag=$3 fifo=$TMP/in out=$TMP/out tpid=""
-	rm -f "$fifo" "$out" "$TMP/rec.data"
-	mkfifo "$fifo"
-	$RUBY "$HERE/bench.rb" "$ITER" $wflag <"$fifo" >"$out" &
-	local rpid=$!
-	exec 3>"$fifo" # opening the write end lets ruby's open of the read end return
-	until grep -q ready "$out" 2>/dev/null; do sleep 0.05; done
-	case $tracer in
-	vmtrace)
-		"$VMTRACE" record -p $rpid -o "$TMP/rec.data" $topt >/dev/null 2>"$TMP/tr.err" &
-		tpid=$!
-		until grep -q "recording pid" "$TMP/tr.err" 2>/dev/null; do sleep 0.05; done ;;
-	bpftrace)
-		bpftrace --unsafe -p $rpid -e "$topt" >"$TMP/tr.out" 2>"$TMP/tr.err" &
-		tpid=$!
-		until grep -q attached "$TMP/tr.out" 2>/dev/null; do sleep 0.05; done ;;
-	esac
-	echo go >&3
-	exec 3>&-
-	wait $rpid
-	if [ -n "$tpid" ]; then
-		# vmtrace stops when its target exits; bpftrace needs a signal
-		[ "$tracer" = bpftrace ] && kill -INT $tpid 2>/dev/null
-		wait $tpid || true
-	fi
-	awk '/ns_per_iter/ { print $2 }' "$out"
-}
-
-median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+. "$HERE/lib.sh"
 
 # Round robin: every repeat runs every configuration once, so a change in the
 # machine's load touches all of them alike.
 CONFIGS=(base base_tp vm_nom bt_nom vm_m bt_m)
 for _ in $(seq "$REPEATS"); do
-	one_run none "" "" >>"$TMP/base"
-	one_run none "" --tracepoint >>"$TMP/base_tp"
-	one_run vmtrace --no-methods "" >>"$TMP/vm_nom"
-	one_run bpftrace "$BT_NOMETHODS" "" >>"$TMP/bt_nom"
-	one_run vmtrace "" --tracepoint >>"$TMP/vm_m"
-	one_run bpftrace "$BT_METHODS" --tracepoint >>"$TMP/bt_m"
+	one_run none "" $RUBY "$HERE/bench.rb" "$ITER" >>"$TMP/base"
+	one_run none "" $RUBY "$HERE/bench.rb" "$ITER" --tracepoint >>"$TMP/base_tp"
+	one_run vmtrace --no-methods $RUBY "$HERE/bench.rb" "$ITER" >>"$TMP/vm_nom"
+	one_run bpftrace "$BT_NOMETHODS" $RUBY "$HERE/bench.rb" "$ITER" >>"$TMP/bt_nom"
+	one_run vmtrace "" $RUBY "$HERE/bench.rb" "$ITER" --tracepoint >>"$TMP/vm_m"
+	one_run bpftrace "$BT_METHODS" $RUBY "$HERE/bench.rb" "$ITER" --tracepoint >>"$TMP/bt_m"
 done
 for c in "${CONFIGS[@]}"; do
 	declare "$c=$(median <"$TMP/$c")"

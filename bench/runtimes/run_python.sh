@@ -34,44 +34,16 @@ trap 'rm -rf "$TMP"' EXIT
 BT_CALLS="BEGIN { printf(\"attached\\n\"); }
 usdt:$PY:python:function__return { @calls[str(arg0), str(arg1)] = count(); }"
 
-# one run: $1 tracer (none|vmtrace|bpftrace), $2 tracer option, $3 PYTHONTRACEMALLOC
-one_run() {
-	local tracer=$1 topt=$2 tm=$3 fifo=$TMP/in out=$TMP/out tpid=""
-	rm -f "$fifo" "$out" "$TMP/rec.data"
-	mkfifo "$fifo"
-	PYTHONTRACEMALLOC=$tm $PY "$HERE/bench.py" "$ITER" <"$fifo" >"$out" &
-	local ppid=$!
-	exec 3>"$fifo"
-	until grep -q ready "$out" 2>/dev/null; do sleep 0.05; done
-	case $tracer in
-	vmtrace)
-		"$VMTRACE" record -p $ppid -o "$TMP/rec.data" $topt >/dev/null 2>"$TMP/tr.err" &
-		tpid=$!
-		until grep -q "recording pid" "$TMP/tr.err" 2>/dev/null; do sleep 0.05; done ;;
-	bpftrace)
-		bpftrace -p $ppid -e "$topt" >"$TMP/tr.out" 2>"$TMP/tr.err" &
-		tpid=$!
-		until grep -q attached "$TMP/tr.out" 2>/dev/null; do sleep 0.05; done ;;
-	esac
-	echo go >&3
-	exec 3>&-
-	wait $ppid
-	if [ -n "$tpid" ]; then
-		[ "$tracer" = bpftrace ] && kill -INT $tpid 2>/dev/null
-		wait $tpid || true
-	fi
-	awk '/ns_per_iter/ { print $2 }' "$out"
-}
-
-median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+. "$HERE/lib.sh"
+W=("$PY" "$HERE/bench.py" "$ITER")
 
 CONFIGS=(base base_tm vm_obj vm_calls bt_calls)
 for _ in $(seq "$REPEATS"); do
-	one_run none "" 0 >>"$TMP/base"
-	one_run none "" 1 >>"$TMP/base_tm"
-	one_run vmtrace --no-methods 1 >>"$TMP/vm_obj"
-	one_run vmtrace "" 0 >>"$TMP/vm_calls"
-	one_run bpftrace "$BT_CALLS" 0 >>"$TMP/bt_calls"
+	one_run none "" env PYTHONTRACEMALLOC=0 "${W[@]}" >>"$TMP/base"
+	one_run none "" env PYTHONTRACEMALLOC=1 "${W[@]}" >>"$TMP/base_tm"
+	one_run vmtrace --no-methods env PYTHONTRACEMALLOC=1 "${W[@]}" >>"$TMP/vm_obj"
+	one_run vmtrace "" env PYTHONTRACEMALLOC=0 "${W[@]}" >>"$TMP/vm_calls"
+	one_run bpftrace "$BT_CALLS" env PYTHONTRACEMALLOC=0 "${W[@]}" >>"$TMP/bt_calls"
 done
 for c in "${CONFIGS[@]}"; do
 	declare "$c=$(median <"$TMP/$c")"

@@ -121,24 +121,30 @@ static __always_inline void copy_str(char *dst, __u32 size, const char *src)
 	vt_copy_str(dst, size, src, &counters, VT_RB_L_UNREADABLE, VT_RB_L_TRUNCATED);
 }
 
-static __always_inline struct vt_rb_thread *thread_get(bool create)
+/* This thread's value in map (keyed by thread id), created as a copy of
+ * the zeroed value in empty when create is set and it is missing; a refused
+ * insert counts slot full. */
+static __always_inline void *per_thread(void *map, void *empty, __u32 full, bool create)
 {
-	__u32 tid = vt_tid();
-	struct vt_rb_thread *t = bpf_map_lookup_elem(&threads, &tid);
-	__u32 zero = 0;
-	struct vt_rb_thread *empty;
+	__u32 tid = vt_tid(), zero = 0;
+	void *v = bpf_map_lookup_elem(map, &tid), *init;
 	enum vt_got got;
 
-	if (t || !create)
-		return t;
+	if (v || !create)
+		return v;
 	/* looked up only here: most events find their thread */
-	empty = bpf_map_lookup_elem(&empty_thread, &zero);
-	if (!empty)
+	init = bpf_map_lookup_elem(empty, &zero);
+	if (!init)
 		return NULL;
-	t = vt_insert(&threads, &tid, empty, &got);
+	v = vt_insert(map, &tid, init, &got);
 	if (got == VT_GOT_REFUSED)
-		add(VT_RB_L_THREADS_FULL, 1);
-	return t;
+		add(full, 1);
+	return v;
+}
+
+static __always_inline struct vt_rb_thread *thread_get(bool create)
+{
+	return per_thread(&threads, &empty_thread, VT_RB_L_THREADS_FULL, create);
 }
 
 SEC("usdt")
@@ -318,19 +324,7 @@ static __always_inline void learn_class_name(__u64 klass)
 
 static __always_inline struct vt_rb_pending *pending_get(bool create)
 {
-	__u32 tid = vt_tid(), zero = 0;
-	struct vt_rb_pending *p = bpf_map_lookup_elem(&pending, &tid), *empty;
-	enum vt_got got;
-
-	if (p || !create)
-		return p;
-	empty = bpf_map_lookup_elem(&empty_pending, &zero);
-	if (!empty)
-		return NULL;
-	p = vt_insert(&pending, &tid, empty, &got);
-	if (got == VT_GOT_REFUSED)
-		add(VT_RB_L_PENDING_FULL, 1);
-	return p;
+	return per_thread(&pending, &empty_pending, VT_RB_L_PENDING_FULL, create);
 }
 
 static __always_inline void announce(const char *file, int line, bool alloc)

@@ -31,7 +31,7 @@
  * PYTHONTRACEMALLOC=1; a process attached by pid must trace already
  * (tracemalloc.start()), else the report says its objects were unseen.
  * _PyTraceMalloc_NewReference is local to the binary: its address is the
- * call in the exported _Py_NewReference (elf_code.h).
+ * call in the exported _Py_NewReference (python_interp.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -42,7 +42,7 @@
 #include <bpf/libbpf.h>
 
 #include "adapter.h"
-#include "elf_code.h"
+#include "python_interp.h"
 #include "profile.h"
 #include "runtime.h"
 #include "../bpf/python_maps.h"
@@ -368,119 +368,6 @@ static const char *python_module(const struct vt_usdt_list *pl)
 _Static_assert(sizeof(struct vt_py_alloc_key) <= sizeof(struct vt_py_func_key) &&
 	       sizeof(struct vt_py_alloc_val) <= sizeof(struct vt_py_func_val), "batch sizes");
 
-/* The 4 bytes at a symbol of the module: Py_Version, e.g. 0x030b02f0. */
-static int read_u32_symbol(const char *path, const char *name, uint32_t *v)
-{
-	uint64_t addr, off;
-	int err = vt_elf_symbol(path, name, &addr, &off);
-
-	return err ? err : vt_elf_code_at(path, addr, (uint8_t *)v, sizeof(*v), &off);
-}
-
-/* Where the module is loaded in pid, less its link-time addresses: 0 for a
- * fixed executable; for a shared libpython, where its first byte is mapped.
- * false when not known yet (a command not yet exec'd). */
-static bool load_bias(const char *path, pid_t pid, uint64_t *bias)
-{
-	char maps[64], line[4096 + 128];
-	uint8_t ehdr[18];
-	uint64_t vaddr, off;
-	bool found = false;
-	FILE *f;
-
-	if (vt_elf_first_vaddr(path, &vaddr))
-		return false;
-	if (!vt_elf_code_at(path, vaddr, ehdr, sizeof(ehdr), &off) && ehdr[16] == 2 /* ET_EXEC */) {
-		*bias = 0;
-		return true;
-	}
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
-	f = fopen(maps, "re");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, offset;
-		char perms[8];
-		int n = 0;
-
-		line[strcspn(line, "\n")] = '\0';
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &offset, &n) >= 4 &&
-		    n && offset == 0 && strcmp(line + n, path) == 0) {
-			*bias = start - vaddr;
-			found = true;
-		}
-	}
-	fclose(f);
-	return found;
-}
-
-/* Before load: the link-time addresses python.bpf.c needs, or why objects
- * and frames are not seen (st->why_no_objects). */
-static void find_interpreter(struct python_state *st, const char *path, uint64_t *hook_offset)
-{
-	uint32_t version = 0;
-	uint64_t runtime, off, newref, hook;
-	uint8_t code[64];
-
-	if (read_u32_symbol(path, "Py_Version", &version) || (version >> 16) != 0x030b) {
-		snprintf(st->why_no_objects, sizeof(st->why_no_objects),
-			 "objects unseen: not CPython 3.11 (Py_Version 0x%08x); functions keyed by name",
-			 version);
-		return;
-	}
-	if (vt_elf_symbol(path, "_PyRuntime", &runtime, &off) ||
-	    vt_elf_symbol(path, "_Py_NewReference", &newref, &off) ||
-	    vt_elf_code_at(path, newref, code, sizeof(code), &off) ||
-	    vt_x86_call_after_jcc(code, sizeof(code), newref, &hook) ||
-	    vt_elf_code_at(path, hook, code, 1, hook_offset)) {
-		snprintf(st->why_no_objects, sizeof(st->why_no_objects),
-			 "objects unseen: no tracemalloc hook found in _Py_NewReference of %s", path);
-		return;
-	}
-	/* The hook begins by testing tracemalloc's flag (mov disp32(%rip),%eax;
-	 * test; je): a uprobe on a rip-relative load is single-stepped out of
-	 * line, a second trap per object. Probe the instruction after the je
-	 * instead, reached only while tracing, with op still in %rdi. */
-	if (!vt_elf_code_at(path, hook, code, 16, &off) && code[0] == 0x8b &&
-	    (code[1] & 0xc7) == 0x05 && code[6] == 0x85 && code[7] == 0xc0) {
-		size_t skip = code[8] == 0x74 ? 10 : (code[8] == 0x0f && code[9] == 0x84) ? 14 : 0;
-
-		if (skip && !vt_elf_code_at(path, hook + skip, code, 1, hook_offset))
-			hook += skip;
-	}
-	st->py311 = true;
-	st->skel->rodata->runtime_link = runtime;
-	st->skel->rodata->hook_link = hook;
-}
-
-/* function__entry/return fire inside dtrace_function_entry/return(frame),
- * small functions of ceval.c that begin by reading frame->f_code: their
- * first instruction (file offset) and the probe's semaphore (file offset). */
-static int frame_helper(const struct vt_usdt_list *pl, const char *path, const char *probe,
-			uint64_t *func_offset, uint64_t *sem_offset)
-{
-	enum { BEFORE = 128 };
-	uint8_t code[BEFORE];
-	uint64_t start, off;
-	uint16_t sem;
-
-	for (size_t i = 0; pl && i < pl->n; i++) {
-		const struct vt_usdt_probe *u = &pl->v[i];
-
-		if (!u->provider || strcmp(u->provider, PROVIDER) || !u->name ||
-		    strcmp(u->name, probe) || strcmp(u->path, path) || !u->semaphore ||
-		    u->pc < BEFORE)
-			continue;
-		if (vt_elf_code_at(path, u->pc - BEFORE, code, sizeof(code), &off) ||
-		    vt_x86_func_reading_arg(code, BEFORE, u->pc - BEFORE, 32 /* f_code */, &start) ||
-		    vt_elf_code_at(path, start, code, 1, func_offset) ||
-		    vt_elf_code_at(path, u->semaphore, (uint8_t *)&sem, sizeof(sem), sem_offset))
-			return -ENOEXEC;
-		return 0;
-	}
-	return -ENOENT;
-}
-
 static int python_open(const struct vt_attach_opts *opts, void **state, char *errbuf, size_t errlen)
 {
 	struct python_state *st;
@@ -516,13 +403,20 @@ static int python_open(const struct vt_attach_opts *opts, void **state, char *er
 				 opts->map_entries ? opts->map_entries : DEFAULT_MAP_ENTRIES);
 	uint64_t hook_offset = 0, bias = 0;
 
-	find_interpreter(st, path, &hook_offset);
+	struct vt_py_interp interp;
+
+	if (!vt_py_find_interp(path, &interp, st->why_no_objects, sizeof(st->why_no_objects))) {
+		st->py311 = true;
+		hook_offset = interp.hook_offset;
+		st->skel->rodata->runtime_link = interp.runtime;
+		st->skel->rodata->hook_link = interp.hook;
+	}
 	err = python_bpf__load(st->skel);
 	if (err) {
 		vt_adapter_load_failed(err, errbuf, errlen);
 		goto fail;
 	}
-	if (st->py311 && load_bias(path, opts->pid, &bias)) {
+	if (st->py311 && vt_py_load_bias(path, opts->pid, &bias)) {
 		st->skel->bss->bias = bias;
 		st->skel->bss->bias_known = 1;
 	}
@@ -561,7 +455,7 @@ static int python_open(const struct vt_attach_opts *opts, void **state, char *er
 			continue;
 		/* CPython 3.11: the probe's helper, given the frame itself */
 		if (st->py311 && table[t].frame_prog &&
-		    !frame_helper(opts->probes, path, table[t].probe, &func_off, &sem_off))
+		    !vt_py_frame_helper(opts->probes, PROVIDER, path, table[t].probe, &func_off, &sem_off))
 			err = vt_adapter_attach_uprobe(&st->a, table[t].frame_prog, path, NULL, func_off,
 						       0, sem_off, errbuf, errlen);
 		else

@@ -46,6 +46,7 @@ int vt_cmd_report(int argc, char **argv)
 	struct vt_cli_args a = { .report = { VT_FORMAT_TEXT, VT_BY_CLASS_METHOD, VT_SORT_COUNT, 0 } };
 	const char *path = DEFAULT_RECORD;
 	struct vt_profile profile;
+	struct vt_record_error bad;
 	int operands, err;
 
 	err = vt_cli_parse(&report_cmd, argc, argv, &a, &operands);
@@ -57,12 +58,17 @@ int vt_cmd_report(int argc, char **argv)
 	if (operands < argc)
 		path = argv[operands];
 
-	err = vt_profile_read(&profile, path);
+	err = vt_profile_read_detail(&profile, path, &bad);
 	switch (err) {
 	case 0:
 		break;
 	case -EBADMSG:
-		fprintf(stderr, "vmtrace: %s: not a vmtrace record, or truncated or damaged\n", path);
+		if (bad.line)
+			fprintf(stderr, "vmtrace: %s: not a vmtrace record, or truncated or damaged: "
+				"line %lu: %s\n", path, bad.line, bad.what);
+		else
+			fprintf(stderr, "vmtrace: %s: not a vmtrace record, or truncated or damaged: "
+				"%s\n", path, bad.what);
 		return 1;
 	case -EPROTONOSUPPORT:
 		fprintf(stderr, "vmtrace: %s: written by a newer vmtrace (unknown record format "

@@ -18,9 +18,33 @@ struct vt_hidx {
 	size_t cap;     /* a power of two */
 };
 
+/* The sum of every numeric column over its rows. An adder refuses
+ * (-EOVERFLOW) a value that would take a sum past 2^64-1, so no total a
+ * report prints, and no row merged from others, can wrap. */
+enum total {
+	T_ALLOC_COUNT, T_ALLOC_BYTES, T_ALLOC_SAMPLES, T_MCR, T_CCR, T_GSI, T_CALLS,
+	T_PAUSE_NS, T_PAUSE_ALLOCATED, T_PAUSE_OBJECTS, T_SIG_RECEIVED, T_SIG_HANDLED,
+	T_SIG_LATENCY, T_SIG_HIST, T_LOST, T_FREE_COUNT, T_FREE_BYTES, T__COUNT
+};
+
 struct vt_profile_index {
 	struct vt_hidx allocs, mcr, ccr, gsi, signals, calls, lost, frees;
+	uint64_t total[T__COUNT];
 };
+
+/* Adds v[i] to total t[i] for each i, or none of them when one would wrap. */
+static int add_totals(struct vt_profile_index *idx, const enum total *t, const uint64_t *v,
+		      size_t n)
+{
+	uint64_t sum;
+
+	for (size_t i = 0; i < n; i++)
+		if (__builtin_add_overflow(idx->total[t[i]], v[i], &sum))
+			return -EOVERFLOW;
+	for (size_t i = 0; i < n; i++)
+		idx->total[t[i]] += v[i];
+	return 0;
+}
 
 /* A key: up to three strings and a number, whichever the vector uses. */
 struct key {
@@ -240,6 +264,10 @@ int vt_profile_add_alloc(struct vt_profile *p, const char *klass, const char *me
 
 	if (!idx)
 		return -ENOMEM;
+	err = add_totals(idx, (const enum total[]){ T_ALLOC_COUNT, T_ALLOC_BYTES, T_ALLOC_SAMPLES },
+			 (const uint64_t[]){ count, bytes, samples }, 3);
+	if (err)
+		return err;
 	row = hidx_find(&idx->allocs, (const char *)p->allocs.v, p->allocs.n,
 			sizeof(*p->allocs.v), alloc_key, &key, &err);
 	if (err)
@@ -279,7 +307,8 @@ static void keyed_key(const void *row, struct key *k)
 
 #define KEYED_VEC(vec) (struct vt_keyed_count **)&(vec).v, &(vec).n, &(vec).cap
 
-static int add_keyed(struct vt_hidx *h, struct vt_keyed_count **v, size_t *n, size_t *cap,
+static int add_keyed(struct vt_profile_index *idx, enum total t, struct vt_hidx *h,
+		     struct vt_keyed_count **v, size_t *n, size_t *cap,
 		     const char *name, const char *name2, uint64_t count)
 {
 	struct key key = { { name, name2, NULL }, 0 };
@@ -287,6 +316,9 @@ static int add_keyed(struct vt_hidx *h, struct vt_keyed_count **v, size_t *n, si
 	long row;
 	int err;
 
+	err = add_totals(idx, &t, &count, 1);
+	if (err)
+		return err;
 	row = hidx_find(h, (const char *)*v, *n, sizeof(**v), keyed_key, &key, &err);
 	if (err)
 		return err;
@@ -317,7 +349,7 @@ int vt_profile_add_method_cache_reset(struct vt_profile *p, const char *klass,
 
 	if (!idx)
 		return -ENOMEM;
-	return add_keyed(&idx->mcr, KEYED_VEC(p->method_cache_resets), klass, method, count);
+	return add_keyed(idx, T_MCR, &idx->mcr, KEYED_VEC(p->method_cache_resets), klass, method, count);
 }
 
 int vt_profile_add_constant_cache_reset(struct vt_profile *p, const char *name, uint64_t count)
@@ -326,7 +358,7 @@ int vt_profile_add_constant_cache_reset(struct vt_profile *p, const char *name, 
 
 	if (!idx)
 		return -ENOMEM;
-	return add_keyed(&idx->ccr, KEYED_VEC(p->constant_cache_resets), name, "", count);
+	return add_keyed(idx, T_CCR, &idx->ccr, KEYED_VEC(p->constant_cache_resets), name, "", count);
 }
 
 int vt_profile_add_global_serial_inc(struct vt_profile *p, const char *reason, uint64_t count)
@@ -335,7 +367,7 @@ int vt_profile_add_global_serial_inc(struct vt_profile *p, const char *reason, u
 
 	if (!idx)
 		return -ENOMEM;
-	return add_keyed(&idx->gsi, KEYED_VEC(p->global_serial_incs), reason, "", count);
+	return add_keyed(idx, T_GSI, &idx->gsi, KEYED_VEC(p->global_serial_incs), reason, "", count);
 }
 
 int vt_profile_add_call(struct vt_profile *p, const char *name, const char *file, uint64_t count)
@@ -344,11 +376,21 @@ int vt_profile_add_call(struct vt_profile *p, const char *name, const char *file
 
 	if (!idx)
 		return -ENOMEM;
-	return add_keyed(&idx->calls, KEYED_VEC(p->calls), name, file, count);
+	return add_keyed(idx, T_CALLS, &idx->calls, KEYED_VEC(p->calls), name, file, count);
 }
 
 int vt_profile_add_gc_pause(struct vt_profile *p, const struct vt_gc_pause *pause)
 {
+	struct vt_profile_index *idx = index_of(p);
+	int err;
+
+	if (!idx)
+		return -ENOMEM;
+	err = add_totals(idx, (const enum total[]){ T_PAUSE_NS, T_PAUSE_ALLOCATED, T_PAUSE_OBJECTS },
+			 (const uint64_t[]){ pause->duration_ns, pause->allocated_bytes,
+					     pause->objects_collected }, 3);
+	if (err)
+		return err;
 	if (VEC_GROW(p->gc_pauses))
 		return -ENOMEM;
 	p->gc_pauses.v[p->gc_pauses.n++] = *pause;
@@ -370,8 +412,20 @@ int vt_profile_add_signal(struct vt_profile *p, int signo, uint64_t received, ui
 	long row;
 	int err;
 
+	uint64_t hist_sum = 0;
+
 	if (!idx)
 		return -ENOMEM;
+	/* the histogram's buckets together: no bucket, and no bar chart
+	 * scaled by the largest, can wrap */
+	for (int i = 0; hist && i < VT_HIST_BUCKETS; i++)
+		if (__builtin_add_overflow(hist_sum, hist[i], &hist_sum))
+			return -EOVERFLOW;
+	err = add_totals(idx, (const enum total[]){ T_SIG_RECEIVED, T_SIG_HANDLED, T_SIG_LATENCY,
+						    T_SIG_HIST },
+			 (const uint64_t[]){ received, handled, latency_ns_total, hist_sum }, 4);
+	if (err)
+		return err;
 	row = hidx_find(&idx->signals, (const char *)p->signals.v, p->signals.n,
 			sizeof(*p->signals.v), signal_key, &key, &err);
 	if (err)
@@ -412,6 +466,9 @@ int vt_profile_add_lost(struct vt_profile *p, const char *what, uint64_t count)
 
 	if (!idx)
 		return -ENOMEM;
+	err = add_totals(idx, (const enum total[]){ T_LOST }, &count, 1);
+	if (err)
+		return err;
 	row = hidx_find(&idx->lost, (const char *)p->lost.v, p->lost.n, sizeof(*p->lost.v),
 			lost_key, &key, &err);
 	if (err)
@@ -445,6 +502,10 @@ int vt_profile_add_free(struct vt_profile *p, const char *klass, uint64_t count,
 
 	if (!idx)
 		return -ENOMEM;
+	err = add_totals(idx, (const enum total[]){ T_FREE_COUNT, T_FREE_BYTES },
+			 (const uint64_t[]){ count, bytes }, 2);
+	if (err)
+		return err;
 	row = hidx_find(&idx->frees, (const char *)p->frees.v, p->frees.n, sizeof(*p->frees.v),
 			free_key, &key, &err);
 	if (err)

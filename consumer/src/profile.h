@@ -87,7 +87,9 @@ void vt_profile_init(struct vt_profile *p); /* empty, has_allocations = true */
 void vt_profile_free(struct vt_profile *p); /* accepts NULL */
 
 /* Setters and adders copy their strings; adding an existing key adds to it.
- * Each returns 0 or -ENOMEM. */
+ * Each returns 0, -ENOMEM, or -EOVERFLOW (nothing added) when a value would
+ * take the sum of its column over all rows past 2^64-1: every total a report
+ * prints then fits in 64 bits. */
 int vt_profile_set_meta(struct vt_profile *p, const char *runtime, const char *probes,
 			const char *target, int32_t pid);
 int vt_profile_add_alloc(struct vt_profile *p, const char *klass, const char *method,
@@ -116,5 +118,26 @@ const char *vt_gc_kind_name(const struct vt_profile *p, int kind);
  * version of the format, -errno when it cannot be read. */
 int vt_profile_write(const struct vt_profile *p, const char *path, bool force);
 int vt_profile_read(struct vt_profile *p, const char *path);
+/* Would vt_profile_write(path, force) be able to write? Checked before a
+ * recording starts, so a bad -o fails at once rather than after the run:
+ * -EEXIST, -EISDIR, or the errno of creating a file beside path. A device
+ * node, FIFO or socket at path is written into, never replaced. */
+int vt_profile_check_output(const char *path, bool force);
+
+/* The limits a reader enforces (docs/record-format.md): a line of at most
+ * VT_RECORD_LINE_MAX bytes, a duration from 0 to VT_RECORD_DURATION_MAX
+ * seconds, column totals that fit in 64 bits. */
+#define VT_RECORD_LINE_MAX (1 << 20)
+#define VT_RECORD_DURATION_MAX 1e10
+
+/* What was wrong with a record that did not read: the line (1 = the magic
+ * line, 0 = the file as a whole) and why, in a few words. */
+struct vt_record_error {
+	unsigned long line;
+	char what[128];
+};
+/* vt_profile_read, also saying where and why a damaged record failed (e
+ * may be NULL). */
+int vt_profile_read_detail(struct vt_profile *p, const char *path, struct vt_record_error *e);
 
 #endif /* VMTRACE_PROFILE_H */

@@ -17,6 +17,8 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +30,7 @@
 
 #define RECORD_MAGIC "vmtrace-record"
 #define RECORD_VERSION 1
+#define RECORD_MAGIC_LINE_MAX 64 /* "vmtrace-record N\n" and then some */
 
 static void put_str(FILE *f, const char *s)
 {
@@ -184,17 +187,98 @@ static int install(const char *tmp, const char *path, bool force)
 	return 0;
 }
 
+/* The whole record into f; 0 or -errno. */
+static int write_record(FILE *f, const struct vt_profile *p)
+{
+	unsigned long lines;
+
+	fprintf(f, "%s %d\n", RECORD_MAGIC, RECORD_VERSION);
+	lines = write_items(f, p);
+	fprintf(f, "end %lu\n", lines);
+	if (fflush(f) || ferror(f))
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+/* Something that is not a file to replace (a device such as /dev/null, a
+ * FIFO, a socket): written into as it is, as perf does, never renamed over.
+ * 0 = no, 1 = yes, -errno. */
+static int is_special(const char *path)
+{
+	struct stat sb;
+
+	if (stat(path, &sb))
+		return errno == ENOENT ? 0 : -errno;
+	if (S_ISDIR(sb.st_mode))
+		return -EISDIR;
+	return !S_ISREG(sb.st_mode);
+}
+
+static int write_special(const struct vt_profile *p, const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY), err;
+	FILE *f;
+
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	err = write_record(f, p);
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
+}
+
+int vt_profile_check_output(const char *path, bool force)
+{
+	char tmp[PATH_MAX];
+	struct stat sb;
+	int fd, special;
+
+	if (!path || !*path)
+		return -EINVAL;
+	if (!force && lstat(path, &sb) == 0)
+		return -EEXIST;
+	special = is_special(path);
+	if (special < 0)
+		return special;
+	if (special) {
+		/* O_NONBLOCK: a FIFO nobody reads yet must not hang the check */
+		fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0 && errno != ENXIO)
+			return -errno;
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	/* what writing will do: a new file in the destination's directory */
+	fd = open_temp(path, tmp, sizeof(tmp));
+	if (fd < 0)
+		return fd;
+	close(fd);
+	unlink(tmp);
+	return 0;
+}
+
 int vt_profile_write(const struct vt_profile *p, const char *path, bool force)
 {
 	char tmp[PATH_MAX];
-	unsigned long lines;
 	FILE *f;
-	int fd, err = 0;
+	int fd, err = 0, special;
 
 	if (!path || !*path)
 		return -EINVAL;
 	if (!force && access(path, F_OK) == 0)
 		return -EEXIST;
+	special = is_special(path);
+	if (special < 0)
+		return special;
+	if (special)
+		return write_special(p, path);
 	fd = open_temp(path, tmp, sizeof(tmp));
 	if (fd < 0)
 		return fd;
@@ -205,12 +289,8 @@ int vt_profile_write(const struct vt_profile *p, const char *path, bool force)
 		unlink(tmp);
 		return err;
 	}
-	fprintf(f, "%s %d\n", RECORD_MAGIC, RECORD_VERSION);
-	lines = write_items(f, p);
-	fprintf(f, "end %lu\n", lines);
-	if (fflush(f) || ferror(f))
-		err = errno ? -errno : -EIO;
-	else if (fsync(fd))
+	err = write_record(f, p);
+	if (!err && fsync(fd))
 		err = -errno;
 	if (fclose(f) && !err)
 		err = -errno;
@@ -356,7 +436,11 @@ static int parse_item(struct vt_profile *p, char **f, int n, unsigned *seen)
 		if (n != 2 || once(seen, SEEN_DURATION))
 			return -1;
 		p->duration_s = strtod(f[1], &end);
-		return *end ? -1 : 0;
+		/* a length of time: never NaN, infinite, negative or absurd */
+		if (*end || !isfinite(p->duration_s) || p->duration_s < 0 ||
+		    p->duration_s > VT_RECORD_DURATION_MAX)
+			return -1;
+		return 0;
 	}
 	if (!strcmp(key, "sample_period")) {
 		if (n != 2 || once(seen, SEEN_PERIOD) || get_u64(f[1], &p->sample_period))
@@ -377,9 +461,14 @@ static int parse_item(struct vt_profile *p, char **f, int n, unsigned *seen)
 	if (!strcmp(key, "gc_collections")) {
 		if (n < 2 || once(seen, SEEN_GC) || get_int(f[1], 0, VT_GC_KINDS, &l) || n != 2 + l)
 			return -1;
-		for (long k = 0; k < l; k++)
+		uint64_t sum = 0;
+
+		for (long k = 0; k < l; k++) {
 			if (get_u64(f[2 + k], &p->gc_collections[k]))
 				return -1;
+			if (__builtin_add_overflow(sum, p->gc_collections[k], &sum))
+				return -EOVERFLOW;
+		}
 		return 0;
 	}
 	if (!strcmp(key, "alloc")) {
@@ -452,80 +541,210 @@ static int parse_item(struct vt_profile *p, char **f, int n, unsigned *seen)
 				return -1;
 		return vt_profile_add_signal(p, (int)l, u[0], u[1], u[2], u[3], hist);
 	}
-	return -1;
+	return -ENOENT; /* an unknown keyword */
 }
 
-static int read_lines(struct vt_profile *p, FILE *f)
+/* Why the item on a line was refused, for the error message. */
+static const char *item_problem(int r)
 {
-	char *line = NULL, *field[MAX_FIELDS];
+	return r == -EOVERFLOW ? "its counts overflow the totals (more than 2^64)" : "malformed";
+}
+
+static void set_error(struct vt_record_error *e, unsigned long line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_error(struct vt_record_error *e, unsigned long line, const char *fmt, ...)
+{
+	va_list ap;
+
+	e->line = line;
+	va_start(ap, fmt);
+	vsnprintf(e->what, sizeof(e->what), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * One line into *buf, at most max bytes with its '\n'. Returns its length
+ * (0 at the end of the file), -E2BIG when no '\n' comes within max bytes,
+ * -EBADMSG for a NUL byte, -errno on a read error. Bounded, so that
+ * /dev/zero or a multi-gigabyte line costs max bytes, not the whole input.
+ */
+static ssize_t read_line(FILE *f, char **buf, size_t *cap, size_t max)
+{
+	size_t len = 0;
+	int c;
+
+	while ((c = getc_unlocked(f)) != EOF) {
+		if (len + 2 > *cap) {
+			size_t ncap = *cap ? *cap * 2 : 256;
+			char *nb;
+
+			if (ncap > max + 1)
+				ncap = max + 1;
+			if (len + 2 > ncap)
+				return -E2BIG;
+			nb = realloc(*buf, ncap);
+			if (!nb)
+				return -ENOMEM;
+			*buf = nb;
+			*cap = ncap;
+		}
+		if (c == '\0')
+			return -EBADMSG;
+		(*buf)[len++] = (char)c;
+		if (c == '\n')
+			break;
+	}
+	if (ferror(f))
+		return errno ? -errno : -EIO;
+	if (*buf)
+		(*buf)[len] = '\0';
+	return (ssize_t)len;
+}
+
+static const char *missing_header(unsigned seen)
+{
+	static const char *const names[] = { "runtime", "probes", "target", "pid", "duration_s",
+					     "sample_period", "has_allocations", "last_serial",
+					     "gc_collections" };
+
+	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!(seen & (1u << i)))
+			return names[i];
+	return "?";
+}
+
+static int read_lines(struct vt_profile *p, FILE *f, struct vt_record_error *e)
+{
+	char *line = NULL, *field[MAX_FIELDS], key[32];
 	size_t cap = 0;
-	unsigned long items = 0;
+	unsigned long items = 0, lineno = 0;
 	unsigned seen = 0;
 	bool ended = false;
-	int err = -EBADMSG;
 	ssize_t len;
+	int err = -EBADMSG;
 
-	for (unsigned long lineno = 0; (len = getline(&line, &cap, f)) >= 0; lineno++) {
+	for (;;) {
 		int n;
 
-		/* every line ends in \n (else truncated) and holds no NUL */
-		if (len == 0 || line[len - 1] != '\n' || strlen(line) != (size_t)len || ended)
+		/* the magic line is short: refuse a foreign file after a few bytes */
+		len = read_line(f, &line, &cap, lineno ? VT_RECORD_LINE_MAX : RECORD_MAGIC_LINE_MAX);
+		lineno++;
+		if (len == 0)
+			break;
+		if (len == -ENOMEM || (len < 0 && len != -E2BIG && len != -EBADMSG)) {
+			err = (int)len;
+			set_error(e, lineno, "%s", strerror(-err));
 			goto out;
+		}
+		if (lineno == 1 && len < 0) {
+			set_error(e, 1, "not a vmtrace record (no '%s' line)", RECORD_MAGIC);
+			goto out;
+		}
+		if (len == -E2BIG) {
+			set_error(e, lineno, "longer than %d bytes", VT_RECORD_LINE_MAX);
+			goto out;
+		}
+		if (len == -EBADMSG) {
+			set_error(e, lineno, "holds a NUL byte");
+			goto out;
+		}
+		if (line[len - 1] != '\n') {
+			set_error(e, lineno, "cut short (no newline): the file is truncated");
+			goto out;
+		}
+		if (ended) {
+			set_error(e, lineno, "text after the end line");
+			goto out;
+		}
 		line[len - 1] = '\0';
 		n = split(line, field, MAX_FIELDS);
-		if (n < 0)
-			goto out;
-		if (lineno == 0) {
+		if (lineno == 1) {
 			long version;
 
 			if (n != 2 || strcmp(field[0], RECORD_MAGIC) ||
-			    get_int(field[1], 1, LONG_MAX, &version))
+			    get_int(field[1], 1, LONG_MAX, &version)) {
+				set_error(e, 1, "not a vmtrace record (no '%s' line)", RECORD_MAGIC);
 				goto out;
+			}
 			if (version > RECORD_VERSION) {
+				set_error(e, 1, "format version %ld is newer than this reader's (%d)",
+					  version, RECORD_VERSION);
 				err = -EPROTONOSUPPORT;
 				goto out;
 			}
 			continue;
 		}
+		if (n < 0) {
+			set_error(e, lineno, "malformed (empty field, or too many fields)");
+			goto out;
+		}
+		snprintf(key, sizeof(key), "%s", field[0]);
 		if (!strcmp(field[0], "end")) {
 			uint64_t declared;
 
-			if (n != 2 || get_u64(field[1], &declared) || declared != items ||
-			    seen != SEEN_ALL)
+			if (n != 2 || get_u64(field[1], &declared)) {
+				set_error(e, lineno, "malformed end line");
 				goto out;
+			}
+			if (declared != items) {
+				set_error(e, lineno, "end says %" PRIu64 " items, the file holds %lu",
+					  declared, items);
+				goto out;
+			}
+			if (seen != SEEN_ALL) {
+				set_error(e, lineno, "header item '%s' missing", missing_header(seen));
+				goto out;
+			}
 			ended = true;
 			continue;
 		}
 		n = parse_item(p, field, n, &seen);
 		if (n == -ENOMEM) {
 			err = -ENOMEM;
+			set_error(e, lineno, "%s", strerror(ENOMEM));
 			goto out;
 		}
-		if (n)
+		if (n == -ENOENT) {
+			set_error(e, lineno, "unknown item '%s'", key);
 			goto out;
+		}
+		if (n) {
+			set_error(e, lineno, "'%s' item %s", key, item_problem(n));
+			goto out;
+		}
 		items++;
 	}
-	if (ferror(f))
-		err = errno ? -errno : -EIO;
-	else if (ended)
+	if (ended)
 		err = 0;
+	else
+		set_error(e, 0, lineno == 1 ? "empty file" : "no end line: the file is truncated");
 out:
 	free(line);
 	return err;
 }
 
-int vt_profile_read(struct vt_profile *p, const char *path)
+int vt_profile_read_detail(struct vt_profile *p, const char *path, struct vt_record_error *e)
 {
+	struct vt_record_error ignored;
 	FILE *f;
 	int err;
 
+	if (!e)
+		e = &ignored;
+	memset(e, 0, sizeof(*e));
 	vt_profile_init(p);
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	err = read_lines(p, f);
+	err = read_lines(p, f, e);
 	fclose(f);
 	if (err)
 		vt_profile_free(p);
 	return err;
+}
+
+int vt_profile_read(struct vt_profile *p, const char *path)
+{
+	return vt_profile_read_detail(p, path, NULL);
 }

@@ -47,6 +47,13 @@ expect 1 "vmtrace: $0: not a vmtrace record" "$0"
 expect 1 "vmtrace: $tmp/none.data: No such file or directory" "$tmp/none.data"
 head -c 200 "$v1" >"$tmp/cut.data"
 expect 1 "vmtrace: $tmp/cut.data: not a vmtrace record, or truncated" "$tmp/cut.data"
+# a damaged record names its line and what is wrong with it
+sed 's/^pid 27784$/pid 27784x/' "$v1" >"$tmp/bad.data"
+expect 1 "vmtrace: $tmp/bad.data: not a vmtrace record, or truncated or damaged: line 5: 'pid' item malformed" "$tmp/bad.data"
+# a file of zeros is refused on its first line, not read whole (the
+# reader's own test feeds it an endless stream)
+head -c 1048576 /dev/zero >"$tmp/zero.data"
+expect 1 "vmtrace: $tmp/zero.data: not a vmtrace record, or truncated or damaged: line 1:" "$tmp/zero.data"
 (cd "$tmp" && expect 1 "vmtrace: vmtrace.data: No such file or directory (make one with vmtrace record)")
 cp "$v1" "$tmp/vmtrace.data"
 (cd "$tmp" && "$vmtrace" report --format folded >/dev/null) || fail "default FILE"

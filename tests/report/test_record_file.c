@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -328,23 +330,27 @@ static const char *const meta[] = {
  * key replaces that meta line, so each value is checked on its own. */
 static int read_with(const char *body)
 {
-	char text[4096];
-	size_t len = 0;
+	size_t cap = strlen(body) + 4096, len = 0;
+	char *text = malloc(cap);
 	unsigned long items = 0;
+	int err;
 
-	len += (size_t)snprintf(text + len, sizeof(text) - len, "vmtrace-record 1\n");
+	assert_non_null(text);
+	len += (size_t)snprintf(text + len, cap - len, "vmtrace-record 1\n");
 	for (size_t i = 0; i < sizeof(meta) / sizeof(meta[0]); i++) {
 		size_t key = strcspn(meta[i], " ");
 
 		if (!strncmp(body, meta[i], key + 1))
 			continue;
-		len += (size_t)snprintf(text + len, sizeof(text) - len, "%s\n", meta[i]);
+		len += (size_t)snprintf(text + len, cap - len, "%s\n", meta[i]);
 		items++;
 	}
 	for (const char *c = body; *c; c++)
 		items += *c == '\n';
-	snprintf(text + len, sizeof(text) - len, "%send %lu\n", body, items);
-	return read_text(text);
+	snprintf(text + len, cap - len, "%send %lu\n", body, items);
+	err = read_text(text);
+	free(text);
+	return err;
 }
 
 static void test_well_formed_minimum(void **state)
@@ -448,6 +454,141 @@ static void test_malformed_items(void **state)
 	}
 }
 
+/* A pipe whose writer never ends the line nor closes: a reader that
+ * waited for the whole line would block for ever (the alarm turns that into
+ * a failure); a bounded one refuses after its limit. */
+static int read_endless(const char *head, size_t filler, char fill)
+{
+	struct vt_record_error e;
+	struct vt_profile p;
+	char path[64], buf[4096];
+	int fds[2], err;
+	pid_t writer;
+
+	assert_int_equal(pipe(fds), 0);
+	writer = fork();
+	assert_true(writer >= 0);
+	if (writer == 0) {
+		close(fds[0]);
+		memset(buf, fill, sizeof(buf));
+		if (write(fds[1], head, strlen(head)) < 0)
+			_exit(1);
+		for (size_t done = 0; done < filler; done += sizeof(buf))
+			if (write(fds[1], buf, sizeof(buf)) < 0)
+				_exit(0); /* the reader gave up: what we want */
+		pause();
+		_exit(0);
+	}
+	close(fds[1]);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fds[0]);
+	alarm(30);
+	err = vt_profile_read_detail(&p, path, &e);
+	alarm(0);
+	kill(writer, SIGKILL);
+	waitpid(writer, NULL, 0);
+	close(fds[0]);
+	return err == -EBADMSG ? (int)e.line : err;
+}
+
+static void test_bounded_reads(void **state)
+{
+	char *big;
+	size_t len;
+
+	(void)state;
+	/* a foreign stream (/dev/zero, /dev/urandom, a log): refused on the
+	 * magic line, after a few bytes */
+	assert_int_equal(read_endless("", 1 << 16, 'x'), 1);
+	assert_int_equal(read_endless("", 1 << 16, '\0'), 1);
+	/* a line past the limit after a good magic: refused at that line */
+	assert_int_equal(read_endless("vmtrace-record 1\nruntime =", VT_RECORD_LINE_MAX + 8192, 'a'), 2);
+	/* at the limit exactly a line still reads: runtime =aaa...\n */
+	len = VT_RECORD_LINE_MAX;
+	big = malloc(len + 4096);
+	assert_non_null(big);
+	strcpy(big, "runtime =");
+	memset(big + 9, 'a', len - 10);
+	big[len - 1] = '\n';
+	big[len] = '\0';
+	assert_int_equal(read_with(big), 0);
+	big[len - 1] = 'a';
+	big[len] = '\n';
+	big[len + 1] = '\0';
+	assert_int_equal(read_with(big), -EBADMSG);
+	free(big);
+}
+
+/* Where and why a damaged record failed. */
+static void test_error_lines(void **state)
+{
+	static const struct {
+		const char *text;
+		unsigned long line;
+		const char *what;
+	} cases[] = {
+		{ "hello\n", 1, "not a vmtrace record" },
+		{ "vmtrace-record 1\nruntime =x\nfoo 1\n", 3, "unknown item 'foo'" },
+		{ "vmtrace-record 1\nruntime =x\npid x\n", 3, "'pid' item malformed" },
+		{ "vmtrace-record 1\nruntime =x\nruntime =y\n", 3, "'runtime' item malformed" },
+		{ "vmtrace-record 1\nend 0\n", 2, "header item 'runtime' missing" },
+		{ "vmtrace-record 1\nruntime =x\n", 0, "no end line" },
+		{ "vmtrace-record 1\nruntime =x", 2, "cut short" },
+		{ "vmtrace-record 1\nalloc =A =m = 9223372036854775808 0 0\n"
+		  "alloc =B =m = 9223372036854775808 0 0\n", 3, "'alloc' item its counts overflow" },
+	};
+	struct vt_record_error e;
+	struct vt_profile p;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		write_text(in_dir("e"), cases[i].text, strlen(cases[i].text));
+		assert_int_equal(vt_profile_read_detail(&p, in_dir("e"), &e), -EBADMSG);
+		if (e.line != cases[i].line || !strstr(e.what, cases[i].what))
+			fail_msg("case %zu: line %lu '%s', want line %lu '%s'", i, e.line, e.what,
+				 cases[i].line, cases[i].what);
+	}
+}
+
+/* Crafted values no recording holds: sums past 2^64 (the report's totals
+ * and merged rows would wrap), durations that are not a length of time. */
+static void test_impossible_values(void **state)
+{
+	static const char *const bad[] = {
+		/* the same key twice: the merged row would wrap */
+		"alloc =A =m = 18446744073709551615 0 0\nalloc =A =m = 1 0 0\n",
+		/* different keys: their total would wrap */
+		"alloc =A =m = 9223372036854775808 0 0\nalloc =B =m = 9223372036854775808 0 0\n",
+		"alloc =A =m = 0 18446744073709551615 0\nalloc =B =m = 0 1 0\n",
+		"alloc =A =m = 0 0 18446744073709551615\nalloc =B =m = 0 0 1\n",
+		"call =f =a.py 18446744073709551615\ncall =g =a.py 1\n",
+		"lost =x 18446744073709551615\nlost =y 1\n",
+		"free =A 18446744073709551615 0\nfree =B 1 0\n",
+		"method_cache_reset =A =m 18446744073709551615\nmethod_cache_reset =B =m 1\n",
+		"constant_cache_reset =A 18446744073709551615\nconstant_cache_reset =B 1\n",
+		"global_serial_inc =A 18446744073709551615\nglobal_serial_inc =B 1\n",
+		"gc_pause 0 18446744073709551615 0 0 0\ngc_pause 0 1 0 0 0\n",
+		"gc_pause 0 0 0 18446744073709551615 0\ngc_pause 1 0 0 1 0\n",
+		"signal 10 18446744073709551615 0 0 0\nsignal 12 1 0 0 0\n",
+		"signal 10 0 0 18446744073709551615 0\nsignal 12 0 0 1 0\n",
+		"signal 10 0 0 0 0 3:18446744073709551615 4:1\n",
+		"gc_collections 3 18446744073709551615 1 0\n",
+		"duration_s nan\n",
+		"duration_s inf\n",
+		"duration_s -inf\n",
+		"duration_s -0x1p+0\n",
+		"duration_s 1e308\n",
+		"duration_s 0x1p+1000\n",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (read_with(bad[i]) != -EBADMSG)
+			fail_msg("accepted: %s", bad[i]);
+	/* the largest values that fit still read */
+	assert_int_equal(read_with("alloc =A =m = 18446744073709551614 0 0\nalloc =B =m = 1 0 0\n"), 0);
+	assert_int_equal(read_with("duration_s 0x1.2a05f2p+33\n"), 0); /* 1e10 s */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -460,6 +601,9 @@ int main(void)
 		cmocka_unit_test_setup(test_foreign_files, setup),
 		cmocka_unit_test_setup(test_newer_version, setup),
 		cmocka_unit_test_setup(test_malformed_items, setup),
+		cmocka_unit_test_setup(test_bounded_reads, setup),
+		cmocka_unit_test_setup(test_error_lines, setup),
+		cmocka_unit_test_setup(test_impossible_values, setup),
 	};
 	int failed;
 

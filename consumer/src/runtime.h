@@ -23,6 +23,7 @@ struct vt_attach_opts {
 	uint32_t map_entries;             /* size of each counting map (--map-entries) */
 	uint64_t sample_period;           /* bytes, 0 = exact (--sample) */
 	bool no_methods;                  /* --no-methods: skip per-method attribution */
+	bool spawned;                     /* pid is a command held back before exec */
 	bool verbose;                     /* -v: libbpf's log */
 };
 

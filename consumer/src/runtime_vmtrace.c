@@ -126,6 +126,7 @@ struct vmtrace_state {
 	uint64_t sample_period;
 	struct name_cache names;
 	char probes_used[512];
+	char period_env[64];        /* VMTRACE_SAMPLE_PERIOD=N for a spawned command */
 };
 
 /* Read the NUL-terminated string at ptr from the target's memory. */
@@ -591,7 +592,13 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 			goto fail;
 		}
 #ifdef VT_HAVE_SAMPLING
-		err = vt_sample_set_period(opts->pid, opts->probes, opts->sample_period);
+		/* a command not yet exec'd has no libvmtrace mapped to write
+		 * into: it gets the period in its environment (spawn_env) */
+		if (opts->spawned)
+			snprintf(st->period_env, sizeof(st->period_env), "VMTRACE_SAMPLE_PERIOD=%" PRIu64,
+				 opts->sample_period);
+		else
+			err = vt_sample_set_period(opts->pid, opts->probes, opts->sample_period);
 		if (err) {
 			snprintf(errbuf, errlen, "--sample: cannot set the sampling period in pid %d: %s",
 				 (int)opts->pid, strerror(-err));
@@ -630,6 +637,17 @@ fail:
 	return err < 0 ? err : -EINVAL;
 }
 
+static int vmtrace_spawn_env(void *state, const char **env, const char **note, char *errbuf,
+			     size_t errlen)
+{
+	struct vmtrace_state *st = state;
+
+	(void)errbuf, (void)errlen;
+	*env = st->period_env[0] ? st->period_env : NULL;
+	*note = NULL;
+	return 0;
+}
+
 const struct vt_runtime vt_runtime_vmtrace = {
 	.name = "vmtrace",
 	.provider = PROVIDER,
@@ -637,4 +655,5 @@ const struct vt_runtime vt_runtime_vmtrace = {
 	.collect = vmtrace_collect,
 	.close = vmtrace_close,
 	.poll = vmtrace_poll,
+	.spawn_env = vmtrace_spawn_env,
 };

@@ -21,7 +21,9 @@
  * rounded up or down at random so that weights stay integers (the probe ABI)
  * and the estimate stays unbiased.
  */
+#include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -69,13 +71,39 @@ static double uniform01(struct sampler *s)
 	return ((double)(r >> 11) + 0.5) / 9007199254740992.0; /* (0,1) */
 }
 
+#define VMTRACE_SAMPLE_GAP_MAX 4611686018427387904.0 /* 2^62: the longest gap drawn */
+
 /* Bytes to the next sample: an exponential gap, rounded up, because an
  * allocation is sampled when the bytes counted reach the gap; rounding down
  * would sample slightly too often. */
 static int64_t draw_gap(struct sampler *s, uint64_t period)
 {
 	double gap = ceil(-log(uniform01(s)) * (double)period);
+
+	/* -ln(U) reaches 36.7, so a period beyond 2^57 could draw a gap past
+	 * INT64_MAX, and converting that is undefined; a countdown of 2^62
+	 * bytes is never reached anyway, and leaves room to subtract sizes */
+	if (!(gap < VMTRACE_SAMPLE_GAP_MAX))
+		return (int64_t)VMTRACE_SAMPLE_GAP_MAX;
 	return gap < 1.0 ? 1 : (int64_t)gap;
+}
+
+/* A command vmtrace starts cannot have its period written into memory
+ * before it runs (its libvmtrace is not mapped yet), so the consumer passes
+ * it in the environment; it still counts only while sample__armed is held.
+ * Priority 101: before a host's own constructors, which may allocate. */
+__attribute__((constructor(101))) static void sample_period_from_env(void)
+{
+	const char *s = getenv("VMTRACE_SAMPLE_PERIOD");
+	char *end;
+	unsigned long long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (!errno && !*end)
+		vmtrace__sample_period_store = v;
 }
 
 static inline uint64_t period_in_force(void)

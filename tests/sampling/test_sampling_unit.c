@@ -108,6 +108,36 @@ static void test_period_reaches_provider(void **state)
 	assert_int_equal(vt_sample_set_period(getpid(), &probes, 0), 0);
 }
 
+/* A period near 2^64 (anyone may write the variable): every gap drawn is a
+ * positive countdown of at most 2^62 bytes, never the undefined result of
+ * converting a double past INT64_MAX. */
+static void test_huge_period_gap(void **state)
+{
+	(void)state;
+	uint64_t sem_addr, alloc_sem;
+	uint16_t one = 1, zero = 0;
+
+	/* as if a consumer held object__alloc and sample__armed */
+	assert_int_equal(vt_proc_symbol_address(getpid(), module(), "vmtrace_sample__armed_semaphore",
+						&sem_addr), 0);
+	assert_int_equal(vt_proc_symbol_address(getpid(), module(), "vmtrace_object__alloc_semaphore",
+						&alloc_sem), 0);
+	write_self(sem_addr, &one, sizeof(one));
+	write_self(alloc_sem, &one, sizeof(one));
+	for (int i = 0; i < 200; i++) {
+		/* a new period makes the provider draw a fresh gap */
+		uint64_t period = i % 2 ? UINT64_MAX : UINT64_MAX - 4096 - (uint64_t)i;
+
+		assert_int_equal(vt_sample_set_period(getpid(), &probes, period), 0);
+		vmtrace_alloc("Huge", "Period#draw", 1, NULL);
+		assert_true(vmtrace__sample_left > 0);
+		assert_true(vmtrace__sample_left <= (INT64_C(1) << 62));
+	}
+	write_self(alloc_sem, &zero, sizeof(zero));
+	write_self(sem_addr, &zero, sizeof(zero));
+	assert_int_equal(vt_sample_set_period(getpid(), &probes, 0), 0);
+}
+
 /* Another process: the child waits, the parent writes its period. */
 static void test_other_process(void **state)
 {
@@ -186,6 +216,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_module_found),
 		cmocka_unit_test(test_period_reaches_provider),
+		cmocka_unit_test(test_huge_period_gap),
 		cmocka_unit_test(test_other_process),
 		cmocka_unit_test(test_bss_past_file_end),
 		cmocka_unit_test(test_no_vmtrace_module),

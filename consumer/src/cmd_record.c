@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -68,8 +68,7 @@ int vt_cmd_record(int argc, char **argv)
 	struct vt_session s;
 	struct vt_profile p;
 	char err[4608];
-	struct stat sb;
-	int operands, r, status = 0;
+	int operands, r, status = 0, cmd_status = 0;
 
 	r = vt_cli_parse(&record_cmd, argc, argv, &a, &operands);
 	if (r != VT_CLI_RUN)
@@ -84,8 +83,13 @@ int vt_cmd_record(int argc, char **argv)
 	a.session.verbose = vt_verbose();
 
 	/* refuse before tracing anything, not after the run */
-	if (!a.force && lstat(a.output, &sb) == 0) {
+	r = vt_profile_check_output(a.output, a.force);
+	if (r == -EEXIST) {
 		fprintf(stderr, "vmtrace: %s exists (use --force to overwrite it)\n", a.output);
+		return 1;
+	}
+	if (r) {
+		fprintf(stderr, "vmtrace: cannot write %s: %s\n", a.output, strerror(-r));
 		return 1;
 	}
 
@@ -102,10 +106,16 @@ int vt_cmd_record(int argc, char **argv)
 	if (s.spawn_note)
 		fprintf(stderr, "vmtrace: %s: %s\n", s.rt->name, s.spawn_note);
 
-	switch (vt_session_wait(&s, a.duration > 0 ? (int)(a.duration * 1000) : -1)) {
+	switch (vt_session_wait(&s, a.duration > 0 ? (long long)(a.duration * 1000) : -1)) {
 	case VT_WAIT_EXITED:
 		fprintf(stderr, "vmtrace: pid %d exited; reporting what was recorded\n",
 			(int)s.target.pid);
+		/* a command that ended by itself: its status is ours, as with
+		 * perf (a shell's 128+N for a signal) */
+		if (s.target.spawned && WIFEXITED(s.target.exit_status))
+			cmd_status = WEXITSTATUS(s.target.exit_status);
+		else if (s.target.spawned && WIFSIGNALED(s.target.exit_status))
+			cmd_status = 128 + WTERMSIG(s.target.exit_status);
 		break;
 	case VT_WAIT_ERROR:
 		fprintf(stderr, "vmtrace: lost contact with the BPF programs; reporting what was recorded\n");
@@ -140,5 +150,5 @@ int vt_cmd_record(int argc, char **argv)
 	 * removes (about a second for all of them), and the report need not
 	 * wait for that. */
 	vt_session_close(&s);
-	return status;
+	return status ? status : cmd_status;
 }

@@ -101,7 +101,9 @@ static char *join_argv(char **argv)
 
 static const char *target_label(const struct vt_session *s, char *buf, size_t len)
 {
-	if (s->target.spawned)
+	if (s->target.spawned && s->target.interp)
+		snprintf(buf, len, "%s (a script run by %s)", s->target.exe, s->target.interp);
+	else if (s->target.spawned)
 		snprintf(buf, len, "%s", s->target.exe);
 	else
 		snprintf(buf, len, "pid %d", (int)s->target.pid);
@@ -163,6 +165,7 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 		.map_entries = o->map_entries,
 		.sample_period = o->sample_period,
 		.no_methods = o->no_methods,
+		.spawned = s->target.spawned,
 		.verbose = o->verbose,
 	};
 	r = s->rt->open(&ao, &s->state, err, errlen);
@@ -184,21 +187,21 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 	return 0;
 }
 
-static long ms_since(const struct timespec *t0)
+static long long ms_since(const struct timespec *t0)
 {
 	struct timespec now;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - t0->tv_sec) * 1000L + (now.tv_nsec - t0->tv_nsec) / 1000000L;
+	return (now.tv_sec - t0->tv_sec) * 1000LL + (now.tv_nsec - t0->tv_nsec) / 1000000L;
 }
 
-enum vt_wait_result vt_session_wait(struct vt_session *s, int timeout_ms)
+enum vt_wait_result vt_session_wait(struct vt_session *s, long long timeout_ms)
 {
 	struct timespec t0;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		long left = timeout_ms < 0 ? WAIT_SLICE_MS : timeout_ms - ms_since(&t0);
+		long long left = timeout_ms < 0 ? WAIT_SLICE_MS : timeout_ms - ms_since(&t0);
 		int slice = left < WAIT_SLICE_MS ? (int)(left > 0 ? left : 0) : WAIT_SLICE_MS;
 
 		if (stop_requested)

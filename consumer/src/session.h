@@ -49,7 +49,7 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 		    size_t errlen);
 /* Wait up to timeout_ms (negative: until a signal or the target's exit),
  * taking in the adapter's events meanwhile. */
-enum vt_wait_result vt_session_wait(struct vt_session *s, int timeout_ms);
+enum vt_wait_result vt_session_wait(struct vt_session *s, long long timeout_ms);
 /* A fresh profile of everything counted so far (p is initialized here). */
 int vt_session_collect(struct vt_session *s, struct vt_profile *p);
 double vt_session_elapsed(const struct vt_session *s);

@@ -73,9 +73,36 @@ static void target_init(struct vt_target *t)
 	t->pidfd = t->go_fd = t->exec_err_fd = -1;
 }
 
+/* The thread group (process) of thread id tid, from /proc; 0 when unknown. */
+static pid_t thread_group_of(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
 int vt_target_open_pid(struct vt_target *t, pid_t pid, char *err, size_t errlen)
 {
+	pid_t tgid = thread_group_of(pid);
+
 	target_init(t);
+	/* /proc/TID exists for every thread, but probes, maps and pidfds
+	 * belong to the process */
+	if (tgid > 0 && tgid != pid) {
+		snprintf(err, errlen, "%d is a thread of pid %d, not a process (use -p %d)", (int)pid,
+			 (int)tgid, (int)tgid);
+		return -EINVAL;
+	}
 	t->pid = pid;
 	t->pidfd = pidfd_open_(pid);
 	if (t->pidfd < 0) {
@@ -314,6 +341,59 @@ static int add_library_probes(const char *exe, struct vt_usdt_list *out)
 	return err;
 }
 
+/*
+ * The program the kernel will really run for path: path itself, or for a
+ * script ("#!INTERP [ARG]") its interpreter, followed through nested
+ * scripts and through env(1) to the program env looks up in PATH
+ * ("#!/usr/bin/env python3" runs python3). malloc'd; NULL when path is
+ * neither (or the chain is longer than the kernel allows).
+ */
+static char *program_behind(const char *path, int depth)
+{
+	char buf[256], *interp, *arg, *end;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 2 || buf[0] != '#' || buf[1] != '!')
+		return depth ? strdup(path) : NULL;
+	if (depth >= 4) /* the kernel's own limit on nested interpreters */
+		return NULL;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	interp = buf + 2 + strspn(buf + 2, " \t");
+	end = interp + strcspn(interp, " \t");
+	arg = *end ? end + 1 + strspn(end + 1, " \t") : end;
+	*end = '\0';
+	if (!*interp)
+		return NULL;
+	const char *base = strrchr(interp, '/') ? strrchr(interp, '/') + 1 : interp;
+	if (!strcmp(base, "env")) {
+		/* skip env's options (-S splits the rest, as here) and NAME=VALUE */
+		for (;;) {
+			char *word = arg, *next = word + strcspn(word, " \t");
+
+			if (*next)
+				*next++ = '\0';
+			arg = next + strspn(next, " \t");
+			if (!*word)
+				return NULL;
+			if (word[0] == '-' || strchr(word, '='))
+				continue;
+			char *prog = find_program(word);
+			char *real = prog ? program_behind(prog, depth + 1) : NULL;
+
+			free(prog);
+			return real;
+		}
+	}
+	return program_behind(interp, depth + 1);
+}
+
 int vt_target_probes(struct vt_target *t, struct vt_usdt_list *out, char *err, size_t errlen)
 {
 	int r;
@@ -331,14 +411,27 @@ int vt_target_probes(struct vt_target *t, struct vt_usdt_list *out, char *err, s
 		return r;
 	}
 	r = vt_usdt_read_file(t->exe, out);
+	if (r == -ENOEXEC) {
+		/* a script: the probes are its interpreter's */
+		free(t->interp);
+		t->interp = program_behind(t->exe, 0);
+		if (!t->interp) {
+			snprintf(err, errlen, "cannot read the probes of %s: neither an ELF program "
+				 "nor a script whose interpreter can be found", t->exe);
+			return r;
+		}
+		r = vt_usdt_read_file(t->interp, out);
+	}
 	if (r) {
-		snprintf(err, errlen, "cannot read the probes of %s: %s", t->exe,
+		snprintf(err, errlen, "cannot read the probes of %s: %s",
+			 t->interp ? t->interp : t->exe,
 			 r == -ENOEXEC ? "not an ELF program" : strerror(-r));
 		return r;
 	}
-	r = add_library_probes(t->exe, out);
+	r = add_library_probes(t->interp ? t->interp : t->exe, out);
 	if (r) {
-		snprintf(err, errlen, "cannot list the libraries of %s: %s", t->exe, strerror(-r));
+		snprintf(err, errlen, "cannot list the libraries of %s: %s",
+			 t->interp ? t->interp : t->exe, strerror(-r));
 		return r;
 	}
 	return 0;
@@ -445,9 +538,14 @@ char *vt_target_cmdline(pid_t pid)
 void vt_target_close(struct vt_target *t)
 {
 	if (t->spawned && !t->exited && t->pid > 0) {
-		/* held back: it never runs; running: end it, as perf does */
+		/* held back: it never runs; running: end it, as perf does, and
+		 * one that ignores SIGTERM (a daemon) gets SIGKILL after a grace
+		 * period rather than holding vmtrace for ever */
 		kill(t->pid, t->go_fd >= 0 ? SIGKILL : SIGTERM);
-		vt_target_wait_exit(t, -1);
+		if (!vt_target_wait_exit(t, VT_TARGET_TERM_GRACE_MS)) {
+			kill(t->pid, SIGKILL);
+			vt_target_wait_exit(t, -1);
+		}
 	}
 	if (t->go_fd >= 0)
 		close(t->go_fd);
@@ -456,5 +554,6 @@ void vt_target_close(struct vt_target *t)
 	if (t->pidfd >= 0)
 		close(t->pidfd);
 	free(t->exe);
+	free(t->interp);
 	target_init(t);
 }

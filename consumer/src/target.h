@@ -19,6 +19,8 @@ struct vt_target {
 	bool exited;          /* read-only: seen gone */
 	int exit_status;      /* read-only: wait status of a spawned target that exited */
 	char *exe;            /* read-only: the program a spawned target runs */
+	char *interp;         /* read-only: when exe is a script, the program that runs it
+				 (its probes are the target's), else NULL */
 	int pidfd;            /* private: readable once the process is gone */
 	int go_fd;            /* private: spawn handshake, -1 once released */
 	int exec_err_fd;      /* private: reports a failed exec */
@@ -36,7 +38,9 @@ int vt_target_spawn(struct vt_target *t, char *const argv[], char *err, size_t e
 
 /* Every USDT probe the target has or, for a spawned target that has not
  * run yet, will have: its program and the shared libraries the dynamic
- * loader will map for it (DT_NEEDED, resolved by the loader itself). */
+ * loader will map for it (DT_NEEDED, resolved by the loader itself). For
+ * a script ("#!"), the program is its interpreter, found as the kernel and
+ * env(1) find it. */
 int vt_target_probes(struct vt_target *t, struct vt_usdt_list *out, char *err, size_t errlen);
 
 /* Let a spawned target exec, first setting env ("NAME=VALUE" strings,
@@ -55,8 +59,10 @@ int vt_target_exit_fd(const struct vt_target *t);
  * NULL when it cannot be read. */
 char *vt_target_cmdline(pid_t pid);
 
-/* End a spawned target still held back or running (SIGTERM, then reap),
- * close everything. Accepts a zeroed struct. */
+/* End a spawned target still held back or running (SIGTERM; SIGKILL when
+ * it is still there VT_TARGET_TERM_GRACE_MS later; then reap), close
+ * everything. Accepts a zeroed struct. */
+#define VT_TARGET_TERM_GRACE_MS 2000
 void vt_target_close(struct vt_target *t);
 
 #endif /* VMTRACE_TARGET_H */

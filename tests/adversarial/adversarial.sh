@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# adversarial.sh CASE BIN_DIR TEST_BIN_DIR: vmtrace used as a hostile or
+# careless user would, end to end with real BPF (root; 77 = skipped).
+#   BIN_DIR       holds vmtrace and demovm
+#   TEST_BIN_DIR  holds hostile_host (tests/adversarial)
+# Each case is one defect that once existed; it must stay fixed.
+set -uo pipefail
+
+CASE=$1
+BIN=$2
+TBIN=$3
+VMTRACE=$BIN/vmtrace
+HOST=$TBIN/hostile_host
+PY=/usr/bin/python3
+
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP: $CASE needs root (real BPF)"
+	exit 77
+fi
+
+WORK=$(mktemp -d /tmp/vmtrace-adv.XXXXXX)
+chmod 755 "$WORK"
+PIDS=()
+MOUNTS=()
+cleanup() {
+	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	for m in "${MOUNTS[@]}"; do umount "$m" 2>/dev/null; done
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+cd "$WORK" || exit 1
+
+fail() {
+	echo "FAIL [$CASE]: $*"
+	for f in "$WORK"/*.err "$WORK"/*.out; do
+		[ -s "$f" ] && { echo "--- $f"; head -c 3000 "$f"; echo; }
+	done
+	exit 1
+}
+
+# wait_for CMD...: until CMD succeeds (60 s at most: a hang, not a measurement)
+wait_for() {
+	for _ in $(seq 600); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	fail "timed out waiting for: $*"
+}
+
+# one_line STATUS REGEX STATUS_GOT FILE: the exit status and a one-line error
+one_line() {
+	[ "$3" = "$1" ] || fail "exit status $3, want $1"
+	[ "$(wc -l <"$4")" = 1 ] || fail "want one line on stderr, got: $(cat "$4")"
+	grep -qE "$2" "$4" || fail "'$(cat "$4")' does not match '$2'"
+	echo "ok: $(cat "$4")"
+}
+
+json() { # FILE EXPRESSION (of the parsed report r)
+	"$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+case "$CASE" in
+device_node)
+	# -o onto a device node writes into it; the node stays a node
+	mknod null c 1 3
+	"$VMTRACE" record --force -o null -- "$BIN/demovm" --ops 300 --quiet >vt.out 2>vt.err ||
+		fail "record exited with $?"
+	[ -c null ] || fail "the device node was replaced: $(ls -l null)"
+	[ "$(stat -c %t,%T null)" = "1,3" ] || fail "the node changed: $(stat -c %t,%T null)"
+	# and without --force it is an existing file like any other
+	"$VMTRACE" record -o null -- "$BIN/demovm" --ops 1 --quiet >vt2.out 2>vt2.err
+	one_line 1 "^vmtrace: null exists \(use --force" $? vt2.err
+	;;
+
+sample_spawn)
+	# --sample with a command vmtrace starts: the period reaches it
+	"$VMTRACE" record -o rec.data --format json --sample 4K -- "$BIN/demovm" --ops 3000 --quiet \
+		>vt.out 2>vt.err || fail "record --sample exited with $?"
+	[ "$(json vt.out 'r["sample_period"]')" = 4096 ] || fail "sample_period is not 4096"
+	samples=$(json vt.out 'sum(a["samples"] for a in r["allocations"])')
+	count=$(json vt.out 'sum(a["count"] for a in r["allocations"])')
+	[ "$samples" -gt 0 ] || fail "no samples"
+	[ "$samples" -lt "$count" ] || fail "not sampled: $samples samples for $count allocations"
+	echo "ok: $samples samples estimate $count allocations"
+	;;
+
+output_first)
+	# a bad -o fails before the command runs, not after the recording
+	"$VMTRACE" record -o "$WORK/no/such/dir/rec.data" -- "$HOST" --marker ran --exit 0 \
+		>vt.out 2>vt.err
+	one_line 1 "^vmtrace: cannot write $WORK/no/such/dir/rec.data: No such file or directory$" $? vt.err
+	[ ! -e ran ] || fail "the command ran although -o could not be written"
+	mkdir ro
+	mount -t tmpfs -o ro,size=64k tmpfs ro || fail "cannot mount a read-only tmpfs"
+	MOUNTS+=("$WORK/ro")
+	"$VMTRACE" record -o ro/rec.data -- "$HOST" --marker ran --exit 0 >vt.out 2>vt.err
+	one_line 1 "^vmtrace: cannot write ro/rec.data: Read-only file system$" $? vt.err
+	[ ! -e ran ] || fail "the command ran although -o is on a read-only file system"
+	mkdir dir.data
+	"$VMTRACE" record --force -o dir.data -- "$HOST" --marker ran --exit 0 >vt.out 2>vt.err
+	one_line 1 "^vmtrace: cannot write dir.data: Is a directory$" $? vt.err
+	[ ! -e ran ] || fail "the command ran although -o is a directory"
+	;;
+
+sigterm_ignored)
+	# -d ends the run even when the command ignores SIGTERM
+	"$VMTRACE" record -d 0.5 -o rec.data -- "$HOST" --pidfile host.pid --ignore-term \
+		>vt.out 2>vt.err &
+	VT=$!
+	PIDS+=("$VT")
+	wait_for test ! -d "/proc/$VT"
+	wait "$VT" || fail "record exited with $?"
+	pid=$(cat host.pid)
+	[ ! -d "/proc/$pid" ] || fail "the command (pid $pid) still runs"
+	[ -s rec.data ] || fail "no record file"
+	grep -q "Daemon#serve" vt.out || fail "nothing recorded"
+	echo "ok: a SIGTERM-deaf command was ended and its run reported"
+	;;
+
+exit_status)
+	# the command's exit status is record's
+	"$VMTRACE" record -o a.data -- "$BIN/demovm" --bogus >vt.out 2>vt.err
+	st=$?
+	[ $st = 2 ] || fail "demovm --bogus: record exited $st, want demovm's 2"
+	"$VMTRACE" record -o b.data -- "$HOST" --exit 7 >vt.out 2>vt.err
+	st=$?
+	[ $st = 7 ] || fail "exit 7: record exited $st"
+	[ -s b.data ] || fail "no record after a failing command"
+	"$VMTRACE" record -o c.data -- /bin/sh -c 'kill -SEGV $$' >vt.out 2>vt.err
+	st=$?
+	# /bin/sh has no probes: that is vmtrace's own error (1), not a status
+	[ $st = 1 ] || fail "a probe-less command: record exited $st, want 1"
+	"$VMTRACE" record -o d.data -- "$HOST" --exit 0 >vt.out 2>vt.err || fail "exit 0: record exited $?"
+	echo "ok: statuses 2, 7 and 0 passed through"
+	;;
+
+tid)
+	# -p with a thread id names the process it belongs to
+	"$HOST" --thread >host.out 2>host.err &
+	HP=$!
+	PIDS+=("$HP")
+	wait_for grep -q '^tid ' host.out
+	tid=$(awk '{ print $2 }' host.out)
+	[ "$tid" != "$HP" ] || fail "the thread id is the pid"
+	"$VMTRACE" record -p "$tid" -o t.data >vt.out 2>vt.err
+	one_line 1 "^vmtrace: $tid is a thread of pid $HP, not a process \(use -p $HP\)$" $? vt.err
+	;;
+
+script)
+	# a script as the command: traced through its interpreter, status kept
+	printf '#!/usr/bin/python3\nimport sys\ndef work(i):\n    return i * 2\nfor i in range(500):\n    work(i)\nsys.exit(5)\n' >work.py
+	chmod +x work.py
+	"$VMTRACE" record -o s.data --format json -- ./work.py >vt.out 2>vt.err
+	st=$?
+	[ $st = 5 ] || fail "record of a script exited $st, want the script's 5"
+	[ "$(json vt.out 'r["runtime"]')" = python ] || fail "not traced as python"
+	n=$(json vt.out 'sum(c["count"] for c in r["calls"] if c["name"] == "work")')
+	[ "$n" = 500 ] || fail "work() calls: want 500, got $n"
+	# through env(1), with an option and an assignment before the name
+	printf '#!/usr/bin/env -S LC_ALL=C python3.11 -E\nimport sys\nsys.exit(0)\n' >env.py
+	chmod +x env.py
+	PATH=/usr/bin:/bin "$VMTRACE" record -o e.data -- ./env.py >vt.out 2>vt.err ||
+		fail "record of an env script exited $?"
+	# a script whose interpreter has no probes says so
+	printf '#!/bin/sh\nexit 0\n' >plain.sh
+	chmod +x plain.sh
+	"$VMTRACE" record -o p.data -- ./plain.sh >vt.out 2>vt.err
+	one_line 1 "^vmtrace: ./plain.sh \(a script run by /bin/sh\) has no vmtrace probes" $? vt.err
+	echo "ok: scripts traced through python; 500 calls"
+	;;
+
+*)
+	echo "unknown case $CASE"
+	exit 2
+	;;
+esac
+echo "PASS [$CASE]"

@@ -11,6 +11,11 @@ PACKAGES=(
 	libcmocka-dev libclang-rt-14-dev          # unit tests, sanitizers and libFuzzer
 	bpftrace ruby python3.11 python3          # bpftrace tests, stock runtimes
 	jq                                        # test scripts compare JSON
+	protobuf-c-compiler libprotobuf-c-dev     # --format pprof: profile.proto to C
+	golang-github-google-pprof-dev            # profile.proto itself
+	golang-go                                 # go tool pprof reads the pprof tests' output
+	libmicrohttpd-dev libcurl4-openssl-dev    # serve's /metrics endpoint, record --push
+	curl python3-prometheus-client            # scrape /metrics and parse it in the tests
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -31,7 +31,7 @@ static const char help_text[] =
 	"  -d, --duration SECS    stop after SECS seconds (fractions allowed)\n"
 	"  -o, --output FILE      the record file (default " DEFAULT_RECORD ")\n"
 	"      --force            overwrite FILE if it exists\n"
-	"      --format F         report format: text (default), json, csv, folded\n"
+	"      --format F         report format: text (default), json, csv, folded, pprof\n"
 	"      --by G             class,method (default), class, method, site\n"
 	"      --sort S           count (default) or bytes\n"
 	"      --top N            show the first N allocation rows (0: all)\n"

@@ -65,6 +65,7 @@ struct vt_profile {
 	char *target;                /* the command line of the target */
 	int32_t pid;
 	double duration_s;
+	uint64_t start_unix_ns;       /* wall clock when recording began; 0 = unknown */
 	uint64_t sample_period;      /* 0 = exact */
 	bool has_allocations;        /* false: the runtime has no allocation probes */
 	VT_VEC(struct vt_alloc) allocs;

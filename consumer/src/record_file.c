@@ -29,7 +29,7 @@
 #include "profile.h"
 
 #define RECORD_MAGIC "vmtrace-record"
-#define RECORD_VERSION 1
+#define RECORD_VERSION 2 /* 2 added start_unix_ns */
 #define RECORD_MAGIC_LINE_MAX 64 /* "vmtrace-record N\n" and then some */
 
 static void put_str(FILE *f, const char *s)
@@ -73,6 +73,7 @@ static unsigned long write_items(FILE *f, const struct vt_profile *p)
 	fputs("target", f), put_str(f, p->target), fputc('\n', f), lines++;
 	fprintf(f, "pid %" PRId32 "\n", p->pid), lines++;
 	fprintf(f, "duration_s %a\n", p->duration_s), lines++;
+	fprintf(f, "start_unix_ns %" PRIu64 "\n", p->start_unix_ns), lines++;
 	fprintf(f, "sample_period %" PRIu64 "\n", p->sample_period), lines++;
 	fprintf(f, "has_allocations %d\n", p->has_allocations ? 1 : 0), lines++;
 	fprintf(f, "last_serial %" PRIu64 "\n", p->last_serial), lines++;
@@ -316,6 +317,7 @@ enum {
 	SEEN_SERIAL = 1 << 7,
 	SEEN_GC = 1 << 8,
 	SEEN_ALL = (1 << 9) - 1,
+	SEEN_START = 1 << 9,     /* optional: version 1 records lack it */
 };
 
 #define MAX_FIELDS (4 + VT_HIST_BUCKETS + 2)
@@ -451,6 +453,11 @@ static int parse_item(struct vt_profile *p, char **f, int n, unsigned *seen)
 		if (n != 2 || once(seen, SEEN_HAS_ALLOCS) || get_int(f[1], 0, 1, &l))
 			return -1;
 		p->has_allocations = l == 1;
+		return 0;
+	}
+	if (!strcmp(key, "start_unix_ns")) {
+		if (n != 2 || once(seen, SEEN_START) || get_u64(f[1], &p->start_unix_ns))
+			return -1;
 		return 0;
 	}
 	if (!strcmp(key, "last_serial")) {
@@ -692,7 +699,7 @@ static int read_lines(struct vt_profile *p, FILE *f, struct vt_record_error *e)
 					  declared, items);
 				goto out;
 			}
-			if (seen != SEEN_ALL) {
+			if ((seen & SEEN_ALL) != SEEN_ALL) {
 				set_error(e, lineno, "header item '%s' missing", missing_header(seen));
 				goto out;
 			}

@@ -183,6 +183,7 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 	if (r)
 		return r;
 	clock_gettime(CLOCK_MONOTONIC, &s->started);
+	clock_gettime(CLOCK_REALTIME, &s->started_wall);
 	s->cmdline = o->cmd ? join_argv(o->cmd) : vt_target_cmdline(s->target.pid);
 	return 0;
 }
@@ -238,6 +239,7 @@ int vt_session_collect(struct vt_session *s, struct vt_profile *p)
 		r = vt_profile_set_meta(p, s->rt->name, p->probes, s->cmdline ? s->cmdline : "",
 					(int32_t)s->target.pid);
 	p->duration_s = vt_session_elapsed(s);
+	p->start_unix_ns = (uint64_t)s->started_wall.tv_sec * 1000000000ull + (uint64_t)s->started_wall.tv_nsec;
 	return r;
 }
 

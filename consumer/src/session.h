@@ -31,6 +31,7 @@ struct vt_session {
 	char *cmdline;
 	const char *spawn_note;    /* what the adapter changed in a spawned command, or NULL */
 	struct timespec started;   /* when the probes went live */
+	struct timespec started_wall; /* the same moment on the wall clock */
 };
 
 enum vt_wait_result {

@@ -70,6 +70,7 @@ static void fill(struct vt_profile *p)
 	assert_int_equal(vt_profile_set_meta(p, "vmtrace", "object__alloc,gc__begin",
 					     "demovm --ops 100 \"x y\"", -7), 0);
 	p->duration_s = 0.1;
+	p->start_unix_ns = 1764750000123456789ull;
 	p->sample_period = 524288;
 	p->has_allocations = false;
 	p->last_serial = UINT64_MAX;
@@ -114,6 +115,7 @@ static void assert_profiles_equal(const struct vt_profile *a, const struct vt_pr
 	assert_string_equal(a->target, b->target);
 	assert_int_equal(a->pid, b->pid);
 	assert_memory_equal(&a->duration_s, &b->duration_s, sizeof(double));
+	assert_int_equal(a->start_unix_ns, b->start_unix_ns);
 	assert_int_equal(a->sample_period, b->sample_period);
 	assert_int_equal(a->has_allocations, b->has_allocations);
 	assert_int_equal(a->last_serial, b->last_serial);
@@ -395,7 +397,7 @@ static void test_foreign_files(void **state)
 static void test_newer_version(void **state)
 {
 	(void)state;
-	assert_int_equal(read_text("vmtrace-record 2\nsomething new 1 2 3\nend 1\n"),
+	assert_int_equal(read_text("vmtrace-record 3\nsomething new 1 2 3\nend 1\n"),
 			 -EPROTONOSUPPORT);
 	assert_int_equal(read_text("vmtrace-record 99999999999999999999\n"), -EBADMSG);
 }

@@ -1,0 +1,502 @@
+/*
+ * report_pprof.c: `--format pprof`, the profile as pprof's profile.proto
+ * (protobuf-c code generated from the schema golang-github-google-pprof-dev
+ * ships), gzipped by zlib.
+ *
+ * What goes in (docs/exports.md):
+ * - sample types alloc_objects/count and alloc_space/bytes (a runtime
+ *   without allocation probes gives calls/count instead);
+ * - one sample per allocation row (class, method, site), whose stack is a
+ *   list of frames, leaf first: the allocated class, then the allocating
+ *   method with the site's file and line. Until the runtimes' stacks are
+ *   walked that is the whole stack; stack_of() is the one place that
+ *   changes when they are;
+ * - labels pid and runtime on every sample; the record's start time and
+ *   duration; the sampling period when allocations were sampled.
+ * Every string is interned once into the string table, every (function,
+ * line) into one location, so a profile of N rows stays O(N).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zlib.h>
+
+#include "profile.pb-c.h"
+#include "pprof.h"
+#include "report_opts.h"
+
+typedef Perftools__Profiles__Profile PbProfile;
+typedef Perftools__Profiles__Sample PbSample;
+typedef Perftools__Profiles__Location PbLocation;
+typedef Perftools__Profiles__Line PbLine;
+typedef Perftools__Profiles__Function PbFunction;
+typedef Perftools__Profiles__ValueType PbValueType;
+typedef Perftools__Profiles__Label PbLabel;
+
+/* ---- interning: strings -> string table index, pairs -> ids ---- */
+
+struct strtab {
+	char **v;                    /* v[0] is "" as pprof requires */
+	size_t n, cap;
+	size_t *slot;                /* open addressing: index + 1, 0 = empty */
+	size_t nslot;
+};
+
+struct pairtab {                 /* (a, b) -> id 1..n */
+	uint64_t (*key)[2];
+	uint64_t *id;
+	size_t n, nslot;
+};
+
+static uint64_t hash_bytes(const void *p, size_t len, uint64_t h)
+{
+	const unsigned char *s = p;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ s[i]) * 0x100000001b3ull; /* FNV-1a */
+	return h;
+}
+
+static int strtab_grow(struct strtab *t)
+{
+	size_t nslot = t->nslot ? t->nslot * 2 : 1024;
+	size_t *slot = calloc(nslot, sizeof(*slot));
+
+	if (!slot)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n; i++) {
+		size_t h = hash_bytes(t->v[i], strlen(t->v[i]), 0xcbf29ce484222325ull) & (nslot - 1);
+
+		while (slot[h])
+			h = (h + 1) & (nslot - 1);
+		slot[h] = i + 1;
+	}
+	free(t->slot);
+	t->slot = slot;
+	t->nslot = nslot;
+	return 0;
+}
+
+/* The index of s in the table, added when new; -1 on -ENOMEM. The table
+ * keeps pointers, so s must outlive it (profile strings and literals do). */
+static int64_t intern(struct strtab *t, const char *s)
+{
+	size_t h;
+
+	if (!s)
+		s = "";
+	if ((t->n + 1) * 2 > t->nslot && strtab_grow(t))
+		return -1;
+	h = hash_bytes(s, strlen(s), 0xcbf29ce484222325ull) & (t->nslot - 1);
+	for (; t->slot[h]; h = (h + 1) & (t->nslot - 1))
+		if (!strcmp(t->v[t->slot[h] - 1], s))
+			return (int64_t)(t->slot[h] - 1);
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+		char **v = realloc(t->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		t->v = v;
+		t->cap = cap;
+	}
+	t->v[t->n] = (char *)s;
+	t->slot[h] = ++t->n;
+	return (int64_t)(t->n - 1);
+}
+
+static int pairtab_grow(struct pairtab *t)
+{
+	size_t nslot = t->nslot ? t->nslot * 2 : 1024;
+	uint64_t (*key)[2] = calloc(nslot, sizeof(*key));
+	uint64_t *id = calloc(nslot, sizeof(*id));
+
+	if (!key || !id) {
+		free(key);
+		free(id);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < t->nslot; i++) {
+		if (!t->id[i])
+			continue;
+		size_t h = hash_bytes(t->key[i], sizeof(t->key[i]), 0xcbf29ce484222325ull) & (nslot - 1);
+
+		while (id[h])
+			h = (h + 1) & (nslot - 1);
+		key[h][0] = t->key[i][0];
+		key[h][1] = t->key[i][1];
+		id[h] = t->id[i];
+	}
+	free(t->key);
+	free(t->id);
+	t->key = key;
+	t->id = id;
+	t->nslot = nslot;
+	return 0;
+}
+
+/* The id of (a, b); *fresh says it was just given. 0 on -ENOMEM. */
+static uint64_t pair_id(struct pairtab *t, uint64_t a, uint64_t b, bool *fresh)
+{
+	uint64_t k[2] = { a, b };
+	size_t h;
+
+	*fresh = false;
+	if ((t->n + 1) * 2 > t->nslot && pairtab_grow(t))
+		return 0;
+	h = hash_bytes(k, sizeof(k), 0xcbf29ce484222325ull) & (t->nslot - 1);
+	for (; t->id[h]; h = (h + 1) & (t->nslot - 1))
+		if (t->key[h][0] == a && t->key[h][1] == b)
+			return t->id[h];
+	t->key[h][0] = a;
+	t->key[h][1] = b;
+	t->id[h] = ++t->n;
+	*fresh = true;
+	return t->n;
+}
+
+/* ---- frames and stacks ---- */
+
+struct frame {
+	const char *name;            /* function name */
+	const char *file;            /* "" when unknown */
+	int64_t line;                /* 0 when unknown */
+};
+
+#define MAX_FRAMES 2
+
+/* "file.c:42" -> file "file.c" (copied into buf) and 42; anything else is
+ * a file name without a line. */
+static void split_site(const char *site, char *buf, size_t len, const char **file, int64_t *line)
+{
+	const char *colon = site ? strrchr(site, ':') : NULL;
+	char *end;
+	long long v;
+
+	*file = site ? site : "";
+	*line = 0;
+	if (!colon || colon == site || !colon[1] || (size_t)(colon - site) >= len)
+		return;
+	v = strtoll(colon + 1, &end, 10);
+	if (*end || v <= 0)
+		return;
+	memcpy(buf, site, (size_t)(colon - site));
+	buf[colon - site] = '\0';
+	*file = buf;
+	*line = v;
+}
+
+/* The frames of one allocation row, leaf first. */
+static size_t stack_of(const struct vt_alloc *a, struct frame *f, char *filebuf, size_t len)
+{
+	f[0] = (struct frame){ a->klass, "", 0 };
+	f[1].name = a->method;
+	split_site(a->site, filebuf, len, &f[1].file, &f[1].line);
+	return 2;
+}
+
+/* ---- the profile message ---- */
+
+struct builder {
+	struct strtab strs;
+	struct pairtab funcs;        /* (name, file) string indexes -> function id */
+	struct pairtab locs;         /* (function id, line) -> location id */
+	char **owned;                /* file names cut out of sites */
+	size_t nowned, capowned;
+	PbFunction **fn;
+	PbLocation **loc;
+	size_t nfn, nloc, capfn, caploc;
+	PbSample **samples;
+	size_t nsamples;
+	PbLabel labels[2];
+	PbLabel *label_ptrs[2];
+};
+
+static int push_ptr(void ***v, size_t *n, size_t *cap, void *x)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		void **nv = realloc(*v, c * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		*cap = c;
+	}
+	(*v)[(*n)++] = x;
+	return 0;
+}
+
+/* The location id of frame f, adding its function and location if new. */
+static uint64_t location_of(struct builder *b, const struct frame *f)
+{
+	int64_t name = intern(&b->strs, f->name), file = intern(&b->strs, f->file);
+	uint64_t fid, lid;
+	bool fresh;
+
+	if (name < 0 || file < 0)
+		return 0;
+	fid = pair_id(&b->funcs, (uint64_t)name, (uint64_t)file, &fresh);
+	if (!fid)
+		return 0;
+	if (fresh) {
+		PbFunction *fn = malloc(sizeof(*fn));
+
+		if (!fn || push_ptr((void ***)&b->fn, &b->nfn, &b->capfn, fn)) {
+			free(fn);
+			return 0;
+		}
+		perftools__profiles__function__init(fn);
+		fn->id = fid;
+		fn->name = fn->system_name = name;
+		fn->filename = file;
+	}
+	lid = pair_id(&b->locs, fid, (uint64_t)f->line, &fresh);
+	if (!lid)
+		return 0;
+	if (fresh) {
+		PbLocation *l = malloc(sizeof(*l));
+		PbLine *line = malloc(sizeof(*line));
+		PbLine **lines = malloc(sizeof(*lines));
+
+		if (!l || !line || !lines || push_ptr((void ***)&b->loc, &b->nloc, &b->caploc, l)) {
+			free(l);
+			free(line);
+			free(lines);
+			return 0;
+		}
+		perftools__profiles__location__init(l);
+		perftools__profiles__line__init(line);
+		line->function_id = fid;
+		line->line = f->line;
+		lines[0] = line;
+		l->id = lid;
+		l->n_line = 1;
+		l->line = lines;
+	}
+	return lid;
+}
+
+static int add_sample(struct builder *b, const struct frame *f, size_t nframes,
+		      const int64_t *values, size_t nvalues)
+{
+	PbSample *s = calloc(1, sizeof(*s));
+	uint64_t *ids = calloc(nframes, sizeof(*ids));
+	int64_t *vals = malloc(nvalues * sizeof(*vals));
+
+	if (!s || !ids || !vals)
+		goto nomem;
+	perftools__profiles__sample__init(s);
+	for (size_t i = 0; i < nframes; i++)
+		if (!(ids[i] = location_of(b, &f[i])))
+			goto nomem;
+	memcpy(vals, values, nvalues * sizeof(*vals));
+	s->n_location_id = nframes;
+	s->location_id = ids;
+	s->n_value = nvalues;
+	s->value = vals;
+	s->n_label = 2;
+	s->label = b->label_ptrs;
+	b->samples[b->nsamples++] = s;
+	return 0;
+nomem:
+	free(s);
+	free(ids);
+	free(vals);
+	return -ENOMEM;
+}
+
+static int add_samples(struct builder *b, const struct vt_profile *p)
+{
+	char filebuf[4096];
+	struct frame f[MAX_FRAMES];
+
+	if (p->has_allocations) {
+		for (size_t i = 0; i < p->allocs.n; i++) {
+			const struct vt_alloc *a = &p->allocs.v[i];
+			int64_t v[2] = { (int64_t)a->count, (int64_t)a->bytes };
+			size_t n = stack_of(a, f, filebuf, sizeof(filebuf));
+			char *own;
+
+			/* the file name outlives filebuf in the string table */
+			if (f[1].file == filebuf) {
+				own = strdup(filebuf);
+				if (!own || push_ptr((void ***)&b->owned, &b->nowned, &b->capowned, own)) {
+					free(own);
+					return -ENOMEM;
+				}
+				f[1].file = own;
+			}
+			if (add_sample(b, f, n, v, 2))
+				return -ENOMEM;
+		}
+		return 0;
+	}
+	for (size_t i = 0; i < p->calls.n; i++) {
+		const struct vt_keyed_count *c = &p->calls.v[i];
+		int64_t v = (int64_t)c->count;
+
+		f[0] = (struct frame){ c->name, c->name2 ? c->name2 : "", 0 };
+		if (add_sample(b, f, 1, &v, 1))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void builder_free(struct builder *b)
+{
+	for (size_t i = 0; i < b->nfn; i++)
+		free(b->fn[i]);
+	for (size_t i = 0; i < b->nloc; i++) {
+		free(b->loc[i]->line[0]);
+		free(b->loc[i]->line);
+		free(b->loc[i]);
+	}
+	for (size_t i = 0; i < b->nsamples; i++) {
+		free(b->samples[i]->location_id);
+		free(b->samples[i]->value);
+		free(b->samples[i]);
+	}
+	for (size_t i = 0; i < b->nowned; i++)
+		free(b->owned[i]);
+	free(b->owned);
+	free(b->fn);
+	free(b->loc);
+	free(b->samples);
+	free(b->strs.v);
+	free(b->strs.slot);
+	free(b->funcs.key);
+	free(b->funcs.id);
+	free(b->locs.key);
+	free(b->locs.id);
+}
+
+static int gzip_buffer(const uint8_t *in, size_t len, uint8_t **out, size_t *outlen)
+{
+	z_stream z = { 0 };
+	uLong cap;
+	int r;
+
+	/* 16 + MAX_WBITS: a gzip header and trailer, as pprof expects */
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	cap = deflateBound(&z, (uLong)len);
+	*out = malloc(cap);
+	if (!*out) {
+		deflateEnd(&z);
+		return -ENOMEM;
+	}
+	z.next_in = (Bytef *)in;
+	z.avail_in = (uInt)len;
+	z.next_out = *out;
+	z.avail_out = (uInt)cap;
+	r = deflate(&z, Z_FINISH);
+	*outlen = z.total_out;
+	deflateEnd(&z);
+	if (r != Z_STREAM_END) {
+		free(*out);
+		*out = NULL;
+		return -EIO;
+	}
+	return 0;
+}
+
+int vt_pprof_encode(const struct vt_profile *p, uint8_t **buf, size_t *len)
+{
+	struct builder b = { 0 };
+	PbProfile prof;
+	PbValueType types[2], period_type, *type_ptrs[2] = { &types[0], &types[1] };
+	int64_t comment;
+	uint8_t *raw = NULL;
+	size_t rows = p->has_allocations ? p->allocs.n : p->calls.n, rawlen;
+	int err = -ENOMEM;
+
+	*buf = NULL;
+	*len = 0;
+	perftools__profiles__profile__init(&prof);
+	if (intern(&b.strs, "") != 0)
+		goto out;
+	b.samples = calloc(rows ? rows : 1, sizeof(*b.samples));
+	if (!b.samples)
+		goto out;
+
+	for (int i = 0; i < 2; i++) {
+		perftools__profiles__label__init(&b.labels[i]);
+		b.label_ptrs[i] = &b.labels[i];
+	}
+	b.labels[0].key = intern(&b.strs, "pid");
+	b.labels[0].num = p->pid;
+	b.labels[1].key = intern(&b.strs, "runtime");
+	b.labels[1].str = intern(&b.strs, p->runtime);
+
+	perftools__profiles__value_type__init(&types[0]);
+	perftools__profiles__value_type__init(&types[1]);
+	if (p->has_allocations) {
+		types[0].type = intern(&b.strs, "alloc_objects");
+		types[0].unit = intern(&b.strs, "count");
+		types[1].type = intern(&b.strs, "alloc_space");
+		types[1].unit = intern(&b.strs, "bytes");
+		prof.n_sample_type = 2;
+	} else {
+		types[0].type = intern(&b.strs, "calls");
+		types[0].unit = intern(&b.strs, "count");
+		prof.n_sample_type = 1;
+	}
+	prof.sample_type = type_ptrs;
+	if (p->has_allocations && p->sample_period) {
+		perftools__profiles__value_type__init(&period_type);
+		period_type.type = types[1].type;
+		period_type.unit = types[1].unit;
+		prof.period_type = &period_type;
+		prof.period = (int64_t)p->sample_period;
+	}
+	prof.default_sample_type = types[p->has_allocations ? 1 : 0].type;
+	comment = intern(&b.strs, p->target);
+	prof.n_comment = 1;
+	prof.comment = &comment;
+	prof.time_nanos = (int64_t)p->start_unix_ns;
+	prof.duration_nanos = p->duration_s > 0 ? (int64_t)(p->duration_s * 1e9) : 0;
+	if (b.labels[0].key < 0 || b.labels[1].key < 0 || b.labels[1].str < 0 || comment < 0 ||
+	    types[0].type < 0 || types[1].type < 0 || types[0].unit < 0 || types[1].unit < 0)
+		goto out;
+	if (add_samples(&b, p))
+		goto out;
+
+	prof.n_sample = b.nsamples;
+	prof.sample = b.samples;
+	prof.n_location = b.nloc;
+	prof.location = b.loc;
+	prof.n_function = b.nfn;
+	prof.function = b.fn;
+	prof.n_string_table = b.strs.n;
+	prof.string_table = b.strs.v;
+
+	rawlen = perftools__profiles__profile__get_packed_size(&prof);
+	raw = malloc(rawlen ? rawlen : 1);
+	if (!raw)
+		goto out;
+	perftools__profiles__profile__pack(&prof, raw);
+	err = gzip_buffer(raw, rawlen, buf, len);
+out:
+	free(raw);
+	builder_free(&b);
+	return err;
+}
+
+int vt_report_pprof(FILE *out, const struct vt_profile *p, const struct vt_report_opts *opts)
+{
+	uint8_t *buf;
+	size_t len;
+	int err;
+
+	(void)opts; /* pprof groups, sorts and cuts by itself */
+	err = vt_pprof_encode(p, &buf, &len);
+	if (err)
+		return err;
+	if (fwrite(buf, 1, len, out) != len)
+		err = errno ? -errno : -EIO;
+	free(buf);
+	return err;
+}

@@ -76,6 +76,28 @@ int vt_parse_seconds(const char *s, double *out)
 	return 0;
 }
 
+int vt_parse_interval(const char *s, double *out)
+{
+	char *end;
+	double v, unit = 1;
+
+	if (!s || !*s || (*s != '.' && (*s < '0' || *s > '9')))
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s)
+		return -EINVAL;
+	if (*end == 's' || *end == 'm' || *end == 'h') {
+		unit = *end == 's' ? 1 : *end == 'm' ? 60 : 3600;
+		end++;
+	}
+	v *= unit;
+	if (*end || !isfinite(v) || v <= 0 || v > 1e9)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
 int vt_usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
@@ -108,6 +130,14 @@ static const struct {
 	{ VT_OPT_MAP_ENTRIES, "map-entries", required_argument },
 	{ VT_OPT_RUNTIME, "runtime", required_argument },
 	{ VT_OPT_NO_METHODS, "no-methods", no_argument },
+	{ VT_OPT_EVERY, "every", required_argument },
+	{ VT_OPT_OUT_DIR, "out-dir", required_argument },
+	{ VT_OPT_PUSH, "push", required_argument },
+	{ VT_OPT_PUSH_NAME, "push-name", required_argument },
+	{ VT_OPT_PUSH_QUEUE, "push-queue", required_argument },
+	{ VT_OPT_PUSH_TRIES, "push-tries", required_argument },
+	{ VT_OPT_LISTEN, "listen", required_argument },
+	{ VT_OPT_LINGER, "linger", required_argument },
 	{ VT_OPT_VERBOSE, "verbose", no_argument },
 	{ VT_OPT_HELP, "help", no_argument },
 };
@@ -145,6 +175,36 @@ static int take(const char *cmd, int opt, const char *arg, struct vt_cli_args *a
 	case VT_OPT_FORMAT:
 		if (vt_parse_format(arg, &a->report.format))
 			return vt_usage_error(cmd, "--format: '%s' is not one of %s", arg, vt_format_list());
+		a->have_format = true;
+		return 0;
+	case VT_OPT_EVERY:
+		if (vt_parse_interval(arg, &a->every))
+			return vt_usage_error(cmd, "--every: '%s' is not an interval (10s, 1.5s, 2m)", arg);
+		return 0;
+	case VT_OPT_OUT_DIR:
+		if (!*arg)
+			return vt_usage_error(cmd, "--out-dir: empty directory name");
+		a->out_dir = arg;
+		return 0;
+	case VT_OPT_PUSH:
+		a->push_url = arg;
+		return 0;
+	case VT_OPT_PUSH_NAME:
+		a->push_name = arg;
+		return 0;
+	case VT_OPT_PUSH_QUEUE:
+	case VT_OPT_PUSH_TRIES:
+		if (vt_parse_u64(arg, &v) || v < 1 || v > 1000)
+			return vt_usage_error(cmd, "--push-%s: '%s' is not a number from 1 to 1000",
+					      opt == VT_OPT_PUSH_QUEUE ? "queue" : "tries", arg);
+		*(opt == VT_OPT_PUSH_QUEUE ? &a->push_queue : &a->push_tries) = v;
+		return 0;
+	case VT_OPT_LISTEN:
+		a->listen = arg;
+		return 0;
+	case VT_OPT_LINGER:
+		if (vt_parse_seconds(arg, &a->linger))
+			return vt_usage_error(cmd, "--linger: '%s' is not a positive number of seconds", arg);
 		return 0;
 	case VT_OPT_BY:
 		if (vt_parse_group(arg, &a->report.by))

@@ -16,6 +16,7 @@
 int vt_parse_u64(const char *s, uint64_t *out);        /* decimal digits only */
 int vt_parse_bytes(const char *s, uint64_t *out);      /* digits, then K, M or G (KiB...) */
 int vt_parse_seconds(const char *s, double *out);      /* a positive number */
+int vt_parse_interval(const char *s, double *out);     /* seconds, or with s, m or h: 10s, 1.5s, 2m */
 
 /* -v: libbpf's own log on stderr. Off: libbpf stays quiet and vmtrace
  * reports failures itself in one line. */
@@ -30,6 +31,8 @@ enum vt_opt {
 	VT_OPT_INTERVAL = 'i', VT_OPT_COUNT = 'n', VT_OPT_VERBOSE = 'v', VT_OPT_HELP = 'h',
 	VT_OPT_FORMAT = 256, VT_OPT_BY, VT_OPT_SORT, VT_OPT_TOP, VT_OPT_SAMPLE,
 	VT_OPT_MAP_ENTRIES, VT_OPT_RUNTIME, VT_OPT_NO_METHODS, VT_OPT_FORCE,
+	VT_OPT_EVERY, VT_OPT_OUT_DIR, VT_OPT_PUSH, VT_OPT_PUSH_NAME, VT_OPT_PUSH_QUEUE,
+	VT_OPT_PUSH_TRIES, VT_OPT_LISTEN, VT_OPT_LINGER,
 };
 
 /* What the options fill in. The caller sets the defaults before parsing. */
@@ -42,6 +45,14 @@ struct vt_cli_args {
 	double duration;                /* -d */
 	double interval;                /* -i */
 	uint64_t count;                 /* -n */
+	bool have_format;               /* --format was given */
+	double every;                   /* --every */
+	const char *out_dir;            /* --out-dir */
+	const char *push_url;           /* --push */
+	const char *push_name;          /* --push-name */
+	uint64_t push_queue, push_tries; /* --push-queue, --push-tries */
+	const char *listen;             /* --listen */
+	double linger;                  /* --linger */
 };
 
 struct vt_cli_cmd {

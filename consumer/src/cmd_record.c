@@ -6,10 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "commands.h"
+#include "continuous.h"
 #include "profile.h"
 #include "report_registry.h"
 #include "session.h"
@@ -18,7 +21,8 @@
 
 static const char usage_line[] =
 	"Usage: vmtrace record -p PID [-d SECONDS] [-o FILE] [--force] [options]\n"
-	"       vmtrace record [-d SECONDS] [-o FILE] [--force] [options] -- CMD [ARGS...]\n";
+	"       vmtrace record [-d SECONDS] [-o FILE] [--force] [options] -- CMD [ARGS...]\n"
+	"       vmtrace record -p PID --every 10s [--out-dir DIR] [--push URL] [options]\n";
 
 static const char help_text[] =
 	"\n"
@@ -40,6 +44,16 @@ static const char help_text[] =
 	"      --map-entries N    size of each counting map (default 16384)\n"
 	"      --runtime NAME     use this runtime's probes instead of detecting them\n"
 	"      --no-methods       runtimes with method probes: class and site only (cheaper)\n"
+	"      --every T          continuous profiling: one profile per interval T (10s,\n"
+	"                         1.5s, 2m), each exactly what happened in it; needs\n"
+	"                         --out-dir or --push; the stdout report is left out\n"
+	"      --out-dir DIR      write each interval there as vmtrace-PID-N.EXT in\n"
+	"                         --format (default pprof with --every)\n"
+	"      --push URL         send each interval as pprof to a Pyroscope-compatible\n"
+	"                         server (URL/ingest), retried, from a bounded queue\n"
+	"      --push-name NAME   the application name pushed (default vmtrace)\n"
+	"      --push-queue N     intervals waiting to be sent at most (default 16)\n"
+	"      --push-tries N     sends of one interval at most (default 4)\n"
 	"  -v, --verbose          libbpf's log on stderr\n"
 	"  -h, --help             this text\n"
 	"\n"
@@ -51,7 +65,8 @@ static const char help_text[] =
 static const enum vt_opt record_opts[] = {
 	VT_OPT_PID, VT_OPT_DURATION, VT_OPT_OUTPUT, VT_OPT_FORCE, VT_OPT_FORMAT, VT_OPT_BY,
 	VT_OPT_SORT, VT_OPT_TOP, VT_OPT_SAMPLE, VT_OPT_MAP_ENTRIES, VT_OPT_RUNTIME,
-	VT_OPT_NO_METHODS, VT_OPT_VERBOSE, VT_OPT_HELP, 0,
+	VT_OPT_NO_METHODS, VT_OPT_EVERY, VT_OPT_OUT_DIR, VT_OPT_PUSH, VT_OPT_PUSH_NAME,
+	VT_OPT_PUSH_QUEUE, VT_OPT_PUSH_TRIES, VT_OPT_VERBOSE, VT_OPT_HELP, 0,
 };
 
 static const struct vt_cli_cmd record_cmd = {
@@ -64,7 +79,10 @@ int vt_cmd_record(int argc, char **argv)
 	struct vt_cli_args a = {
 		.report = { VT_FORMAT_TEXT, VT_BY_CLASS_METHOD, VT_SORT_COUNT, 0 },
 		.output = DEFAULT_RECORD,
+		.push_name = "vmtrace", .push_queue = 16, .push_tries = 4,
 	};
+	struct vt_every_opts every = { 0 };
+	struct vt_push_opts push = { .backoff_ms = 200, .timeout_ms = 5000 };
 	struct vt_session s;
 	struct vt_profile p;
 	char err[4608];
@@ -81,6 +99,27 @@ int vt_cmd_record(int argc, char **argv)
 	if (!a.have_pid && !a.session.cmd)
 		return vt_usage_error("record", "nothing to trace: give -p PID or -- CMD");
 	a.session.verbose = vt_verbose();
+	push.url = a.push_url;
+	push.name = a.push_name;
+	push.queue_max = (size_t)a.push_queue;
+	push.tries = (unsigned)a.push_tries;
+	if (a.every == 0 && (a.out_dir || a.push_url))
+		return vt_usage_error("record", "--out-dir and --push go with --every");
+	if (a.every > 0 && !a.out_dir && !a.push_url)
+		return vt_usage_error("record", "--every needs --out-dir DIR or --push URL");
+	if (a.push_url && vt_push_check(&push, err, sizeof(err)))
+		return vt_usage_error("record", "%s", err);
+	if (a.out_dir && access(a.out_dir, W_OK | X_OK)) {
+		fprintf(stderr, "vmtrace: --out-dir %s: %s\n", a.out_dir, strerror(errno));
+		return 1;
+	}
+	every.every_s = a.every;
+	every.out_dir = a.out_dir;
+	every.ropts = a.report;
+	if (!a.have_format)
+		every.ropts.format = VT_FORMAT_PPROF;
+	every.duration_s = a.duration;
+	every.push = a.push_url ? &push : NULL;
 
 	/* refuse before tracing anything, not after the run */
 	r = vt_profile_check_output(a.output, a.force);
@@ -106,6 +145,18 @@ int vt_cmd_record(int argc, char **argv)
 	if (s.spawn_note)
 		fprintf(stderr, "vmtrace: %s: %s\n", s.rt->name, s.spawn_note);
 
+	if (every.every_s > 0) {
+		/* continuous: the intervals are the output; the record holds the whole run */
+		status = vt_record_every(&s, &every, &p);
+		r = vt_profile_write(&p, a.output, a.force);
+		if (r) {
+			fprintf(stderr, "vmtrace: cannot write %s: %s\n", a.output, strerror(-r));
+			status = 1;
+		}
+		vt_profile_free(&p);
+		vt_session_close(&s);
+		return status;
+	}
 	switch (vt_session_wait(&s, a.duration > 0 ? (long long)(a.duration * 1000) : -1)) {
 	case VT_WAIT_EXITED:
 		fprintf(stderr, "vmtrace: pid %d exited; reporting what was recorded\n",

@@ -4,6 +4,10 @@
 # demovm's truth. Cases that trace need root (exit 77 = skipped otherwise).
 #   pprof_fixture  a record kept in the tree, as pprof, against vmtrace's own report
 #   pprof_live     a real run: pprof against the report and demovm's truth
+#   every_push     record --every: the intervals on disk and those a local
+#                  ingest receiver took (after refusing the first tries) each
+#                  add up to demovm's truth, none missing
+#   push_unreachable  a server that is not there: bounded tries, losses counted
 set -uo pipefail
 
 CASE=$1
@@ -30,6 +34,31 @@ fail() {
 		[ -s "$f" ] && { echo "--- $f"; head -c 3000 "$f"; echo; }
 	done
 	exit 1
+}
+
+# wait_line FILE REGEX [COUNT]: until FILE has COUNT (default 1) matching
+# lines; 60 s at most (a hang, not a measurement).
+wait_line() {
+	for _ in $(seq 600); do
+		[ "$(grep -cE "$2" "$1" 2>/dev/null)" -ge "${3:-1}" ] && return 0
+		sleep 0.1
+	done
+	fail "no ${3:-1} lines matching '$2' in $1"
+}
+
+start_demovm() { # ARGS...: demovm --wait in the background, pid in DV
+	"$BIN/demovm" --wait --quiet "$@" >dv.out 2>dv.err &
+	DV=$!
+	PIDS+=("$DV")
+	wait_line dv.out '^ready$'
+}
+
+start_receiver() { # ARGS...: the ingest receiver, its port in PORT
+	mkdir -p recv
+	"$PY" "$HERE/ingest_receiver.py" recv --limit 110 "$@" 2>recv.err &
+	PIDS+=("$!")
+	for _ in $(seq 100); do [ -s recv/port ] && break; sleep 0.1; done
+	PORT=$(cat recv/port 2>/dev/null) || fail "the receiver did not start"
 }
 
 need_root() {
@@ -62,6 +91,66 @@ pprof_live)
 	HOME=$WORK go tool pprof -top live.pb.gz 2>/dev/null >head.out
 	grep -q "^Duration: " head.out || fail "no duration"
 	grep -q "^Time: " head.out || fail "no time"
+	;;
+
+every_push)
+	need_root
+	start_receiver --fail-first 2
+	start_demovm --duration 0 --threads 2 --truth truth.json
+	mkdir out
+	"$VMTRACE" record -p "$DV" --every 0.3s --out-dir out --push "http://127.0.0.1:$PORT" \
+		-o rec.data >vt.out 2>vt.err &
+	VT=$!
+	PIDS+=("$VT")
+	wait_line vt.err '^vmtrace: recording pid'
+	kill -USR1 "$DV"
+	# at least two intervals with work in them, then stop demovm
+	wait_line vt.err '^vmtrace: interval [0-9]+: .* [1-9][0-9]* allocations' 2
+	kill -INT "$DV"
+	wait "$DV" || fail "demovm exited with $?"
+	wait "$VT" || fail "vmtrace record exited with $?"
+	n=$(grep -cE '^vmtrace: interval [0-9]+:' vt.err)
+	[ "$(ls out/*.pb.gz | wc -l)" = "$n" ] || fail "$n intervals announced, $(ls out | wc -l) files"
+	[ "$(ls recv/*.pb.gz | wc -l)" = "$n" ] || fail "$n intervals announced, $(ls recv/*.pb.gz | wc -l) received"
+	grep -q "pushed $n of $n intervals (2 retries); 0 failed, 0 dropped" vt.err ||
+		fail "push summary: $(grep pushed vt.err)"
+	"$PY" - recv "$n" "$DV" <<'PYEOF' || fail "the pushed intervals are not contiguous"
+import json, sys
+d, n, pid = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+q = [json.load(open("%s/%d.json" % (d, i))) for i in range(1, n + 1)]
+assert all(x["name"] == "vmtrace{runtime=vmtrace,pid=%s}" % pid for x in q), q[0]
+# whole seconds: each interval starts no later than the previous one ended
+assert all(int(a["until"]) >= int(b["from"]) >= int(a["from"]) for a, b in zip(q, q[1:])), q
+PYEOF
+	# no gap, no double count: the intervals add up to the truth, both ways
+	"$PY" "$HERE/pprof_top.py" out/*.pb.gz truth.json || fail "the written intervals differ from the truth"
+	"$PY" "$HERE/pprof_top.py" recv/*.pb.gz truth.json || fail "the pushed intervals differ from the truth"
+	# and the whole-run record says the same
+	"$VMTRACE" report rec.data --format json >rec.json || fail "report exited with $?"
+	"$PY" "$HERE/pprof_top.py" out/*.pb.gz rec.json || fail "the intervals differ from the record"
+	;;
+
+push_unreachable)
+	need_root
+	start_receiver
+	kill "${PIDS[-1]}"; wait "${PIDS[-1]}" 2>/dev/null  # its port is now refused
+	"$VMTRACE" record --every 0.2s --push "http://127.0.0.1:$PORT" --push-tries 2 -o rec.data \
+		-- "$BIN/demovm" --ops 2000 --quiet >vt.out 2>vt.err
+	status=$?
+	[ "$status" = 1 ] || fail "exit $status, want 1 (intervals not sent)"
+	n=$(grep -cE '^vmtrace: interval [0-9]+:' vt.err)
+	grep -q "pushed 0 of $n intervals ($n retries); $n failed" vt.err ||
+		fail "push summary: $(grep pushed vt.err)"
+	"$VMTRACE" report rec.data --format json >rec.json || fail "report exited with $?"
+	lost=$(jq '[.lost[] | select(.what | startswith("push failed")) | .count] | add' rec.json)
+	[ "$lost" = "$n" ] || fail "push losses in the record: $lost, want $n"
+	# bad uses are refused before anything is traced
+	"$VMTRACE" record --every 1s -- /bin/true >/dev/null 2>u1.err && fail "--every alone was taken"
+	grep -q "needs --out-dir DIR or --push URL" u1.err || fail "$(cat u1.err)"
+	"$VMTRACE" record --every 1s --push ftp://x -- /bin/true >/dev/null 2>u2.err && fail "ftp taken"
+	grep -q "is not an http:// or https:// URL" u2.err || fail "$(cat u2.err)"
+	"$VMTRACE" record --every 0s --out-dir . -- /bin/true >/dev/null 2>u3.err && fail "0s taken"
+	grep -q "is not an interval" u3.err || fail "$(cat u3.err)"
 	;;
 
 *)

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
-"""pprof_top.py PROFILE.pb.gz EXPECTED.json
+"""pprof_top.py PROFILE.pb.gz [PROFILE.pb.gz...] EXPECTED.json
 
-Reads PROFILE with Debian's `go tool pprof -top` (both sample types, every
-node) and compares what it prints with EXPECTED: a list of allocation rows
+Reads the PROFILEs with Debian's `go tool pprof -top` (which merges several
+into one: the intervals of a continuous run add up; both sample types,
+every node) and compares what it prints with EXPECTED: a list of allocation rows
 {"class", "method", "count", "bytes"} (vmtrace's own report, or demovm's
 truth). Classes are the leaf frames, so their flat numbers must be the
 per-class totals; methods are the frames below, so their cum numbers must
@@ -18,10 +19,10 @@ import tempfile
 ROW = re.compile(r"^\s*(\S+)\s+\S+%\s+\S+%\s+(\S+)\s+\S+%\s+(.+)$")
 
 
-def top(profile, index, unit):
+def top(profiles, index, unit):
     env = dict(os.environ, HOME=tempfile.mkdtemp(), GOFLAGS="")
     out = subprocess.run(["go", "tool", "pprof", "-top", "-nodecount=100000",
-                          "-sample_index=" + index, "-unit=" + unit, profile],
+                          "-sample_index=" + index, "-unit=" + unit] + profiles,
                          capture_output=True, text=True, env=env, check=True).stdout
     rows, header = {}, False
     for line in out.splitlines():
@@ -42,17 +43,18 @@ def number(s):
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) < 3:
         raise SystemExit(__doc__)
-    doc = json.load(open(sys.argv[2]))
+    profiles = sys.argv[1:-1]
+    doc = json.load(open(sys.argv[-1]))
     expected = doc["allocations"] if isinstance(doc, dict) else doc
     by_class, by_method = {}, {}
     for r in expected:
         for d, k in ((by_class, r["class"]), (by_method, r["method"])):
             c, b = d.get(k, (0, 0))
             d[k] = (c + r["count"], b + r["bytes"])
-    objects = top(sys.argv[1], "alloc_objects", "minimum")
-    space = top(sys.argv[1], "alloc_space", "B")
+    objects = top(profiles, "alloc_objects", "minimum")
+    space = top(profiles, "alloc_space", "B")
     problems = []
     for name, want in sorted(by_class.items()):
         got = (objects.get(name, (None,))[0], space.get(name, (None,))[0])
@@ -68,8 +70,8 @@ def main():
     if problems:
         print("\n".join(problems))
         sys.exit(1)
-    print("go tool pprof -top agrees: %d classes, %d methods, %d objects, %d bytes" %
-          (len(by_class), len(by_method), sum(v[0] for v in by_class.values()),
+    print("go tool pprof -top of %d profiles agrees: %d classes, %d methods, %d objects, %d bytes" %
+          (len(profiles), len(by_class), len(by_method), sum(v[0] for v in by_class.values()),
            sum(v[1] for v in by_class.values())))
 
 

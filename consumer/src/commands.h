@@ -16,6 +16,9 @@ int vt_cmd_list(int argc, char **argv);
 /* vmtrace record -p PID | -- CMD [ARGS...] [-d SECONDS] [-o FILE] [--force] ... */
 int vt_cmd_record(int argc, char **argv);
 
+/* vmtrace serve -p PID | -- CMD [--listen ADDR:PORT] [--top N] [-d SECONDS] ... */
+int vt_cmd_serve(int argc, char **argv);
+
 /* vmtrace top -p PID [-i SECONDS] [-n COUNT] [--top N] */
 int vt_cmd_top(int argc, char **argv);
 

@@ -19,6 +19,7 @@ static const struct {
 	{ "list", vt_cmd_list, "the USDT probes of a process or a binary" },
 	{ "record", vt_cmd_record, "trace a process, write a record file, print the report" },
 	{ "report", vt_cmd_report, "print the report of a record file" },
+	{ "serve", vt_cmd_serve, "serve a process's counters at /metrics for Prometheus" },
 	{ "top", vt_cmd_top, "a live view of a process, refreshed every interval" },
 };
 
@@ -45,7 +46,8 @@ static void usage(FILE *out)
 	      "  vmtrace record -p 4242 -d 10\n"
 	      "  vmtrace record -- ./demovm --ops 100000\n"
 	      "  vmtrace report --format json\n"
-	      "  vmtrace top -p 4242 -i 2\n", out);
+	      "  vmtrace top -p 4242 -i 2\n"
+	      "  vmtrace serve -p 4242 --listen 127.0.0.1:9464\n", out);
 }
 
 int main(int argc, char **argv)

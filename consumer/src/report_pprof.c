@@ -13,7 +13,7 @@
  *   changes when they are;
  * - labels pid and runtime on every sample; the record's start time and
  *   duration; the sampling period when allocations were sampled.
- * Every string is interned once into the string table, every (function,
+ * Every string is interned once into the string table (strtab.c), every (function,
  * line) into one location, so a profile of N rows stays O(N).
  */
 #include <errno.h>
@@ -25,6 +25,7 @@
 #include "profile.pb-c.h"
 #include "pprof.h"
 #include "report_opts.h"
+#include "strtab.h"
 
 typedef Perftools__Profiles__Profile PbProfile;
 typedef Perftools__Profiles__Sample PbSample;
@@ -34,14 +35,7 @@ typedef Perftools__Profiles__Function PbFunction;
 typedef Perftools__Profiles__ValueType PbValueType;
 typedef Perftools__Profiles__Label PbLabel;
 
-/* ---- interning: strings -> string table index, pairs -> ids ---- */
-
-struct strtab {
-	char **v;                    /* v[0] is "" as pprof requires */
-	size_t n, cap;
-	size_t *slot;                /* open addressing: index + 1, 0 = empty */
-	size_t nslot;
-};
+/* ---- interning: (a, b) pairs -> ids ---- */
 
 struct pairtab {                 /* (a, b) -> id 1..n */
 	uint64_t (*key)[2];
@@ -58,52 +52,9 @@ static uint64_t hash_bytes(const void *p, size_t len, uint64_t h)
 	return h;
 }
 
-static int strtab_grow(struct strtab *t)
+static int64_t intern(struct vt_strtab *t, const char *s)
 {
-	size_t nslot = t->nslot ? t->nslot * 2 : 1024;
-	size_t *slot = calloc(nslot, sizeof(*slot));
-
-	if (!slot)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->n; i++) {
-		size_t h = hash_bytes(t->v[i], strlen(t->v[i]), 0xcbf29ce484222325ull) & (nslot - 1);
-
-		while (slot[h])
-			h = (h + 1) & (nslot - 1);
-		slot[h] = i + 1;
-	}
-	free(t->slot);
-	t->slot = slot;
-	t->nslot = nslot;
-	return 0;
-}
-
-/* The index of s in the table, added when new; -1 on -ENOMEM. The table
- * keeps pointers, so s must outlive it (profile strings and literals do). */
-static int64_t intern(struct strtab *t, const char *s)
-{
-	size_t h;
-
-	if (!s)
-		s = "";
-	if ((t->n + 1) * 2 > t->nslot && strtab_grow(t))
-		return -1;
-	h = hash_bytes(s, strlen(s), 0xcbf29ce484222325ull) & (t->nslot - 1);
-	for (; t->slot[h]; h = (h + 1) & (t->nslot - 1))
-		if (!strcmp(t->v[t->slot[h] - 1], s))
-			return (int64_t)(t->slot[h] - 1);
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		char **v = realloc(t->v, cap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		t->v = v;
-		t->cap = cap;
-	}
-	t->v[t->n] = (char *)s;
-	t->slot[h] = ++t->n;
-	return (int64_t)(t->n - 1);
+	return vt_strtab_intern(t, s, NULL);
 }
 
 static int pairtab_grow(struct pairtab *t)
@@ -199,11 +150,9 @@ static size_t stack_of(const struct vt_alloc *a, struct frame *f, char *filebuf,
 /* ---- the profile message ---- */
 
 struct builder {
-	struct strtab strs;
+	struct vt_strtab strs;
 	struct pairtab funcs;        /* (name, file) string indexes -> function id */
 	struct pairtab locs;         /* (function id, line) -> location id */
-	char **owned;                /* file names cut out of sites */
-	size_t nowned, capowned;
 	PbFunction **fn;
 	PbLocation **loc;
 	size_t nfn, nloc, capfn, caploc;
@@ -317,17 +266,6 @@ static int add_samples(struct builder *b, const struct vt_profile *p)
 			const struct vt_alloc *a = &p->allocs.v[i];
 			int64_t v[2] = { (int64_t)a->count, (int64_t)a->bytes };
 			size_t n = stack_of(a, f, filebuf, sizeof(filebuf));
-			char *own;
-
-			/* the file name outlives filebuf in the string table */
-			if (f[1].file == filebuf) {
-				own = strdup(filebuf);
-				if (!own || push_ptr((void ***)&b->owned, &b->nowned, &b->capowned, own)) {
-					free(own);
-					return -ENOMEM;
-				}
-				f[1].file = own;
-			}
 			if (add_sample(b, f, n, v, 2))
 				return -ENOMEM;
 		}
@@ -358,14 +296,10 @@ static void builder_free(struct builder *b)
 		free(b->samples[i]->value);
 		free(b->samples[i]);
 	}
-	for (size_t i = 0; i < b->nowned; i++)
-		free(b->owned[i]);
-	free(b->owned);
 	free(b->fn);
 	free(b->loc);
 	free(b->samples);
-	free(b->strs.v);
-	free(b->strs.slot);
+	vt_strtab_free(&b->strs);
 	free(b->funcs.key);
 	free(b->funcs.id);
 	free(b->locs.key);

@@ -8,6 +8,8 @@
 #                  ingest receiver took (after refusing the first tries) each
 #                  add up to demovm's truth, none missing
 #   push_unreachable  a server that is not there: bounded tries, losses counted
+#   serve          /metrics scraped with curl on 127.0.0.1, parsed by
+#                  python3-prometheus-client, against demovm's truth
 set -uo pipefail
 
 CASE=$1
@@ -151,6 +153,48 @@ push_unreachable)
 	grep -q "is not an http:// or https:// URL" u2.err || fail "$(cat u2.err)"
 	"$VMTRACE" record --every 0s --out-dir . -- /bin/true >/dev/null 2>u3.err && fail "0s taken"
 	grep -q "is not an interval" u3.err || fail "$(cat u3.err)"
+	;;
+
+serve)
+	need_root
+	start_demovm --ops 3000 --threads 2 --truth truth.json
+	"$VMTRACE" serve -p "$DV" --listen 127.0.0.1:0 --top 5 --linger 60 >vt.out 2>vt.err &
+	VT=$!
+	PIDS+=("$VT")
+	wait_line vt.err '^vmtrace: serving pid'
+	PORT=$(sed -nE 's|.*http://127\.0\.0\.1:([0-9]+)/metrics$|\1|p' vt.err)
+	[ -n "$PORT" ] || fail "no port in: $(cat vt.err)"
+	URL=http://127.0.0.1:$PORT
+	OM='Accept: application/openmetrics-text; version=1.0.0,text/plain;version=0.0.4;q=0.5'
+	curl -sf --max-time 10 -H "$OM" "$URL/metrics" >early.om || fail "the first scrape failed"
+	kill -USR1 "$DV"
+	wait "$DV" || fail "demovm exited with $?"
+	wait_line vt.err '^vmtrace: serving its final counts'
+	curl -sf --max-time 10 -H "$OM" "$URL/metrics" -D om.headers >final.om || fail "scrape failed"
+	curl -sf --max-time 10 "$URL/metrics" -D prom.headers >final.prom || fail "scrape failed"
+	grep -qi '^content-type: application/openmetrics-text; version=1.0.0' om.headers ||
+		fail "OpenMetrics content type: $(cat om.headers)"
+	grep -qi '^content-type: text/plain; version=0.0.4' prom.headers ||
+		fail "Prometheus content type: $(cat prom.headers)"
+	code=$(curl -s --max-time 10 -o /dev/null -w '%{http_code}' "$URL/nothing")
+	[ "$code" = 404 ] || fail "GET /nothing: $code, want 404"
+	code=$(curl -s --max-time 10 -o /dev/null -w '%{http_code}' -X POST "$URL/metrics")
+	[ "$code" = 405 ] || fail "POST /metrics: $code, want 405"
+	kill -INT "$VT"
+	wait "$VT" || fail "vmtrace serve exited with $?"
+	"$PY" "$HERE/metrics_check.py" 5 truth.json early.om final.om final.prom ||
+		fail "the metrics differ from the truth"
+	# bad uses: one line, non-zero, nothing traced
+	"$VMTRACE" serve -p "$$" --listen nonsense >/dev/null 2>l1.err
+	[ $? = 2 ] || fail "--listen nonsense: want exit 2"
+	grep -q "is not ADDR:PORT" l1.err || fail "$(cat l1.err)"
+	"$PY" -c 'import socket,time; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(30)' >busy.port &
+	PIDS+=("$!")
+	for _ in $(seq 50); do [ -s busy.port ] && break; sleep 0.1; done
+	"$VMTRACE" serve -p "$$" --listen "127.0.0.1:$(cat busy.port)" >/dev/null 2>l2.err
+	[ $? = 1 ] || fail "a taken port: want exit 1"
+	grep -q "cannot listen on" l2.err || fail "$(cat l2.err)"
+	[ "$(wc -l <l2.err)" = 1 ] || fail "more than one line: $(cat l2.err)"
 	;;
 
 *)

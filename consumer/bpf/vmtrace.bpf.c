@@ -247,18 +247,55 @@ int BPF_USDT(on_free, void *klass, __u64 size)
 }
 
 SEC("usdt")
+/* A timeline record of a cache reset or a handled signal; the counts live in
+ * the maps, so a full ring only costs the timeline (counted). */
+static __always_inline struct vt_gc_event *timeline(__u32 type)
+{
+	struct vt_gc_event *ev = bpf_ringbuf_reserve(&gc_events, sizeof(*ev), 0);
+
+	if (!ev) {
+		lose(VT_LOSS_TIMELINE_RINGBUF_FULL);
+		return NULL;
+	}
+	__builtin_memset(ev, 0, sizeof(*ev));
+	ev->type = type;
+	ev->tid = vt_tid();
+	ev->ts_ns = bpf_ktime_get_ns();
+	return ev; /* the caller fills in the rest and submits */
+}
+
+SEC("usdt")
 int BPF_USDT(on_method_cache_reset, void *klass, void *method, __u64 serial)
 {
-	if (in_target())
-		count_pair(&method_cache_resets, (__u64)klass, (__u64)method, VT_LOSS_MCR_MAP_FULL);
+	struct vt_gc_event *ev;
+
+	if (!in_target())
+		return 0;
+	count_pair(&method_cache_resets, (__u64)klass, (__u64)method, VT_LOSS_MCR_MAP_FULL);
+	ev = timeline(VT_RING_METHOD_CACHE_RESET);
+	if (ev) {
+		ev->heap_bytes = (__u64)klass;
+		ev->alloc_total = (__u64)method;
+		ev->serial = serial;
+		bpf_ringbuf_submit(ev, 0);
+	}
 	return 0;
 }
 
 SEC("usdt")
 int BPF_USDT(on_constant_cache_reset, void *name, __u64 serial)
 {
-	if (in_target())
-		count_pair(&constant_cache_resets, (__u64)name, 0, VT_LOSS_CCR_MAP_FULL);
+	struct vt_gc_event *ev;
+
+	if (!in_target())
+		return 0;
+	count_pair(&constant_cache_resets, (__u64)name, 0, VT_LOSS_CCR_MAP_FULL);
+	ev = timeline(VT_RING_CONSTANT_CACHE_RESET);
+	if (ev) {
+		ev->heap_bytes = (__u64)name;
+		ev->serial = serial;
+		bpf_ringbuf_submit(ev, 0);
+	}
 	return 0;
 }
 
@@ -331,11 +368,15 @@ int BPF_USDT(on_gc_end, int kind, __u64 heap_bytes)
 	if (!ev) {
 		lose(VT_LOSS_GC_RINGBUF_FULL);
 	} else {
+		ev->type = VT_RING_GC;
+		ev->tid = tid;
+		ev->ts_ns = start->start_ns;
 		ev->kind = kind;
 		ev->pad = 0;
 		ev->duration_ns = now - start->start_ns;
 		ev->heap_bytes = heap_bytes;
 		ev->alloc_total = alloc_total();
+		ev->serial = 0;
 		bpf_ringbuf_submit(ev, 0);
 	}
 	bpf_map_delete_elem(&gc_starts, &tid);
@@ -382,6 +423,7 @@ static __always_inline __u32 log2_bucket(__u64 v)
 SEC("usdt")
 int BPF_USDT(on_signal_handled, int signo, __u64 latency_ns)
 {
+	struct vt_gc_event *ev;
 	struct vt_signal_val *s;
 	__u32 b;
 
@@ -396,6 +438,12 @@ int BPF_USDT(on_signal_handled, int signo, __u64 latency_ns)
 		s->latency_max_ns = latency_ns;
 	b = log2_bucket(latency_ns);
 	s->hist[b & (VT_LOG2_BUCKETS - 1)] += 1; /* b < 64 already; the mask tells the verifier */
+	ev = timeline(VT_RING_SIGNAL);
+	if (ev) {
+		ev->kind = signo;
+		ev->duration_ns = latency_ns;
+		bpf_ringbuf_submit(ev, 0);
+	}
 	return 0;
 }
 

@@ -56,12 +56,26 @@ struct vt_gc_start {             /* per thread, from gc__begin to gc__end */
 	__u32 pad;
 };
 
-struct vt_gc_event {             /* one collection, sent through the ring buffer at gc__end */
-	__s32 kind;
+/* What goes through the ring buffer, each with its thread and time, so
+ * the report can lay them on a timeline (--format perfetto). */
+enum vt_ring_type {
+	VT_RING_GC = 1,              /* one collection, at gc__end */
+	VT_RING_SIGNAL,              /* a signal handled, at signal__handled */
+	VT_RING_METHOD_CACHE_RESET,
+	VT_RING_CONSTANT_CACHE_RESET,
+};
+
+struct vt_gc_event {             /* one ring buffer record (the name is older than its types) */
+	__u32 type;                  /* enum vt_ring_type */
+	__u32 tid;                   /* the thread that fired the probe */
+	__u64 ts_ns;                 /* bpf_ktime_get_ns(): GC: at gc__begin; others: when fired */
+	__s32 kind;                  /* GC kind; signal number */
 	__u32 pad;
-	__u64 duration_ns;
-	__u64 heap_bytes;
-	__u64 alloc_total;           /* allocated bytes (all CPUs) counted up to this gc__end */
+	__u64 duration_ns;           /* GC pause; signal latency (signal__handled's argument) */
+	__u64 heap_bytes;            /* GC: at gc__end. Resets: the class (or name) pointer */
+	__u64 alloc_total;           /* GC: allocated bytes (all CPUs) counted up to gc__end.
+					method cache resets: the method pointer */
+	__u64 serial;                /* resets: the serial argument */
 };
 
 struct vt_signal_val {           /* per signal number, per CPU */
@@ -91,6 +105,8 @@ struct vt_stats {                /* per CPU, one entry */
 	X(UNRESOLVED_FULL, "unresolved name queue full")                           \
 	X(STR_UNREADABLE, "string never readable (named <unreadable>)")            \
 	X(GC_RINGBUF_FULL, "gc pause ring buffer full (pauses)")                   \
+	X(TIMELINE_RINGBUF_FULL, "event ring buffer full (timeline events)")       \
+	X(TIMELINE_CAP, "timeline longer than its cap (timeline events)")          \
 	X(GC_NO_BEGIN, "gc end without its begin (pause unknown)")                 \
 	X(GC_THREAD_MAP_FULL, "gc thread map full (pauses)")                       \
 	X(BAD_GC_KIND, "gc kind out of range (collections)")                       \

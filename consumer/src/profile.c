@@ -211,6 +211,11 @@ void vt_profile_free(struct vt_profile *p)
 	for (size_t i = 0; i < p->frees.n; i++)
 		free(p->frees.v[i].klass);
 	free(p->frees.v);
+	for (size_t i = 0; i < p->events.n; i++) {
+		free(p->events.v[i].name);
+		free(p->events.v[i].name2);
+	}
+	free(p->events.v);
 	idx = p->index;
 	if (idx) {
 		struct vt_hidx *all[] = { &idx->allocs, &idx->mcr, &idx->ccr, &idx->gsi,
@@ -523,6 +528,25 @@ int vt_profile_add_free(struct vt_profile *p, const char *klass, uint64_t count,
 	}
 	p->frees.v[row].count += count;
 	p->frees.v[row].bytes += bytes;
+	return 0;
+}
+
+int vt_profile_add_event(struct vt_profile *p, const struct vt_event *e)
+{
+	struct vt_event *d;
+
+	if (VEC_GROW(p->events))
+		return -ENOMEM;
+	d = &p->events.v[p->events.n];
+	*d = *e;
+	d->name = strdup(nz(e->name));
+	d->name2 = strdup(nz(e->name2));
+	if (!d->name || !d->name2) {
+		free(d->name);
+		free(d->name2);
+		return -ENOMEM;
+	}
+	p->events.n++;
 	return 0;
 }
 

@@ -38,6 +38,29 @@ struct vt_gc_pause {            /* one collection, in order of its end */
 	uint64_t heap_bytes;         /* heap size at gc__end */
 	uint64_t allocated_bytes;    /* bytes allocated since the previous collection */
 	uint64_t objects_collected;  /* objects freed by it, 0 when the runtime does not say */
+	int64_t at_ns;               /* its start, ns after start_unix_ns (when tid != 0) */
+	uint32_t tid;                /* the collecting thread; 0 = not known */
+};
+
+/* A moment on the timeline (--format perfetto) besides the GC pauses. */
+enum vt_event_kind {
+	VT_EVENT_SIGNAL,             /* a signal handled: arg signo, dur_ns its latency, at_ns
+					when it was handled */
+	VT_EVENT_METHOD_CACHE_RESET, /* name class, name2 method ("" = whole class) */
+	VT_EVENT_CONSTANT_CACHE_RESET, /* name the constant */
+	VT_EVENT__COUNT
+};
+
+#define VT_TIMELINE_MAX 200000   /* events kept at most; later ones are counted as lost */
+
+struct vt_event {
+	int kind;                    /* enum vt_event_kind */
+	uint32_t tid;
+	int64_t at_ns;               /* ns after start_unix_ns */
+	uint64_t dur_ns;
+	int64_t arg;
+	uint64_t serial;             /* cache resets: the serial the runtime gave */
+	char *name, *name2;          /* "" where the kind has none */
 };
 
 struct vt_signal {              /* one signal number */
@@ -79,6 +102,7 @@ struct vt_profile {
 	VT_VEC(struct vt_keyed_count) calls;                 /* function or method calls: name, file */
 	VT_VEC(struct vt_lost) lost;                         /* every loss counter, zeros included */
 	VT_VEC(struct vt_free) frees;
+	VT_VEC(struct vt_event) events;                      /* in the order they happened */
 	void *index;                 /* private: the adders' lookup tables */
 };
 
@@ -107,6 +131,8 @@ int vt_profile_add_signal(struct vt_profile *p, int signo, uint64_t received, ui
 int vt_profile_add_call(struct vt_profile *p, const char *name, const char *file, uint64_t count);
 int vt_profile_add_lost(struct vt_profile *p, const char *what, uint64_t count);
 int vt_profile_add_free(struct vt_profile *p, const char *klass, uint64_t count, uint64_t bytes);
+/* Appends e (its strings copied; NULL is ""). */
+int vt_profile_add_event(struct vt_profile *p, const struct vt_event *e);
 /* "minor"/"major" for vmtrace's provider, "mark"/"sweep" for Ruby,
  * "gen0".."gen2" for CPython. */
 const char *vt_gc_kind_name(const struct vt_profile *p, int kind);

@@ -180,6 +180,7 @@ static int keep_nonzero(struct vt_profile *out, const struct vt_profile *w)
 int vt_profile_diff(const struct vt_profile *late, const struct vt_profile *early,
 		    struct vt_profile *out)
 {
+	int64_t shift = (int64_t)(early->duration_s * 1e9); /* the interval's start */
 	struct vt_profile w;
 	int err;
 
@@ -191,8 +192,21 @@ int vt_profile_diff(const struct vt_profile *late, const struct vt_profile *earl
 	if (!err)
 		err = keep_nonzero(out, &w);
 	vt_profile_free(&w);
-	for (size_t i = early->gc_pauses.n; !err && i < late->gc_pauses.n; i++)
-		err = vt_profile_add_gc_pause(out, &late->gc_pauses.v[i]);
+	/* pauses and timeline events are appended in the order they happen;
+	 * their times become relative to the interval's start */
+	for (size_t i = early->gc_pauses.n; !err && i < late->gc_pauses.n; i++) {
+		struct vt_gc_pause g = late->gc_pauses.v[i];
+
+		if (g.tid)
+			g.at_ns -= shift;
+		err = vt_profile_add_gc_pause(out, &g);
+	}
+	for (size_t i = early->events.n; !err && i < late->events.n; i++) {
+		struct vt_event e = late->events.v[i];
+
+		e.at_ns -= shift;
+		err = vt_profile_add_event(out, &e);
+	}
 	if (err) {
 		vt_profile_free(out);
 		return err;
@@ -205,6 +219,6 @@ int vt_profile_diff(const struct vt_profile *late, const struct vt_profile *earl
 	out->duration_s = late->duration_s - early->duration_s;
 	if (out->duration_s < 0)
 		out->duration_s = 0;
-	out->start_unix_ns = early->start_unix_ns + (uint64_t)(early->duration_s * 1e9);
+	out->start_unix_ns = early->start_unix_ns + (uint64_t)shift;
 	return 0;
 }

@@ -29,7 +29,7 @@
 #include "profile.h"
 
 #define RECORD_MAGIC "vmtrace-record"
-#define RECORD_VERSION 2 /* 2 added start_unix_ns */
+#define RECORD_VERSION 2 /* 2 added start_unix_ns, event, gc_pause start and thread */
 #define RECORD_MAGIC_LINE_MAX 64 /* "vmtrace-record N\n" and then some */
 
 static void put_str(FILE *f, const char *s)
@@ -100,8 +100,18 @@ static unsigned long write_items(FILE *f, const struct vt_profile *p)
 	for (size_t i = 0; i < p->gc_pauses.n; i++, lines++) {
 		const struct vt_gc_pause *g = &p->gc_pauses.v[i];
 
-		fprintf(f, "gc_pause %d %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", g->kind,
-			g->duration_ns, g->heap_bytes, g->allocated_bytes, g->objects_collected);
+		fprintf(f, "gc_pause %d %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRId64
+			" %" PRIu32 "\n", g->kind, g->duration_ns, g->heap_bytes, g->allocated_bytes,
+			g->objects_collected, g->at_ns, g->tid);
+	}
+	for (size_t i = 0; i < p->events.n; i++, lines++) {
+		const struct vt_event *e = &p->events.v[i];
+
+		fprintf(f, "event %d %" PRIu32 " %" PRId64 " %" PRIu64 " %" PRId64 " %" PRIu64, e->kind,
+			e->tid, e->at_ns, e->dur_ns, e->arg, e->serial);
+		put_str(f, e->name);
+		put_str(f, e->name2);
+		fputc('\n', f);
 	}
 	for (size_t i = 0; i < p->signals.n; i++, lines++) {
 		const struct vt_signal *s = &p->signals.v[i];
@@ -509,17 +519,43 @@ static int parse_item(struct vt_profile *p, char **f, int n, unsigned *seen)
 	if (!strcmp(key, "gc_pause")) {
 		struct vt_gc_pause g = { 0 };
 
-		if (n != 6 || get_int(f[1], INT_MIN, INT_MAX, &l))
+		/* version 1: no start and thread */
+		if ((n != 6 && n != 8) || get_int(f[1], INT_MIN, INT_MAX, &l))
 			return -1;
 		for (int i = 0; i < 4; i++)
 			if (get_u64(f[2 + i], &u[i]))
 				return -1;
+		if (n == 8) {
+			long at, tid;
+
+			if (get_int(f[6], LONG_MIN, LONG_MAX, &at) || get_int(f[7], 0, UINT32_MAX, &tid))
+				return -1;
+			g.at_ns = at;
+			g.tid = (uint32_t)tid;
+		}
 		g.kind = (int)l;
 		g.duration_ns = u[0];
 		g.heap_bytes = u[1];
 		g.allocated_bytes = u[2];
 		g.objects_collected = u[3];
 		return vt_profile_add_gc_pause(p, &g);
+	}
+	if (!strcmp(key, "event")) {
+		struct vt_event e = { 0 };
+		long kind, tid, at, arg;
+
+		if (n != 9 || get_int(f[1], 0, VT_EVENT__COUNT - 1, &kind) ||
+		    get_int(f[2], 0, UINT32_MAX, &tid) || get_int(f[3], LONG_MIN, LONG_MAX, &at) ||
+		    get_u64(f[4], &e.dur_ns) || get_int(f[5], LONG_MIN, LONG_MAX, &arg) ||
+		    get_u64(f[6], &e.serial) || get_str(f[7], &s1) || get_str(f[8], &s2))
+			return -1;
+		e.kind = (int)kind;
+		e.tid = (uint32_t)tid;
+		e.at_ns = at;
+		e.arg = arg;
+		e.name = s1;
+		e.name2 = s2;
+		return vt_profile_add_event(p, &e);
 	}
 	if (!strcmp(key, "signal")) {
 		uint64_t hist[VT_HIST_BUCKETS] = { 0 };

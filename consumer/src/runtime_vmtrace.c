@@ -32,6 +32,7 @@
 #include "adapter.h"
 #include "profile.h"
 #include "runtime.h"
+#include "vmtrace_events.h"
 #include "vmtrace_maps.h"
 #include "vmtrace.skel.h"
 
@@ -247,6 +248,18 @@ static int on_gc_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* A name on the timeline: the rows of the maps count an unreadable one already. */
+static const char *event_name(void *ctx, uint64_t ptr, char *fallback, size_t len)
+{
+	int err = 0;
+	const char *s = resolve(ctx, ptr, &err);
+
+	if (s)
+		return s;
+	snprintf(fallback, len, "<unreadable 0x%" PRIx64 ">", ptr);
+	return fallback;
+}
+
 /* ---- the rows of the counting maps ---- */
 
 struct collect_ctx {
@@ -340,7 +353,7 @@ static int vmtrace_collect(void *state, struct vt_profile *out)
 	static const size_t signal_max[] = { offsetof(struct vt_signal_val, latency_max_ns) };
 	struct vt_stats stats;
 	uint64_t losses[VT_LOSS__COUNT] = { 0 };
-	uint64_t prev_total = 0;
+	uint64_t timeline_dropped = 0;
 	int err;
 
 	/* everything the ring buffer holds now belongs to this collection */
@@ -371,21 +384,10 @@ static int vmtrace_collect(void *state, struct vt_profile *out)
 	if (stats.last_serial > out->last_serial)
 		out->last_serial = stats.last_serial;
 
-	for (size_t i = 0; i < st->a.events.n; i++) {
-		const struct vt_gc_event *e = (const struct vt_gc_event *)st->a.events.v + i;
-		struct vt_gc_pause p = {
-			.kind = e->kind,
-			.duration_ns = e->duration_ns,
-			.heap_bytes = e->heap_bytes,
-			/* the first collection: bytes since tracing began */
-			.allocated_bytes = e->alloc_total >= prev_total ? e->alloc_total - prev_total : 0,
-		};
-
-		prev_total = e->alloc_total;
-		err = vt_profile_add_gc_pause(out, &p);
-		if (err)
-			return err;
-	}
+	err = vt_vmtrace_events_add(out, st->a.events.v, st->a.events.n, event_name, st,
+				    &timeline_dropped);
+	if (err)
+		return err;
 
 	for (__u32 signo = 0; signo < VT_SIGNALS; signo++) {
 		struct vt_signal_val s;
@@ -410,6 +412,7 @@ static int vmtrace_collect(void *state, struct vt_profile *out)
 		return err;
 	losses[VT_LOSS_STR_UNREADABLE] += c.unreadable;
 	losses[VT_LOSS_BUS_DROPPED] += stats.bus_dropped_total;
+	losses[VT_LOSS_TIMELINE_CAP] += timeline_dropped;
 	return vt_adapter_add_losses(out, loss_names, losses, 0, VT_LOSS__COUNT);
 }
 

@@ -238,6 +238,15 @@ int vt_session_collect(struct vt_session *s, struct vt_profile *p)
 	if (!r)
 		r = vt_profile_set_meta(p, s->rt->name, p->probes, s->cmdline ? s->cmdline : "",
 					(int32_t)s->target.pid);
+	/* the adapters' times are the kernel's monotonic clock: make them
+	 * relative to the moment the probes went live */
+	int64_t t0 = (int64_t)s->started.tv_sec * 1000000000 + s->started.tv_nsec;
+
+	for (size_t i = 0; i < p->gc_pauses.n; i++)
+		if (p->gc_pauses.v[i].tid)
+			p->gc_pauses.v[i].at_ns -= t0;
+	for (size_t i = 0; i < p->events.n; i++)
+		p->events.v[i].at_ns -= t0;
 	p->duration_s = vt_session_elapsed(s);
 	p->start_unix_ns = (uint64_t)s->started_wall.tv_sec * 1000000000ull + (uint64_t)s->started_wall.tv_nsec;
 	return r;

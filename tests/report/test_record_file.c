@@ -64,7 +64,9 @@ static void fill(struct vt_profile *p)
 {
 	uint64_t hist[VT_HIST_BUCKETS] = { 0 };
 	struct vt_gc_pause g1 = { 0, 1500, 1 << 20, 4096, 0 };
-	struct vt_gc_pause g2 = { 1, 2000000, 2 << 20, 8192, 17 };
+	struct vt_gc_pause g2 = { 1, 2000000, 2 << 20, 8192, 17, -250, 4242 };
+	struct vt_event e1 = { VT_EVENT_SIGNAL, 7, 123456789, 2500, 12, 0, NULL, NULL };
+	struct vt_event e2 = { VT_EVENT_METHOD_CACHE_RESET, 8, -1, 0, 0, UINT64_MAX, "Point", "a b\n" };
 
 	vt_profile_init(p);
 	assert_int_equal(vt_profile_set_meta(p, "vmtrace", "object__alloc,gc__begin",
@@ -96,6 +98,8 @@ static void fill(struct vt_profile *p)
 	assert_int_equal(vt_profile_add_lost(p, "alloc map full", 0), 0);
 	assert_int_equal(vt_profile_add_lost(p, "unreadable string", 2), 0);
 	assert_int_equal(vt_profile_add_free(p, "Point", 100, 3200), 0);
+	assert_int_equal(vt_profile_add_event(p, &e1), 0);
+	assert_int_equal(vt_profile_add_event(p, &e2), 0);
 }
 
 static void assert_keyed_equal(const struct vt_keyed_count *a, const struct vt_keyed_count *b,
@@ -149,6 +153,21 @@ static void assert_profiles_equal(const struct vt_profile *a, const struct vt_pr
 		assert_int_equal(x->heap_bytes, y->heap_bytes);
 		assert_int_equal(x->allocated_bytes, y->allocated_bytes);
 		assert_int_equal(x->objects_collected, y->objects_collected);
+		assert_int_equal(x->at_ns, y->at_ns);
+		assert_int_equal(x->tid, y->tid);
+	}
+	assert_int_equal(a->events.n, b->events.n);
+	for (size_t i = 0; i < a->events.n; i++) {
+		const struct vt_event *x = &a->events.v[i], *y = &b->events.v[i];
+
+		assert_int_equal(x->kind, y->kind);
+		assert_int_equal(x->tid, y->tid);
+		assert_int_equal(x->at_ns, y->at_ns);
+		assert_int_equal(x->dur_ns, y->dur_ns);
+		assert_int_equal(x->arg, y->arg);
+		assert_int_equal(x->serial, y->serial);
+		assert_string_equal(x->name, y->name);
+		assert_string_equal(x->name2, y->name2);
 	}
 	assert_int_equal(a->signals.n, b->signals.n);
 	for (size_t i = 0; i < a->signals.n; i++) {

@@ -246,7 +246,6 @@ int BPF_USDT(on_free, void *klass, __u64 size)
 	return 0;
 }
 
-SEC("usdt")
 /* A timeline record of a cache reset or a handled signal; the counts live in
  * the maps, so a full ring only costs the timeline (counted). */
 static __always_inline struct vt_gc_event *timeline(__u32 type)

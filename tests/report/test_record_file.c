@@ -63,7 +63,7 @@ static char *read_all(const char *path, size_t *len)
 static void fill(struct vt_profile *p)
 {
 	uint64_t hist[VT_HIST_BUCKETS] = { 0 };
-	struct vt_gc_pause g1 = { 0, 1500, 1 << 20, 4096, 0 };
+	struct vt_gc_pause g1 = { 0, 1500, 1 << 20, 4096, 0, 0, 0 };
 	struct vt_gc_pause g2 = { 1, 2000000, 2 << 20, 8192, 17, -250, 4242 };
 	struct vt_event e1 = { VT_EVENT_SIGNAL, 7, 123456789, 2500, 12, 0, NULL, NULL };
 	struct vt_event e2 = { VT_EVENT_METHOD_CACHE_RESET, 8, -1, 0, 0, UINT64_MAX, "Point", "a b\n" };

@@ -30,6 +30,7 @@
 #include <bpf/libbpf.h>
 
 #include "adapter.h"
+#include "name_cache.h"
 #include "profile.h"
 #include "runtime.h"
 #include "vmtrace_events.h"
@@ -52,71 +53,6 @@ static const char *const loss_names[VT_LOSS__COUNT] = {
 	VT_LOSS_LIST(VT_X_NAME)
 #undef VT_X_NAME
 };
-
-/* ---- pointer -> name cache ---- */
-
-struct name_entry {
-	uint64_t ptr;          /* 0 = empty slot */
-	char *name;            /* NULL while unreadable */
-};
-
-struct name_cache {
-	struct name_entry *v;
-	size_t cap, n;         /* cap a power of two */
-};
-
-static uint64_t ptr_hash(uint64_t p)
-{
-	p ^= p >> 33;
-	p *= 0xff51afd7ed558ccdULL;
-	p ^= p >> 33;
-	return p;
-}
-
-static struct name_entry *cache_slot(struct name_cache *c, uint64_t ptr)
-{
-	size_t i = ptr_hash(ptr) & (c->cap - 1);
-
-	while (c->v[i].ptr && c->v[i].ptr != ptr)
-		i = (i + 1) & (c->cap - 1);
-	return &c->v[i];
-}
-
-/* The entry for ptr, created empty (name NULL) when new; NULL on ENOMEM. */
-static struct name_entry *cache_get(struct name_cache *c, uint64_t ptr)
-{
-	struct name_entry *e;
-
-	if (2 * (c->n + 1) > c->cap) {
-		struct name_cache bigger = { .cap = c->cap ? c->cap * 2 : 256 };
-
-		bigger.v = calloc(bigger.cap, sizeof(*bigger.v));
-		if (!bigger.v)
-			return NULL;
-		for (size_t i = 0; i < c->cap; i++)
-			if (c->v[i].ptr) {
-				*cache_slot(&bigger, c->v[i].ptr) = c->v[i];
-				bigger.n++;
-			}
-		free(c->v);
-		*c = bigger;
-	}
-	e = cache_slot(c, ptr);
-	if (!e->ptr) {
-		e->ptr = ptr;
-		e->name = NULL;
-		c->n++;
-	}
-	return e;
-}
-
-static void cache_free(struct name_cache *c)
-{
-	for (size_t i = 0; i < c->cap; i++)
-		free(c->v[i].name);
-	free(c->v);
-	memset(c, 0, sizeof(*c));
-}
 
 /* ---- the adapter's state ---- */
 
@@ -170,7 +106,7 @@ static const char *resolve(struct vmtrace_state *st, uint64_t ptr, int *err)
 
 	if (!ptr)
 		return "";
-	e = cache_get(&st->names, ptr);
+	e = vt_name_cache_get(&st->names, ptr);
 	if (!e) {
 		*err = -ENOMEM;
 		return NULL;
@@ -439,7 +375,7 @@ static void vmtrace_close(void *state)
 	vmtrace_bpf__destroy(st->skel);
 	if (st->mem_fd >= 0)
 		close(st->mem_fd);
-	cache_free(&st->names);
+	vt_name_cache_free(&st->names);
 	free(st);
 }
 

@@ -36,4 +36,10 @@ provider vmtrace {
 	/* a consumer that asked for sampled allocations is attached here
 	 * (never fires; only its semaphore matters, see docs/sampling.md) */
 	probe sample__armed(uint64_t period_bytes);
+	/* counts of object__alloc / object__free gathered in the process since
+	 * the last batch (struct vmtrace_batch, <vmtrace/batch.h>). A tracer
+	 * holding this probe's semaphore turns batched counting of that event
+	 * on: those events then cost no trap (see docs/probes.md) */
+	probe alloc__batch(const void *batch, uint64_t bytes);
+	probe free__batch(const void *batch, uint64_t bytes);
 };

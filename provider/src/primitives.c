@@ -38,7 +38,11 @@ SEMAPHORE_AT(signal__received, SIGNAL_RECEIVED, 9);
 SEMAPHORE_AT(signal__handled, SIGNAL_HANDLED, 10);
 SEMAPHORE_AT(bus__dropped, BUS_DROPPED, 11);
 SEMAPHORE_AT(sample__armed, SAMPLE_ARMED, 12);
-_Static_assert(VMTRACE_PROBE__COUNT == 13, "a probe without a semaphore");
+SEMAPHORE_AT(alloc__batch, ALLOC_BATCH, 13);
+SEMAPHORE_AT(free__batch, FREE_BATCH, 14);
+_Static_assert(VMTRACE_PROBE__COUNT == 15, "a probe without a semaphore");
+/* the host's inline check reads an event's gate and its batch gate: one line */
+_Static_assert(VMTRACE_PROBE__COUNT * sizeof(vmtrace_gate) <= 64, "gates beyond one cache line");
 
 #define SEMAPHORE(P) (vmtrace__gate_store[VMTRACE_PROBE_##P].part.semaphore)
 
@@ -73,4 +77,27 @@ void vmtrace__fire_bus_dropped(int event_kind, uint64_t total_dropped)
 {
 	if (SEMAPHORE(BUS_DROPPED))
 		VMTRACE_BUS_DROPPED(event_kind, total_dropped);
+}
+
+/* ---- batched counts (batch.c) ---- */
+
+int vmtrace__batch_on(int kind)
+{
+	return kind == VMTRACE_BATCH_ALLOC ? SEMAPHORE(ALLOC_BATCH) != 0
+	       : kind == VMTRACE_BATCH_FREE ? SEMAPHORE(FREE_BATCH) != 0 : 0;
+}
+
+/* A unit test may watch the batches (tests/provider); NULL otherwise. */
+VMTRACE_HIDDEN void (*vmtrace__batch_observer)(const void *batch, uint64_t bytes);
+
+void vmtrace__fire_batch(int kind, const void *batch, uint64_t bytes)
+{
+	void (*watch)(const void *, uint64_t) = vmtrace__batch_observer;
+
+	if (watch)
+		watch(batch, bytes);
+	if (kind == VMTRACE_BATCH_ALLOC && SEMAPHORE(ALLOC_BATCH))
+		VMTRACE_ALLOC_BATCH(batch, bytes);
+	else if (kind == VMTRACE_BATCH_FREE && SEMAPHORE(FREE_BATCH))
+		VMTRACE_FREE_BATCH(batch, bytes);
 }

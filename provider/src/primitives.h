@@ -63,4 +63,9 @@ void vmtrace__fire_signal_received(int signo);
 void vmtrace__fire_signal_handled(int signo, uint64_t latency_ns);
 void vmtrace__fire_bus_dropped(int event_kind, uint64_t total_dropped);
 
+/* Is a tracer batching events of kind (enum vmtrace_batch_kind)? */
+int vmtrace__batch_on(int kind);
+/* Fire kind's batch probe (alloc__batch, free__batch) with a batch. */
+void vmtrace__fire_batch(int kind, const void *batch, uint64_t bytes);
+
 #endif /* VMTRACE_PRIMITIVES_H */

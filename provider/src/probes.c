@@ -32,6 +32,7 @@
 #include "vmtrace/vmtrace.h"
 #include "vmtrace_probes.h"
 #include "primitives.h"
+#include "batch_internal.h"
 
 __attribute__((visibility("hidden"))) volatile uint64_t vmtrace__sample_period_store;
 extern volatile uint64_t vmtrace_sample_period __attribute__((alias("vmtrace__sample_period_store")));
@@ -152,11 +153,16 @@ static inline uint64_t sample_weight(uint64_t size)
 
 /* ---- the out-of-line halves of the host's macros ---- */
 
+/* A batching tracer and a per-event one (bpftrace) may both be attached:
+ * each gets every event, with the same weight. */
 void vmtrace__alloc(const char *klass, const char *method, uint64_t size, const char *site)
 {
-	if (SEMAPHORE(OBJECT_ALLOC)) {
+	if (SEMAPHORE(OBJECT_ALLOC) | SEMAPHORE(ALLOC_BATCH)) {
 		uint64_t weight = sample_weight(size);
-		if (weight)
+		if (weight && SEMAPHORE(ALLOC_BATCH))
+			vmtrace__batch_count(VMTRACE_BATCH_ALLOC, (uint64_t)klass, (uint64_t)method,
+					     (uint64_t)site, size, weight);
+		if (weight && SEMAPHORE(OBJECT_ALLOC))
 			VMTRACE_OBJECT_ALLOC(klass, method, size, site, weight);
 	}
 	if (SUBSCRIBED(OBJECT_ALLOC)) {
@@ -167,6 +173,8 @@ void vmtrace__alloc(const char *klass, const char *method, uint64_t size, const 
 
 void vmtrace__free(const char *klass, uint64_t size)
 {
+	if (SEMAPHORE(FREE_BATCH))
+		vmtrace__batch_count(VMTRACE_BATCH_FREE, (uint64_t)klass, 0, 0, size, 1);
 	if (SEMAPHORE(OBJECT_FREE))
 		VMTRACE_OBJECT_FREE(klass, size);
 	if (SUBSCRIBED(OBJECT_FREE)) {
@@ -227,6 +235,9 @@ void vmtrace__global_serial_inc(uint64_t serial, const char *reason)
 
 void vmtrace__gc_begin(int kind, uint64_t heap_bytes)
 {
+	/* the allocations before this collection reach the tracer before it */
+	if (SEMAPHORE(ALLOC_BATCH))
+		vmtrace__batch_flush_self();
 	if (SEMAPHORE(GC_BEGIN))
 		VMTRACE_GC_BEGIN(kind, heap_bytes);
 	if (SUBSCRIBED(GC_BEGIN)) {

@@ -37,7 +37,9 @@ extern "C" {
 	X(SIGNAL_RECEIVED, signal__received)                                   \
 	X(SIGNAL_HANDLED, signal__handled)                                     \
 	X(BUS_DROPPED, bus__dropped)                                           \
-	X(SAMPLE_ARMED, sample__armed)
+	X(SAMPLE_ARMED, sample__armed)                                         \
+	X(ALLOC_BATCH, alloc__batch)                                           \
+	X(FREE_BATCH, free__batch)
 
 enum vmtrace_probe {
 #define VMTRACE_X_ENUM(e, n) VMTRACE_PROBE_##e,
@@ -128,14 +130,27 @@ static inline int vmtrace__sample_skip(uint32_t gate, uint64_t size)
 	return 1;
 }
 
+/* An event's gate, opened also by a tracer of its batch probe (batched
+ * counting, <vmtrace/batch.h>): two loads from one cache line, one branch.
+ * The high half still counts only the event's own subscribers. */
+#define VMTRACE__GATE_OR_BATCH(P, B)                                           \
+	(vmtrace__gate_table()[VMTRACE_PROBE_##P].any |                        \
+	 vmtrace__gate_table()[VMTRACE_PROBE_##B].part.semaphore)
+
+/* True while anything wants allocations (frees): their own probe, a
+ * subscriber, or a tracer of the batch probe. VMTRACE_ENABLED(OBJECT_ALLOC)
+ * tests the first two only. */
+#define VMTRACE_ALLOC_ENABLED() VMTRACE_UNLIKELY(VMTRACE__GATE_OR_BATCH(OBJECT_ALLOC, ALLOC_BATCH))
+#define VMTRACE_FREE_ENABLED() VMTRACE_UNLIKELY(VMTRACE__GATE_OR_BATCH(OBJECT_FREE, FREE_BATCH))
+
 /* an allocation of `size` bytes of `klass` while running `method`; site is
  * "file:line" or NULL. With sampling on (docs/sampling.md), only sampled
- * allocations reach the probe, carrying their weight; the others cost a
- * decrement and a branch here. */
+ * allocations reach the probe (or the batch), carrying their weight; the
+ * others cost a decrement and a branch here. */
 #define vmtrace_alloc(klass, method, size, site)                               \
 	do {                                                                   \
 		uint32_t vmtrace__g =                                          \
-			vmtrace__gate_table()[VMTRACE_PROBE_OBJECT_ALLOC].any; \
+			VMTRACE__GATE_OR_BATCH(OBJECT_ALLOC, ALLOC_BATCH);     \
 		if (VMTRACE_UNLIKELY(vmtrace__g)) {                            \
 			uint64_t vmtrace__size = (size);                       \
 			if (!vmtrace__sample_skip(vmtrace__g, vmtrace__size))  \
@@ -144,7 +159,7 @@ static inline int vmtrace__sample_skip(uint32_t gate, uint64_t size)
 	} while (0)
 #define vmtrace_free(klass, size)                                              \
 	do {                                                                   \
-		if (VMTRACE_ENABLED(OBJECT_FREE))                              \
+		if (VMTRACE_FREE_ENABLED())                                    \
 			vmtrace__free((klass), (size));                        \
 	} while (0)
 #define vmtrace_method_entry(klass, method, file, line)                        \
@@ -200,6 +215,7 @@ uint64_t vmtrace_sample_period_effective(void);
 }
 #endif
 
+#include <vmtrace/batch.h>
 #include <vmtrace/bus.h>
 
 #endif /* VMTRACE_VMTRACE_H */

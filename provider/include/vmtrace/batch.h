@@ -1,0 +1,77 @@
+/*
+ * batch.h: the wire format of the batched counting probes (alloc__batch,
+ * free__batch; docs/probes.md "Batched counts").
+ *
+ * While a tracer holds one of these probes' semaphores, libvmtrace counts
+ * the matching events in per-thread tables inside the process (no trap per
+ * event) and delivers what each table gained since its last delivery through
+ * the probe, one batch at a time: arg0 points at a struct vmtrace_batch,
+ * arg1 is its length in bytes. A batch is valid only while the probe fires;
+ * a tracer copies it (bpf_probe_read_user) there and then.
+ *
+ * The format is versioned so it can grow: a reader checks magic and
+ * version, steps through the records by record_size (a newer record only
+ * appends fields, so an older reader reads the prefix it knows), and
+ * treats kinds it does not know as not for it.
+ */
+#ifndef VMTRACE_BATCH_H
+#define VMTRACE_BATCH_H
+
+#include <stdint.h>
+
+#define VMTRACE_BATCH_MAGIC 0x42544d56u   /* "VMTB", little-endian */
+#define VMTRACE_BATCH_VERSION 1
+#define VMTRACE_BATCH_MAX_BYTES 16384     /* no batch is longer: one BPF read */
+
+/* What the records of a batch count. */
+enum vmtrace_batch_kind {
+	VMTRACE_BATCH_ALLOC = 1,          /* object__alloc per (klass, method, site) */
+	VMTRACE_BATCH_FREE = 2,           /* object__free per klass (method, site 0) */
+};
+
+/* flags of a batch */
+#define VMTRACE_BATCH_ROUND_END 0x1u      /* the last batch of a flush of every thread */
+#define VMTRACE_BATCH_EXIT 0x2u           /* ... the one the process makes as it exits */
+
+struct vmtrace_batch {
+	uint32_t magic;                   /* VMTRACE_BATCH_MAGIC */
+	uint16_t version;                 /* VMTRACE_BATCH_VERSION */
+	uint16_t kind;                    /* enum vmtrace_batch_kind */
+	uint32_t record_size;             /* bytes of one record, >= its v1 size */
+	uint32_t count;                   /* records after this header */
+	uint32_t flags;                   /* VMTRACE_BATCH_* */
+	uint32_t round;                   /* flush round, counted from 1 (0: a thread's own flush) */
+	uint64_t lost;                    /* events the provider could not count since the last batch */
+	uint64_t request;                 /* ROUND_END: the vmtrace_batch_request the round answers */
+	/* followed by `count` records of record_size bytes */
+};
+
+/* One key's counts gained since its last delivery (v1: 48 bytes). Keys are
+ * the interned string pointers the events carried. */
+struct vmtrace_batch_record {
+	uint64_t klass, method, site;     /* pointers in the process; 0 = NULL */
+	uint64_t count;                   /* sum of weights (1 per event when exact) */
+	uint64_t bytes;                   /* sum of size * weight */
+	uint64_t samples;                 /* events */
+};
+
+#define VMTRACE_BATCH_MAX_RECORDS \
+	((VMTRACE_BATCH_MAX_BYTES - sizeof(struct vmtrace_batch)) / sizeof(struct vmtrace_batch_record))
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * A consumer that wants every thread's counts now (before it ends a
+ * recording) writes a new value here (through /proc/PID/mem); within a few
+ * tens of milliseconds the provider flushes every thread, idle ones too, and
+ * ends that round with a VMTRACE_BATCH_ROUND_END batch.          (public)
+ */
+extern volatile uint64_t vmtrace_batch_request;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VMTRACE_BATCH_H */

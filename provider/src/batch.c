@@ -1,0 +1,452 @@
+/*
+ * batch.c: batched counting of allocations and frees (docs/probes.md,
+ * "Batched counts"; the table itself is batch_table.c).
+ *
+ * While a tracer holds alloc__batch's (free__batch's) semaphore, each event
+ * is added to the calling thread's table instead of firing a probe: a hash
+ * of the three interned pointers, three stores, no trap. The counts reach
+ * the tracer through one probe per batch:
+ *   - when a thread's table must grow (it doubles up to a bound, then is
+ *     flushed and started anew), the thread flushes it itself;
+ *   - when a thread exits (a pthread key destructor) and at gc__begin;
+ *   - every FLUSH_EVERY_NS, and within a tick of a consumer writing
+ *     vmtrace_batch_request, a flush thread flushes every thread, idle or
+ *     blocked ones too, and ends the round with a ROUND_END batch;
+ *   - when the process exits (or libvmtrace is unloaded) a last round, EXIT.
+ * The flush thread is libvmtrace's own rather than the bus dispatcher,
+ * which runs only in hosts that start the bus.
+ *
+ * Signal handlers. A handler may allocate while its thread is in the middle
+ * of an add. The thread marks itself busy around every add and flush; a
+ * handler that finds it busy claims a slot of a small per-thread queue with
+ * one atomic compare-and-swap (claim), then writes it (write); the thread
+ * folds the queue into its table when it leaves the busy section. Nested
+ * handlers claim distinct slots; a full queue counts the event as lost.
+ *
+ * Memory. Thread records and tables are mmap'ed (never malloc: the host's
+ * allocator may be what is being traced), and the only thread-local
+ * storage is one pointer, so a dlopen'ed libvmtrace needs no large static
+ * TLS. Records are never freed: a thread that exits leaves its record for
+ * the next new thread.
+ *
+ * fork. The child keeps only its own thread's record, with everything it
+ * held marked delivered (those counts are the parent's), and starts a flush
+ * thread of its own on demand.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "batch_internal.h"
+#include "batch_table.h"
+#include "primitives.h"
+
+#define FLUSH_TICK_NS 25000000ull     /* how often the flush thread looks at requests */
+#define IDLE_TICK_NS 250000000ull     /* ... while nobody batches */
+#define FLUSH_EVERY_NS 200000000ull   /* a round at least this often while batching */
+#define DEFERRED 64                   /* events queued by signal handlers of a busy thread */
+#define KINDS 2                       /* VMTRACE_BATCH_ALLOC, VMTRACE_BATCH_FREE */
+
+enum { REC_FREE, REC_LIVE };
+
+struct deferred {
+	uint16_t kind;
+	uint64_t key[3], bytes, weight;
+};
+
+struct vt_thread {
+	struct vt_thread *next;         /* the registry; set once, before publication */
+	_Atomic int state;              /* REC_FREE / REC_LIVE */
+	_Atomic int lock;               /* held by whoever flushes or replaces tables */
+	volatile int busy;              /* the owner (or its handler) is adding or flushing */
+	struct vt_table *tab[KINDS];    /* replaced only by the owner, under the lock */
+	_Atomic uint32_t dtail;         /* deferred queue: claimed up to here (handlers) */
+	uint32_t dhead;                 /* ... folded up to here (owner) */
+	struct deferred dq[DEFERRED];
+	struct vt_batch_buf buf;        /* the owner's own flushes */
+};
+
+__attribute__((visibility("hidden"))) volatile uint64_t vmtrace__batch_request_store;
+extern volatile uint64_t vmtrace_batch_request __attribute__((alias("vmtrace__batch_request_store")));
+
+static __thread struct vt_thread *self __attribute__((tls_model("initial-exec")));
+static struct vt_thread *_Atomic registry;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_key_t exit_key;
+static int have_exit_key;
+
+/* rounds: the flush thread, gc-less exits and the process's last round */
+static pthread_mutex_t round_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct vt_batch_buf round_buf[KINDS];
+static uint32_t round_no;
+
+enum { FLUSHER_NONE, FLUSHER_RUNNING, FLUSHER_FAILED };
+static _Atomic int flusher_state;
+static _Atomic uint32_t flusher_stop; /* futex word: 1 asks it to end */
+static pthread_t flusher;
+
+static void lock(struct vt_thread *t)
+{
+	while (atomic_exchange_explicit(&t->lock, 1, memory_order_acquire))
+		sched_yield();
+}
+
+static void unlock(struct vt_thread *t)
+{
+	atomic_store_explicit(&t->lock, 0, memory_order_release);
+}
+
+static int kind_on(int k)
+{
+	return vmtrace__batch_on(k + 1);
+}
+
+/* Flush every table of t (its lock held) into bufs[kind - 1], or mark it
+ * delivered for kinds nobody batches now. A thread's own flush (round 0)
+ * sends each kind's last batch at once; a round sends them at its end. */
+static void flush_thread(struct vt_thread *t, struct vt_batch_buf *const bufs[KINDS], uint32_t round)
+{
+	for (int k = 0; k < KINDS; k++) {
+		struct vt_flush f = { bufs[k], (uint16_t)(k + 1), round, kind_on(k) };
+
+		if (!t->tab[k])
+			continue;
+		vt_table_flush(t->tab[k], &f);
+		if (round == 0)
+			vt_flush_end(&f, 0, 0);
+	}
+}
+
+/* A thread's own flush: one buffer serves both kinds, each sent at once. */
+static void flush_own(struct vt_thread *t)
+{
+	struct vt_batch_buf *const bufs[KINDS] = { &t->buf, &t->buf };
+
+	flush_thread(t, bufs, 0);
+}
+
+/* ---- the thread's own record ---- */
+
+static void thread_exit(void *arg);
+static void fold(struct vt_thread *t);
+static void start_flusher(void);
+static void at_fork_prepare(void);
+static void at_fork_parent(void);
+static void at_fork_child(void);
+
+static void init_once(void)
+{
+	have_exit_key = pthread_key_create(&exit_key, thread_exit) == 0;
+	pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
+}
+
+static struct vt_thread *thread_attach(void)
+{
+	struct vt_thread *t;
+
+	pthread_once(&once, init_once);
+	for (t = atomic_load_explicit(&registry, memory_order_acquire); t; t = t->next) {
+		int want = REC_FREE;
+
+		if (atomic_compare_exchange_strong(&t->state, &want, REC_LIVE))
+			break;
+	}
+	if (!t) {
+		t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (t == MAP_FAILED)
+			return NULL;
+		atomic_store_explicit(&t->state, REC_LIVE, memory_order_relaxed);
+		t->next = atomic_load_explicit(&registry, memory_order_relaxed);
+		while (!atomic_compare_exchange_weak_explicit(&registry, &t->next, t, memory_order_release,
+							      memory_order_relaxed))
+			;
+	}
+	self = t;
+	if (have_exit_key)
+		pthread_setspecific(exit_key, t);
+	start_flusher();
+	return t;
+}
+
+/* Flush and give up the record: at thread exit. */
+static void thread_exit(void *arg)
+{
+	struct vt_thread *t = arg;
+
+	t->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	fold(t);
+	lock(t);
+	flush_own(t);
+	for (int k = 0; k < KINDS; k++) {
+		vt_table_free(t->tab[k]);
+		t->tab[k] = NULL;
+	}
+	/* events a handler queued since the fold have no table left */
+	atomic_fetch_add_explicit(&vmtrace__batch_lost,
+				  atomic_load_explicit(&t->dtail, memory_order_relaxed) - t->dhead,
+				  memory_order_relaxed);
+	t->dhead = 0;
+	atomic_store_explicit(&t->dtail, 0, memory_order_relaxed);
+	self = NULL;
+	t->busy = 0;
+	atomic_store_explicit(&t->state, REC_FREE, memory_order_release);
+	unlock(t);
+}
+
+/* The table for kind k is missing or full: flush it (it is then all
+ * delivered) and put an empty one, bigger unless at its bound, in its place.
+ * The owner only, busy. 0, or -ENOMEM with the old table kept. */
+static int replace_table(struct vt_thread *t, int k)
+{
+	struct vt_table *old = t->tab[k];
+	uint32_t slots = old ? 2 * (old->mask + 1) : VT_TABLE_MIN_SLOTS;
+	struct vt_table *fresh;
+
+	if (slots > VT_TABLE_MAX_SLOTS)
+		slots = VT_TABLE_MAX_SLOTS;
+	fresh = vt_table_new(slots);
+	if (!fresh)
+		return -ENOMEM;
+	lock(t);
+	if (old) {
+		struct vt_flush f = { &t->buf, (uint16_t)(k + 1), 0, kind_on(k) };
+
+		vt_table_flush(old, &f);
+		vt_flush_end(&f, 0, 0);
+	}
+	t->tab[k] = fresh;
+	unlock(t);
+	vt_table_free(old);
+	return 0;
+}
+
+static void add(struct vt_thread *t, int k, const uint64_t key[3], uint64_t bytes, uint64_t weight)
+{
+	struct vt_slot *sl = NULL;
+
+	if (VMTRACE_UNLIKELY(!t->tab[k]) && replace_table(t, k))
+		goto lost;
+	sl = vt_table_get(t->tab[k], key[0], key[1], key[2]);
+	if (VMTRACE_UNLIKELY(!sl)) {
+		if (replace_table(t, k))
+			goto lost;
+		sl = vt_table_get(t->tab[k], key[0], key[1], key[2]);
+	}
+	vt_slot_add(sl, bytes, weight);
+	return;
+lost:
+	atomic_fetch_add_explicit(&vmtrace__batch_lost, 1, memory_order_relaxed);
+}
+
+/* A handler interrupted its thread's add: queue the event (claim, then write). */
+static void defer(struct vt_thread *t, int k, const uint64_t key[3], uint64_t bytes, uint64_t weight)
+{
+	uint32_t i = atomic_load_explicit(&t->dtail, memory_order_relaxed);
+
+	do {
+		if (i - t->dhead >= DEFERRED) {
+			atomic_fetch_add_explicit(&vmtrace__batch_lost, 1, memory_order_relaxed);
+			return;
+		}
+	} while (!atomic_compare_exchange_weak_explicit(&t->dtail, &i, i + 1, memory_order_relaxed,
+							memory_order_relaxed));
+	struct deferred *d = &t->dq[i % DEFERRED];
+	d->kind = (uint16_t)k;
+	memcpy(d->key, key, sizeof(d->key));
+	d->bytes = bytes;
+	d->weight = weight;
+}
+
+/* Fold what handlers queued; busy. Handlers that come meanwhile queue
+ * behind, and the loop takes them too. */
+static void fold(struct vt_thread *t)
+{
+	while (t->dhead != atomic_load_explicit(&t->dtail, memory_order_relaxed)) {
+		struct deferred *d = &t->dq[t->dhead % DEFERRED];
+
+		add(t, d->kind, d->key, d->bytes, d->weight);
+		t->dhead++;
+	}
+}
+
+void vmtrace__batch_count(int kind, uint64_t klass, uint64_t method, uint64_t site, uint64_t size,
+			  uint64_t weight)
+{
+	struct vt_thread *t = self;
+	const uint64_t key[3] = { klass, method, site };
+	int k = kind - 1;
+
+	if (VMTRACE_UNLIKELY(!t) && !(t = thread_attach())) {
+		atomic_fetch_add_explicit(&vmtrace__batch_lost, 1, memory_order_relaxed);
+		return;
+	}
+	/* none after a fork: the child starts its own on its next event */
+	if (VMTRACE_UNLIKELY(atomic_load_explicit(&flusher_state, memory_order_relaxed) == FLUSHER_NONE))
+		start_flusher();
+	if (VMTRACE_UNLIKELY(t->busy)) {
+		defer(t, k, key, size * weight, weight);
+		return;
+	}
+	t->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	add(t, k, key, size * weight, weight);
+	if (VMTRACE_UNLIKELY(t->dhead != atomic_load_explicit(&t->dtail, memory_order_relaxed)))
+		fold(t);
+	atomic_signal_fence(memory_order_seq_cst);
+	t->busy = 0;
+	/* a handler between the fold and here added to the table itself */
+}
+
+void vmtrace__batch_flush_self(void)
+{
+	struct vt_thread *t = self;
+
+	if (!t || t->busy)
+		return;
+	t->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	lock(t);
+	flush_own(t);
+	unlock(t);
+	fold(t);
+	atomic_signal_fence(memory_order_seq_cst);
+	t->busy = 0;
+}
+
+/* ---- rounds: every thread ---- */
+
+/* Flush every live thread, then end the round; flags: EXIT for the last. */
+static void round_all(uint32_t flags, uint64_t request)
+{
+	struct vt_batch_buf *const bufs[KINDS] = { &round_buf[0], &round_buf[1] };
+	struct vt_thread *me = self;
+	int was_busy = me ? me->busy : 0;
+
+	/* this thread's handlers must not wait for a lock this thread holds */
+	if (me)
+		me->busy = 1;
+	pthread_mutex_lock(&round_mu);
+	round_no = round_no + 1 ? round_no + 1 : 1;
+	for (struct vt_thread *t = atomic_load_explicit(&registry, memory_order_acquire); t; t = t->next) {
+		if (atomic_load_explicit(&t->state, memory_order_acquire) != REC_LIVE)
+			continue;
+		lock(t);
+		if (atomic_load_explicit(&t->state, memory_order_relaxed) == REC_LIVE)
+			flush_thread(t, bufs, round_no);
+		unlock(t);
+	}
+	for (int k = 0; k < KINDS; k++) {
+		struct vt_flush f = { bufs[k], (uint16_t)(k + 1), round_no, kind_on(k) };
+
+		vt_flush_end(&f, VMTRACE_BATCH_ROUND_END | flags, request);
+	}
+	pthread_mutex_unlock(&round_mu);
+	if (me) {
+		me->busy = was_busy;
+		if (!was_busy)
+			fold(me);
+	}
+}
+
+/* Written by a consumer from outside (/proc/PID/mem); read once a tick. */
+static uint64_t request_now(void)
+{
+	return __atomic_load_n(&vmtrace__batch_request_store, __ATOMIC_RELAXED);
+}
+
+static void *flusher_main(void *arg)
+{
+	uint64_t last_round = 0, last_request = request_now();
+
+	(void)arg;
+	while (!atomic_load_explicit(&flusher_stop, memory_order_acquire)) {
+		int on = vmtrace__batch_on(VMTRACE_BATCH_ALLOC) || vmtrace__batch_on(VMTRACE_BATCH_FREE);
+		uint64_t now = vmtrace__now_ns();
+		uint64_t request = request_now();
+
+		if (request != last_request || now - last_round >= FLUSH_EVERY_NS) {
+			last_request = request;
+			last_round = now;
+			/* with nobody batching this only marks leftovers delivered,
+			 * so a consumer that attaches later never sees them */
+			round_all(0, request);
+		}
+		vmtrace__futex_wait(&flusher_stop, 0, on ? FLUSH_TICK_NS : IDLE_TICK_NS);
+	}
+	return NULL;
+}
+
+static void start_flusher(void)
+{
+	int want = FLUSHER_NONE;
+	sigset_t all, old;
+
+	if (!atomic_compare_exchange_strong(&flusher_state, &want, FLUSHER_RUNNING))
+		return;
+	/* the host's signals are never delivered to this thread */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	/* without one, idle threads' counts wait for their thread's exit;
+	 * trying again on every event would cost more than it saves */
+	if (pthread_create(&flusher, NULL, flusher_main, NULL) != 0)
+		atomic_store(&flusher_state, FLUSHER_FAILED);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* The process exits, or libvmtrace is unloaded: stop the flush thread (its
+ * code must not run after an unload) and flush everything one last time. */
+__attribute__((destructor)) static void batch_at_exit(void)
+{
+	if (atomic_load(&flusher_state) == FLUSHER_RUNNING) {
+		atomic_store_explicit(&flusher_stop, 1, memory_order_release);
+		vmtrace__futex_wake(&flusher_stop, 1);
+		pthread_join(flusher, NULL);
+		/* events after this still count; the round below takes them */
+		atomic_store(&flusher_state, FLUSHER_FAILED);
+	}
+	if (atomic_load_explicit(&registry, memory_order_acquire))
+		round_all(VMTRACE_BATCH_EXIT, request_now());
+}
+
+/* ---- fork ---- */
+
+static void at_fork_prepare(void)
+{
+	pthread_mutex_lock(&round_mu);
+}
+
+static void at_fork_parent(void)
+{
+	pthread_mutex_unlock(&round_mu);
+}
+
+static void at_fork_child(void)
+{
+	pthread_mutex_init(&round_mu, NULL);
+	atomic_store(&flusher_state, FLUSHER_NONE);
+	atomic_store(&flusher_stop, 0);
+	for (struct vt_thread *t = atomic_load(&registry); t; t = t->next) {
+		atomic_store(&t->lock, 0);
+		if (t == self) {
+			/* the parent's counts: never the child's to deliver */
+			struct vt_flush f = { &t->buf, 0, 0, 0 }; /* deliver nothing */
+
+			for (int k = 0; k < KINDS; k++)
+				if (t->tab[k])
+					vt_table_flush(t->tab[k], &f);
+			continue;
+		}
+		for (int k = 0; k < KINDS; k++) {
+			vt_table_free(t->tab[k]);
+			t->tab[k] = NULL;
+		}
+		t->dhead = 0;
+		atomic_store(&t->dtail, 0);
+		atomic_store(&t->state, REC_FREE);
+	}
+}

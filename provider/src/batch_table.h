@@ -1,0 +1,109 @@
+/*
+ * batch_table.h: one thread's table of counts for batched delivery
+ * (batch_table.c), and the batches it is delivered in.
+ *
+ * Who touches what. Only the owning thread (or a signal handler that
+ * interrupted it, see batch.c) adds to a table, without a lock: the counts
+ * are cumulative and only ever grow. A flush, by the owner or by the flush
+ * thread, holds the thread's lock, reads the counts and delivers what each
+ * key gained since its last delivery (`sent`, touched only under the lock).
+ * The adds never wait for a flush and a flush never loses an add: whatever
+ * lands after its read goes in the next batch.
+ */
+#ifndef VMTRACE_BATCH_TABLE_H
+#define VMTRACE_BATCH_TABLE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vmtrace/batch.h"
+
+#define VT_TABLE_MIN_SLOTS 256u     /* a new table: 20 KiB */
+#define VT_TABLE_MAX_SLOTS 65536u   /* past this, a full table is flushed and started anew */
+
+struct vt_slot {
+	_Atomic uint64_t used;      /* 1 once key[] is written (release) */
+	uint64_t key[3];            /* klass, method, site */
+	_Atomic uint64_t count, bytes, samples; /* cumulative; the owner's stores only */
+	uint64_t sent[3];           /* count, bytes, samples delivered; under the lock */
+};
+
+struct vt_table {
+	uint32_t mask;              /* slots - 1, slots a power of two */
+	uint32_t used;              /* keys held; the owner's */
+	size_t map_bytes;           /* what munmap needs */
+	struct vt_slot slot[];
+};
+
+/* A batch being filled: the header, then its records. */
+struct vt_batch_buf {
+	struct vmtrace_batch h;
+	struct vmtrace_batch_record rec[VMTRACE_BATCH_MAX_RECORDS];
+};
+_Static_assert(sizeof(struct vt_batch_buf) <= VMTRACE_BATCH_MAX_BYTES, "a batch fits one BPF read");
+
+/* A new empty table of `slots` slots (mmap: no malloc, so safe wherever
+ * the host allocates objects); NULL when out of memory. */
+struct vt_table *vt_table_new(uint32_t slots);
+void vt_table_free(struct vt_table *t);
+
+/* The slot of key (k, m, s), inserted when missing; NULL when the table is
+ * half full and the key is new (the caller grows it). Owner only. */
+static inline uint64_t vt_table_hash(uint64_t k, uint64_t m, uint64_t s)
+{
+	uint64_t h = k * 0x9E3779B97F4A7C15ull ^ m * 0xC2B2AE3D27D4EB4Full ^ s * 0x165667B19E3779F9ull;
+	return h ^ (h >> 29);
+}
+
+static inline struct vt_slot *vt_table_get(struct vt_table *t, uint64_t k, uint64_t m, uint64_t s)
+{
+	for (uint32_t i = (uint32_t)vt_table_hash(k, m, s) & t->mask;; i = (i + 1) & t->mask) {
+		struct vt_slot *sl = &t->slot[i];
+
+		if (!atomic_load_explicit(&sl->used, memory_order_relaxed)) {
+			if (2 * (t->used + 1) > t->mask + 1)
+				return NULL;
+			sl->key[0] = k;
+			sl->key[1] = m;
+			sl->key[2] = s;
+			t->used++;
+			atomic_store_explicit(&sl->used, 1, memory_order_release);
+			return sl;
+		}
+		if (sl->key[0] == k && sl->key[1] == m && sl->key[2] == s)
+			return sl;
+	}
+}
+
+/* Add one event to a slot: single-writer stores, so no locked instruction. */
+static inline void vt_slot_add(struct vt_slot *sl, uint64_t bytes, uint64_t weight)
+{
+	atomic_store_explicit(&sl->count, atomic_load_explicit(&sl->count, memory_order_relaxed) + weight,
+			      memory_order_relaxed);
+	atomic_store_explicit(&sl->bytes, atomic_load_explicit(&sl->bytes, memory_order_relaxed) + bytes,
+			      memory_order_relaxed);
+	atomic_store_explicit(&sl->samples, atomic_load_explicit(&sl->samples, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+/* Where a flush sends its batches. */
+struct vt_flush {
+	struct vt_batch_buf *buf;
+	uint16_t kind;              /* enum vmtrace_batch_kind */
+	uint32_t round;             /* 0: an owner's own flush */
+	int deliver;                /* 0: only mark everything delivered (nobody listens) */
+};
+
+/* Deliver what every key of t gained since its last delivery, in batches
+ * (the last one may stay in f->buf, see vt_flush_end). Under t's lock. */
+void vt_table_flush(struct vt_table *t, struct vt_flush *f);
+/* Send what f->buf still holds; with flags (ROUND_END...) send it even
+ * when empty. request: the vmtrace_batch_request the round answers. */
+void vt_flush_end(struct vt_flush *f, uint32_t flags, uint64_t request);
+
+/* Events the provider could not count (added by batch.c, carried by the
+ * next batch). */
+extern _Atomic uint64_t vmtrace__batch_lost;
+
+#endif /* VMTRACE_BATCH_TABLE_H */

@@ -111,9 +111,30 @@ struct {
 	__type(value, __u64);
 } losses SEC(".maps");
 
+/* batches copied out of the target, one per CPU (a uprobe program runs to
+ * its end on one CPU) */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vt_batch_buf);
+} batch_scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, VT_BATCH_KINDS);
+	__type(key, __u32);
+	__type(value, struct vt_batch_state);
+} batch_state SEC(".maps");
+
 static __always_inline void lose(enum vt_loss what)
 {
 	vt_count(&losses, what, 1);
+}
+
+static __always_inline void lose_n(enum vt_loss what, __u64 n)
+{
+	vt_count(&losses, what, n);
 }
 
 static __always_inline struct vt_stats *my_stats(void)
@@ -203,33 +224,134 @@ static __always_inline struct vt_count_val *count_pair(void *map, __u64 a, __u64
 	return v;
 }
 
-SEC("usdt")
-int BPF_USDT(on_alloc, void *klass, void *method, __u64 size, void *site, __u64 weight)
+/* Add one allocation key's counts (a per-event hit, or a batch record). */
+static __always_inline void add_alloc(__u64 klass, __u64 method, __u64 site, __u64 count,
+				      __u64 bytes, __u64 samples)
 {
 	static const struct vt_alloc_val zero;
-	struct vt_alloc_key key = { (__u64)klass, (__u64)method, (__u64)site };
+	struct vt_alloc_key key = { klass, method, site };
 	struct vt_alloc_val *v;
 	struct vt_stats *st;
 	enum vt_got got;
 
-	if (!in_target())
-		return 0;
 	v = vt_get_or_insert(&allocs, &key, &zero, &got);
 	if (!v) {
-		lose(VT_LOSS_ALLOC_MAP_FULL);
-		return 0;
+		lose_n(VT_LOSS_ALLOC_MAP_FULL, samples);
+		return;
 	}
 	if (got == VT_GOT_NEW) {
 		resolve_name(key.klass);
 		resolve_name(key.method);
 		resolve_name(key.site);
 	}
-	v->count += weight;
-	v->bytes += size * weight;
-	v->samples += 1;
+	v->count += count;
+	v->bytes += bytes;
+	v->samples += samples;
 	st = my_stats();
 	if (st)
-		st->alloc_bytes += size * weight;
+		st->alloc_bytes += bytes;
+}
+
+/* Add one free key's counts. */
+static __always_inline void add_free(__u64 klass, __u64 count, __u64 bytes)
+{
+	static const struct vt_count_val zero;
+	struct vt_pair_key key = { klass, 0 };
+	struct vt_count_val *v;
+	enum vt_got got;
+
+	v = vt_get_or_insert(&frees, &key, &zero, &got);
+	if (!v) {
+		lose_n(VT_LOSS_FREE_MAP_FULL, count);
+		return;
+	}
+	if (got == VT_GOT_NEW)
+		resolve_name(klass);
+	v->count += count;
+	v->bytes += bytes;
+}
+
+SEC("usdt")
+int BPF_USDT(on_alloc, void *klass, void *method, __u64 size, void *site, __u64 weight)
+{
+	if (in_target())
+		add_alloc((__u64)klass, (__u64)method, (__u64)site, weight, size * weight, 1);
+	return 0;
+}
+
+struct batch_walk {
+	struct vt_batch_buf *buf;
+	__u32 record_size;
+	__u16 kind;
+};
+
+/* bpf_loop's body: record i of the batch. A plain loop over a few hundred
+ * records, each a map update, is more than the verifier will walk. */
+static long add_record(__u32 i, void *ctx)
+{
+	struct batch_walk *w = ctx;
+	__u64 off = sizeof(struct vt_batch_hdr) + (__u64)i * w->record_size;
+	struct vt_batch_rec *r;
+
+	if (off > VT_BATCH_MAX_BYTES - sizeof(struct vt_batch_rec))
+		return 1;
+	r = (struct vt_batch_rec *)(w->buf->b + off);
+	if (w->kind == VT_BATCH_ALLOC)
+		add_alloc(r->klass, r->method, r->site, r->count, r->bytes, r->samples);
+	else
+		add_free(r->klass, r->count, r->bytes);
+	return 0;
+}
+
+/* alloc__batch and free__batch: a batch of counts gathered in the target
+ * (vmtrace/batch.h). Copied in one read, checked, then added record by
+ * record into the maps the per-event programs use. */
+SEC("usdt")
+int BPF_USDT(on_batch, void *batch, __u64 len)
+{
+	struct batch_walk w;
+	struct vt_batch_hdr *h;
+	struct vt_batch_state *bs;
+	__u32 zero = 0, slot;
+
+	if (!in_target())
+		return 0;
+	w.buf = bpf_map_lookup_elem(&batch_scratch, &zero);
+	if (!w.buf)
+		return 0;
+	if (len < sizeof(struct vt_batch_hdr) || len > VT_BATCH_MAX_BYTES) {
+		lose(VT_LOSS_BATCH_BAD);
+		return 0;
+	}
+	if (bpf_probe_read_user(w.buf->b, len, batch)) {
+		lose(VT_LOSS_BATCH_FAULT);
+		return 0;
+	}
+	h = (struct vt_batch_hdr *)w.buf->b;
+	if (h->magic != VT_BATCH_MAGIC || h->version < VT_BATCH_VERSION ||
+	    (h->kind != VT_BATCH_ALLOC && h->kind != VT_BATCH_FREE) ||
+	    h->record_size < sizeof(struct vt_batch_rec) || h->record_size > VT_BATCH_MAX_BYTES ||
+	    sizeof(*h) + (__u64)h->count * h->record_size > len) {
+		lose(VT_LOSS_BATCH_BAD);
+		return 0;
+	}
+	if (h->lost)
+		lose_n(VT_LOSS_BATCH_PROVIDER, h->lost);
+	w.record_size = h->record_size;
+	w.kind = h->kind;
+	bpf_loop(h->count, add_record, &w, 0);
+
+	slot = h->kind - 1;
+	bs = bpf_map_lookup_elem(&batch_state, &slot);
+	if (!bs)
+		return 0;
+	__sync_fetch_and_add(&bs->batches, 1);
+	if (h->flags & VT_BATCH_ROUND_END) {
+		bs->last_request = h->request;
+		__sync_fetch_and_add(&bs->rounds, 1);
+	}
+	if (h->flags & VT_BATCH_EXIT)
+		__sync_fetch_and_add(&bs->exits, 1);
 	return 0;
 }
 

@@ -91,6 +91,41 @@ struct vt_stats {                /* per CPU, one entry */
 	__u64 bus_dropped_total;     /* highest total_dropped from bus__dropped */
 };
 
+/* Batched counts (provider/include/vmtrace/batch.h; docs/probes.md): the
+ * same layout, in the kernel's types. runtime_vmtrace_batch.c checks that
+ * both agree. */
+#define VT_BATCH_MAGIC 0x42544d56u
+#define VT_BATCH_VERSION 1
+#define VT_BATCH_MAX_BYTES 16384      /* one bpf_probe_read_user into scratch */
+#define VT_BATCH_ALLOC 1
+#define VT_BATCH_FREE 2
+#define VT_BATCH_KINDS 2
+#define VT_BATCH_ROUND_END 0x1u
+#define VT_BATCH_EXIT 0x2u
+
+struct vt_batch_hdr {
+	__u32 magic;
+	__u16 version, kind;
+	__u32 record_size, count, flags, round;
+	__u64 lost, request;
+};
+
+struct vt_batch_rec {
+	__u64 klass, method, site;
+	__u64 count, bytes, samples;
+};
+
+struct vt_batch_buf {            /* a batch copied out of the target */
+	char b[VT_BATCH_MAX_BYTES];
+};
+
+struct vt_batch_state {          /* one entry per kind, all CPUs */
+	__u64 rounds;                /* ROUND_END batches seen */
+	__u64 last_request;          /* the request the last round answered */
+	__u64 exits;                 /* EXIT batches seen: the target's last round */
+	__u64 batches;               /* batches taken in */
+};
+
 /* Loss counters: (enum, what the report calls it). Anything not counted
  * where it belongs lands in one of these, never nowhere. */
 #define VT_LOSS_LIST(X)                                                             \
@@ -111,7 +146,11 @@ struct vt_stats {                /* per CPU, one entry */
 	X(GC_THREAD_MAP_FULL, "gc thread map full (pauses)")                       \
 	X(BAD_GC_KIND, "gc kind out of range (collections)")                       \
 	X(BAD_SIGNO, "signal number out of range (events)")                        \
-	X(BUS_DROPPED, "target's in-process bus dropped (events)")
+	X(BUS_DROPPED, "target's in-process bus dropped (events)")                 \
+	X(BATCH_FAULT, "batch unreadable in BPF (batches)")                        \
+	X(BATCH_BAD, "batch malformed or of an unknown version (batches)")         \
+	X(BATCH_PROVIDER, "provider could not count in its thread table (events)") \
+	X(BATCH_UNFLUSHED, "batched counts not flushed at the end (rounds)")
 
 enum vt_loss {
 #define VT_X_ENUM(e, s) VT_LOSS_##e,

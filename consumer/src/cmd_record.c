@@ -157,7 +157,9 @@ int vt_cmd_record(int argc, char **argv)
 		vt_session_close(&s);
 		return status;
 	}
-	switch (vt_session_wait(&s, a.duration > 0 ? (long long)(a.duration * 1000) : -1)) {
+	enum vt_wait_result how = vt_session_wait(&s, a.duration > 0 ? (long long)(a.duration * 1000) : -1);
+
+	switch (how) {
 	case VT_WAIT_EXITED:
 		fprintf(stderr, "vmtrace: pid %d exited; reporting what was recorded\n",
 			(int)s.target.pid);
@@ -175,6 +177,7 @@ int vt_cmd_record(int argc, char **argv)
 		break;
 	}
 
+	vt_session_finish(&s, how == VT_WAIT_EXITED);
 	r = vt_session_collect(&s, &p);
 	if (r) {
 		fprintf(stderr, "vmtrace: cannot read the counters: %s\n", strerror(-r));

@@ -154,7 +154,9 @@ int vt_record_every(struct vt_session *s, const struct vt_every_opts *o, struct 
 		if (o->duration_s > 0 && next >= o->duration_s)
 			next = o->duration_s;
 		wait_ms = next > now ? (int)ceil((next - now) * 1000) : 0;
-		switch (vt_session_wait(s, wait_ms)) {
+		enum vt_wait_result how = vt_session_wait(s, wait_ms);
+
+		switch (how) {
 		case VT_WAIT_TIMEOUT:
 			done = o->duration_s > 0 && vt_session_elapsed(s) >= o->duration_s;
 			break;
@@ -171,6 +173,8 @@ int vt_record_every(struct vt_session *s, const struct vt_every_opts *o, struct 
 			done = true;
 			break;
 		}
+		/* pending batched counts belong to the interval that ends here */
+		vt_session_finish(s, how == VT_WAIT_EXITED);
 		e = vt_session_collect(s, &cur);
 		if (!e)
 			e = vt_profile_diff(&cur, &prev, &iv);

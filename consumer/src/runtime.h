@@ -17,11 +17,22 @@
 #include "profile.h"
 #include "usdt_notes.h"
 
+/* Which events to trace (--events); a runtime takes those it has. */
+enum vt_event_set {
+	VT_EVENTS_ALLOC = 1 << 0,         /* allocations */
+	VT_EVENTS_FREE = 1 << 1,          /* frees */
+	VT_EVENTS_GC = 1 << 2,            /* collections and their pauses */
+	VT_EVENTS_CACHE = 1 << 3,         /* method/constant cache resets, serial increments */
+	VT_EVENTS_SIGNAL = 1 << 4,        /* signals received and handled */
+	VT_EVENTS_ALL = (1 << 5) - 1,
+};
+
 struct vt_attach_opts {
 	pid_t pid;                        /* the target */
 	const struct vt_usdt_list *probes; /* every USDT probe mapped by the target */
 	uint32_t map_entries;             /* size of each counting map (--map-entries) */
 	uint64_t sample_period;           /* bytes, 0 = exact (--sample) */
+	uint32_t events;                  /* enum vt_event_set, 0 = all */
 	bool no_methods;                  /* --no-methods: skip per-method attribution */
 	bool spawned;                     /* pid is a command held back before exec */
 	bool verbose;                     /* -v: libbpf's log */
@@ -41,6 +52,10 @@ struct vt_runtime {
 	 * the live target) and take them in. `record` and `top` call it in their
 	 * loop. 0 or a negative errno (-EINTR when a signal arrived). */
 	int (*poll)(void *state, int timeout_ms);
+	/* Optional: before the last collect of a recording, make whatever the
+	 * target still holds back (batched counts) reach the maps; exited: the
+	 * target is gone. What cannot be had is counted as lost. */
+	void (*finish)(void *state, bool exited);
 	/* Optional: "NAME=VALUE" (*env, NULL: none; owned by state) to set in a spawned command before exec, and why (*note) */
 	int (*spawn_env)(void *state, const char **env, const char **note, char *err, size_t errlen);
 };

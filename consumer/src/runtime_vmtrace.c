@@ -34,6 +34,7 @@
 #include "profile.h"
 #include "runtime.h"
 #include "vmtrace_events.h"
+#include "vmtrace_batch.h"
 #include "vmtrace_maps.h"
 #include "vmtrace.skel.h"
 
@@ -61,6 +62,8 @@ struct vmtrace_state {
 	struct vmtrace_bpf *skel;
 	int mem_fd;                 /* /proc/PID/mem, -1 when it could not be opened */
 	uint64_t sample_period;
+	struct vt_batch_end batch;  /* the kinds attached through alloc__batch / free__batch */
+	uint64_t unflushed;         /* rounds that never came (vt_batch_finish) */
 	struct name_cache names;
 	char probes_used[512];
 	char period_env[64];        /* VMTRACE_SAMPLE_PERIOD=N for a spawned command */
@@ -349,6 +352,7 @@ static int vmtrace_collect(void *state, struct vt_profile *out)
 	losses[VT_LOSS_STR_UNREADABLE] += c.unreadable;
 	losses[VT_LOSS_BUS_DROPPED] += stats.bus_dropped_total;
 	losses[VT_LOSS_TIMELINE_CAP] += timeline_dropped;
+	losses[VT_LOSS_BATCH_UNFLUSHED] += st->unflushed;
 	return vt_adapter_add_losses(out, loss_names, losses, 0, VT_LOSS__COUNT);
 }
 
@@ -361,6 +365,19 @@ static int vmtrace_poll(void *state, int timeout_ms)
 	if (n < 0)
 		return n;
 	return st->a.events.err;
+}
+
+static int poll_some(void *state, int ms)
+{
+	return vmtrace_poll(state, ms);
+}
+
+static void vmtrace_finish(void *state, bool exited)
+{
+	struct vmtrace_state *st = state;
+
+	if (vt_batch_finish(&st->batch, exited, poll_some, st, 3000))
+		st->unflushed++;
 }
 
 static void vmtrace_close(void *state)
@@ -379,10 +396,11 @@ static void vmtrace_close(void *state)
 	free(st);
 }
 
-/* probe name -> program; NULL program: not used by the report */
+/* probe name -> program, and the events (--events) it serves */
 struct probe_prog {
 	const char *probe;
 	struct bpf_program *prog;
+	uint32_t events;
 };
 
 static void note_used(struct vmtrace_state *st, const char *probe)
@@ -470,23 +488,33 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 	if (err)
 		goto fail;
 
+	/* where the module has them, the batch probes replace the per-event
+	 * ones: the events are then counted in the target, without a trap */
 	const struct probe_prog table[] = {
-		{ "object__alloc", st->skel->progs.on_alloc },
-		{ "object__free", st->skel->progs.on_free },
-		{ "method__cache__reset", st->skel->progs.on_method_cache_reset },
-		{ "constant__cache__reset", st->skel->progs.on_constant_cache_reset },
-		{ "global__serial__inc", st->skel->progs.on_global_serial_inc },
-		{ "gc__begin", st->skel->progs.on_gc_begin },
-		{ "gc__end", st->skel->progs.on_gc_end },
-		{ "signal__received", st->skel->progs.on_signal_received },
-		{ "signal__handled", st->skel->progs.on_signal_handled },
-		{ "bus__dropped", st->skel->progs.on_bus_dropped },
+		{ "object__alloc", st->skel->progs.on_alloc, VT_EVENTS_ALLOC },
+		{ "alloc__batch", st->skel->progs.on_batch, VT_EVENTS_ALLOC },
+		{ "object__free", st->skel->progs.on_free, VT_EVENTS_FREE },
+		{ "free__batch", st->skel->progs.on_batch, VT_EVENTS_FREE },
+		{ "method__cache__reset", st->skel->progs.on_method_cache_reset, VT_EVENTS_CACHE },
+		{ "constant__cache__reset", st->skel->progs.on_constant_cache_reset, VT_EVENTS_CACHE },
+		{ "global__serial__inc", st->skel->progs.on_global_serial_inc, VT_EVENTS_CACHE },
+		{ "gc__begin", st->skel->progs.on_gc_begin, VT_EVENTS_GC },
+		{ "gc__end", st->skel->progs.on_gc_end, VT_EVENTS_GC },
+		{ "signal__received", st->skel->progs.on_signal_received, VT_EVENTS_SIGNAL },
+		{ "signal__handled", st->skel->progs.on_signal_handled, VT_EVENTS_SIGNAL },
+		/* losses of the target's bus: always */
+		{ "bus__dropped", st->skel->progs.on_bus_dropped, VT_EVENTS_ALL },
 		/* method__entry/return: a trap on every call, and the report
 		 * attributes allocations by the probe's own method argument */
 	};
 	size_t ntable = sizeof(table) / sizeof(table[0]);
 	const struct vt_usdt_list *pl = opts->probes;
+	uint32_t events = opts->events ? opts->events : VT_EVENTS_ALL;
 	bool armed_somewhere = false;
+
+	st->batch.pid = opts->pid;
+	st->batch.probes = opts->probes;
+	st->batch.state_fd = bpf_map__fd(st->skel->maps.batch_state);
 
 	/* one attach per (module, probe name): libbpf takes every site of the name */
 	for (size_t i = 0; i < pl->n; i++) {
@@ -507,15 +535,25 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 			continue;
 		/* Sampling exists so unsampled objects never trap; an exact
 		 * object__free would trap on nearly every one of them again. */
-		if (opts->sample_period && strcmp(p->name, "object__free") == 0)
+		if (opts->sample_period &&
+		    (strcmp(p->name, "object__free") == 0 || strcmp(p->name, "free__batch") == 0))
+			continue;
+		if ((strcmp(p->name, "object__alloc") == 0 &&
+		     vt_usdt_has_probe(pl, PROVIDER, p->path, "alloc__batch")) ||
+		    (strcmp(p->name, "object__free") == 0 &&
+		     vt_usdt_has_probe(pl, PROVIDER, p->path, "free__batch")))
 			continue;
 		for (size_t t = 0; t < ntable; t++) {
-			if (strcmp(table[t].probe, p->name) != 0)
+			if (strcmp(table[t].probe, p->name) != 0 || !(table[t].events & events))
 				continue;
 			err = vt_adapter_attach(&st->a, table[t].prog, p->path, p->name, 0, errbuf, errlen);
 			if (err)
 				goto fail;
 			note_used(st, p->name);
+			if (strcmp(p->name, "alloc__batch") == 0)
+				st->batch.kind[VT_BATCH_ALLOC - 1] = true;
+			if (strcmp(p->name, "free__batch") == 0)
+				st->batch.kind[VT_BATCH_FREE - 1] = true;
 		}
 	}
 	if (st->a.nlinks == 0) {
@@ -595,4 +633,5 @@ const struct vt_runtime vt_runtime_vmtrace = {
 	.close = vmtrace_close,
 	.poll = vmtrace_poll,
 	.spawn_env = vmtrace_spawn_env,
+	.finish = vmtrace_finish,
 };

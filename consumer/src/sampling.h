@@ -27,6 +27,11 @@ int vt_sample_get_period(pid_t pid, const struct vt_usdt_list *probes, uint64_t 
  * now (0 = the provider ignores the period). Same errors. */
 int vt_sample_armed_count(pid_t pid, const struct vt_usdt_list *probes, uint16_t *count);
 
+/* Write the 64-bit variable `symbol` of the libvmtrace of pid (as
+ * vt_sample_set_period does its period). Same errors. */
+int vt_provider_write_u64(pid_t pid, const struct vt_usdt_list *probes, const char *symbol,
+			  uint64_t value);
+
 /* The runtime address in pid of the dynamic or static symbol `name` of the
  * module at `module` (a path as /proc/PID/maps names it). */
 int vt_proc_symbol_address(pid_t pid, const char *module, const char *name, uint64_t *addr);

@@ -164,6 +164,7 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 		.probes = &s->probes,
 		.map_entries = o->map_entries,
 		.sample_period = o->sample_period,
+		.events = o->events,
 		.no_methods = o->no_methods,
 		.spawned = s->target.spawned,
 		.verbose = o->verbose,
@@ -227,6 +228,12 @@ enum vt_wait_result vt_session_wait(struct vt_session *s, long long timeout_ms)
 		if (timeout_ms >= 0 && ms_since(&t0) >= timeout_ms)
 			return VT_WAIT_TIMEOUT;
 	}
+}
+
+void vt_session_finish(struct vt_session *s, bool exited)
+{
+	if (s->rt->finish)
+		s->rt->finish(s->state, exited);
 }
 
 int vt_session_collect(struct vt_session *s, struct vt_profile *p)

@@ -19,6 +19,7 @@ struct vt_session_opts {
 	const char *runtime;       /* --runtime, or NULL: detect */
 	uint32_t map_entries;      /* --map-entries, 0 = default */
 	uint64_t sample_period;    /* --sample BYTES, 0 = exact */
+	uint32_t events;           /* --events: enum vt_event_set, 0 = all */
 	bool no_methods;
 	bool verbose;
 };
@@ -51,6 +52,9 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 /* Wait up to timeout_ms (negative: until a signal or the target's exit),
  * taking in the adapter's events meanwhile. */
 enum vt_wait_result vt_session_wait(struct vt_session *s, long long timeout_ms);
+/* The end of a recording: whatever the target still holds (batched counts)
+ * is brought in, or counted as lost. exited: the target is gone. */
+void vt_session_finish(struct vt_session *s, bool exited);
 /* A fresh profile of everything counted so far (p is initialized here). */
 int vt_session_collect(struct vt_session *s, struct vt_profile *p);
 double vt_session_elapsed(const struct vt_session *s);

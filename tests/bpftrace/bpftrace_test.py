@@ -610,6 +610,12 @@ def check_oneliner_maps(probe, label, text, truth, seen):
         kinds = {"0": "alloc", "7": "gc_begin", "10": "user"}
         got = {(kinds.get(k[0], k[0]),): n for k, n in m.items()}
         expect_equal(label, "@", got, truth_drops(truth))
+    elif probe in ("alloc__batch", "free__batch"):
+        # holding the semaphore turns batching on: the workload's counts
+        # come in batches, at least the process's last round
+        n = m.get((), 0)
+        if n < 1 or maps.get("@bytes", {}).get((), 0) < 40 * n:
+            fail(f"{label}: no batches, or batches shorter than their header: {maps}")
     elif probe == "sample__armed":
         # no consumer set a sampling period: the process stays exact
         if re.search(r"^tid \d+ samples every", text, re.M) or maps:

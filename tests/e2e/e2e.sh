@@ -316,7 +316,7 @@ sigkill)
 	awk '$2 != 0 { exit 1 }' before.out || fail "semaphores up before tracing: $(cat before.out)"
 	start_record vt -p "$DV" -o rec.data
 	"$TBIN/vt_gates" "$DV" >during.out 2>gates.err || fail "vt_gates: $(cat gates.err)"
-	grep -qx "object__alloc 1" during.out || fail "object__alloc's semaphore is not 1 while traced: $(cat during.out)"
+	grep -qx "alloc__batch 1" during.out || fail "alloc__batch's semaphore is not 1 while traced: $(cat during.out)"
 	kill -9 "$VT"
 	wait "$VT" 2>/dev/null
 	ok=0

@@ -52,8 +52,10 @@ void vt_table_free(struct vt_table *t);
  * half full and the key is new (the caller grows it). Owner only. */
 static inline uint64_t vt_table_hash(uint64_t k, uint64_t m, uint64_t s)
 {
-	uint64_t h = k * 0x9E3779B97F4A7C15ull ^ m * 0xC2B2AE3D27D4EB4Full ^ s * 0x165667B19E3779F9ull;
-	return h ^ (h >> 29);
+	/* the pointers are aligned, so their low bits are zero: the slot
+	 * index comes from the product's high bits */
+	uint64_t h = (k ^ (m * 0xC2B2AE3D27D4EB4Full) ^ (s * 0x165667B19E3779F9ull)) * 0x9E3779B97F4A7C15ull;
+	return h >> 40;
 }
 
 static inline struct vt_slot *vt_table_get(struct vt_table *t, uint64_t k, uint64_t m, uint64_t s)

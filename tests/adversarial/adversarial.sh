@@ -18,26 +18,9 @@ if [ "$(id -u)" != 0 ]; then
 	exit 77
 fi
 
-WORK=$(mktemp -d /tmp/vmtrace-adv.XXXXXX)
-chmod 755 "$WORK"
-PIDS=()
-MOUNTS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	for m in "${MOUNTS[@]}"; do umount "$m" 2>/dev/null; done
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-cd "$WORK" || exit 1
-
-fail() {
-	echo "FAIL [$CASE]: $*"
-	for f in "$WORK"/*.err "$WORK"/*.out; do
-		[ -s "$f" ] && { echo "--- $f"; head -c 3000 "$f"; echo; }
-	done
-	exit 1
-}
+# shellcheck source=../lib/harness.sh
+. "$(dirname "$0")/../lib/harness.sh"
+vt_harness adv
 
 # wait_for CMD...: until CMD succeeds (60 s at most: a hang, not a measurement)
 wait_for() {

@@ -20,24 +20,9 @@ if [ "$(id -u)" != 0 ]; then
 	exit 77
 fi
 
-WORK=$(mktemp -d /tmp/vmtrace-e2e.XXXXXX)
-chmod 755 "$WORK"
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-cd "$WORK" || exit 1
-
-fail() {
-	echo "FAIL [$CASE]: $*"
-	for f in "$WORK"/*.err "$WORK"/*.out; do
-		[ -s "$f" ] && { echo "--- $f"; head -c 3000 "$f"; echo; }
-	done
-	exit 1
-}
+# shellcheck source=../lib/harness.sh
+. "$(dirname "$0")/../lib/harness.sh"
+vt_harness e2e
 
 # wait_line FILE REGEX [PID]: until FILE has a matching line (30 s at most:
 # a hang, not a measurement); fails at once if PID ends first.

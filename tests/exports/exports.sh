@@ -19,24 +19,9 @@ FIXTURES=$HERE/../report/fixtures
 PY=/usr/bin/python3
 VMTRACE=$BIN/vmtrace
 
-WORK=$(mktemp -d /tmp/vmtrace-exports.XXXXXX)
-chmod 755 "$WORK"
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-cd "$WORK" || exit 1
-
-fail() {
-	echo "FAIL [$CASE]: $*"
-	for f in "$WORK"/*.err "$WORK"/*.out; do
-		[ -s "$f" ] && { echo "--- $f"; head -c 3000 "$f"; echo; }
-	done
-	exit 1
-}
+# shellcheck source=../lib/harness.sh
+. "$(dirname "$0")/../lib/harness.sh"
+vt_harness exports
 
 # wait_line FILE REGEX [COUNT]: until FILE has COUNT (default 1) matching
 # lines; 60 s at most (a hang, not a measurement).

@@ -252,11 +252,36 @@ class Tracer:
                 fail(f"{self.label}: probes not armed within {ATTACH_TIMEOUT} s: {vals}")
             time.sleep(0.05)
 
+    def settle(self):
+        """Until bpftrace has used no CPU for 0.3 s (at most 10 s): on a loaded
+        machine it may still be reading the perf buffer when the target ends,
+        and a SIGINT then would cut off the printf lines not yet read."""
+        def cpu_ticks():
+            try:
+                with open(f"/proc/{self.proc.pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                return int(fields[11]) + int(fields[12])
+            except (OSError, IndexError, ValueError):
+                return None
+        deadline = time.monotonic() + 10
+        last, still_since = cpu_ticks(), time.monotonic()
+        while time.monotonic() < deadline and last is not None:
+            time.sleep(0.05)
+            now = cpu_ticks()
+            if now != last:
+                last, still_since = now, time.monotonic()
+            elif time.monotonic() - still_since >= 0.3:
+                return
+
     def stop(self):
-        """SIGINT it; what it printed."""
+        """SIGINT it once it is idle; what it printed."""
+        self.settle()
         rc = stop_bpftrace(self.proc, self.label)
         if rc != 0:
             fail(f"{self.label}: bpftrace exited with {rc}: {self.errors()}")
+        lost = re.findall(r"^.*\blost\b.*$", self.errors(), re.M | re.I)
+        if lost:
+            fail(f"{self.label}: bpftrace lost events: {lost[0]}")
         with open(self.out_path) as f:
             return f.read()
 

@@ -14,7 +14,7 @@
 #define DEFAULT_RECORD "vmtrace.data"
 
 static const char usage_line[] =
-	"Usage: vmtrace report [FILE] [--format text|json|csv|folded|pprof]\n"
+	"Usage: vmtrace report [FILE] [--format text|json|csv|folded|pprof|perfetto]\n"
 	"                      [--by class,method|class|method|site] [--sort count|bytes] [--top N]\n";
 
 static const char help_text[] =
@@ -23,7 +23,9 @@ static const char help_text[] =
 	"\n"
 	"  --format F  text (default), json (docs/json-schema.md), csv, or folded\n"
 	"              (`class;method weight` lines for flame graph tools), or pprof\n"
-	"              (gzipped profile.proto for go tool pprof, Pyroscope, Parca)\n"
+	"              (gzipped profile.proto for go tool pprof, Pyroscope, Parca), or\n"
+	"              perfetto (trace-event JSON of GC pauses, signals and cache resets\n"
+	"              for ui.perfetto.dev and chrome://tracing)\n"
 	"  --by G      group allocations by class,method (default), class, method,\n"
 	"              or site (class, method and allocation site)\n"
 	"  --sort S    order allocations by count (default) or bytes; folded uses it as the weight\n"
@@ -35,7 +37,8 @@ static const char help_text[] =
 	"  vmtrace report run.data --by class --sort bytes --top 10\n"
 	"  vmtrace report --format json | jq '.allocations[0]'\n"
 	"  vmtrace report --format folded --sort bytes | flamegraph.pl > alloc.svg\n"
-	"  vmtrace report --format pprof > alloc.pb.gz && go tool pprof -top alloc.pb.gz\n";
+	"  vmtrace report --format pprof > alloc.pb.gz && go tool pprof -top alloc.pb.gz\n"
+	"  vmtrace report --format perfetto > trace.json   # open in ui.perfetto.dev\n";
 
 static const enum vt_opt report_opts[] = {
 	VT_OPT_FORMAT, VT_OPT_BY, VT_OPT_SORT, VT_OPT_TOP, VT_OPT_HELP, 0,

@@ -28,6 +28,7 @@ static const char *extension(enum vt_format f)
 	switch (f) {
 	case VT_FORMAT_PPROF: return "pb.gz";
 	case VT_FORMAT_TEXT: return "txt";
+	case VT_FORMAT_PERFETTO: return "perfetto.json";
 	default: return vt_format_name(f);
 	}
 }

@@ -19,8 +19,9 @@
 	X(TEXT, text)         \
 	X(JSON, json)         \
 	X(CSV, csv)           \
-	X(FOLDED, folded)       \
-	X(PPROF, pprof)
+	X(FOLDED, folded)     \
+	X(PPROF, pprof)       \
+	X(PERFETTO, perfetto)
 
 #define VT_FORMAT_ENUM_(up, name) VT_FORMAT_##up,
 enum vt_format { VT_REPORT_FORMATS(VT_FORMAT_ENUM_) VT_FORMAT__COUNT };

@@ -8,6 +8,10 @@
 #                  ingest receiver took (after refusing the first tries) each
 #                  add up to demovm's truth, none missing
 #   push_unreachable  a server that is not there: bounded tries, losses counted
+#   perfetto_fixture  a version 1 record (pauses without a start) as perfetto:
+#                  valid trace-event JSON, the untimed pauses counted and said
+#   perfetto_live  a real run as perfetto, its shape and its agreement with
+#                  the record checked by perfetto_check.py
 #   serve          /metrics scraped with curl on 127.0.0.1, parsed by
 #                  python3-prometheus-client, against demovm's truth
 set -uo pipefail
@@ -78,6 +82,32 @@ pprof_live)
 	HOME=$WORK go tool pprof -top live.pb.gz 2>/dev/null >head.out
 	grep -q "^Duration: " head.out || fail "no duration"
 	grep -q "^Time: " head.out || fail "no time"
+	;;
+
+perfetto_fixture)
+	"$VMTRACE" report "$FIXTURES/v1.data" --format perfetto >v1.json 2>v1.err ||
+		fail "report --format perfetto exited with $?"
+	"$PY" "$HERE/perfetto_check.py" v1.json "$FIXTURES/v1.data" || fail "the trace is not the record"
+	grep -qx "vmtrace: perfetto: 1 GC pauses have no start time or thread (an older record), left off the timeline" v1.err ||
+		fail "no note of the pause left off: $(cat v1.err)"
+	;;
+
+perfetto_live)
+	need_root
+	"$VMTRACE" record -o rec.data --format perfetto -- "$BIN/demovm" --ops 2000 --threads 2 \
+		--truth truth.json --quiet >live.json 2>vt.err || fail "vmtrace record exited with $?"
+	"$PY" "$HERE/perfetto_check.py" live.json rec.data --all-timed || fail "the trace is not the record"
+	# report gives the same trace; the run had every kind of event in it
+	"$VMTRACE" report rec.data --format perfetto >report.json || fail "report exited with $?"
+	cmp -s live.json report.json || fail "record and report gave different traces"
+	for ph in X b e i; do
+		jq -e --arg ph "$ph" '[.traceEvents[] | select(.ph == $ph)] | length > 0' live.json >/dev/null ||
+			fail "no '$ph' event in the trace"
+	done
+	# the signals are demovm's own: as many as it says it handled
+	want=$(jq '[.signals[] | .received] | add' truth.json)
+	got=$(jq '[.traceEvents[] | select(.ph == "b" and .cat == "signal")] | length' live.json)
+	[ "$got" = "$want" ] || fail "$got signal slices, demovm handled $want"
 	;;
 
 every_push)

@@ -411,7 +411,7 @@ int BPF_USDT(py_gc_done, long collected)
 	e = bpf_ringbuf_reserve(&gc_events, sizeof(*e), 0);
 	if (e) {
 		e->generation = gen;
-		e->pad = 0;
+		e->tid = tid;
 		e->duration_ns = now - s->start;
 		e->collected = collected > 0 ? collected : 0;
 		e->end_ns = now;

@@ -68,7 +68,7 @@ struct vt_py_func_val {
 /* One collection, streamed to userspace through a ring buffer. */
 struct vt_py_gc_event {
 	__u32 generation;
-	__u32 pad;
+	__u32 tid;               /* the collecting thread */
 	__u64 duration_ns;
 	__u64 collected;         /* gc__done's argument: unreachable objects found */
 	__u64 end_ns;

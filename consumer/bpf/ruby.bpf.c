@@ -493,7 +493,7 @@ int BPF_USDT(rb_gc_end)
 		return 0;
 	}
 	e->phase = phase;
-	e->pad = 0;
+	e->tid = tid;
 	e->duration_ns = now - start;
 	e->end_ns = now;
 	/* no wakeup: poll() drains the buffer on its own clock */

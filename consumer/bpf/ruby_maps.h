@@ -87,7 +87,7 @@ struct vt_rb_thread {
 /* One GC phase, streamed to userspace through a ring buffer. */
 struct vt_rb_gc_event {
 	__u32 phase;              /* enum vt_rb_gc_phase */
-	__u32 pad;
+	__u32 tid;                /* the collecting thread */
 	__u64 duration_ns;
 	__u64 end_ns;
 };

@@ -84,6 +84,8 @@ static int on_gc_event(void *ctx, void *data, size_t size)
 		.kind = (int)e->generation,
 		.duration_ns = e->duration_ns,
 		.objects_collected = e->collected,
+		.at_ns = (int64_t)(e->end_ns - e->duration_ns), /* its start, on the kernel's clock */
+		.tid = e->tid,
 	};
 	return 0;
 }

@@ -76,6 +76,8 @@ static int on_gc_event(void *ctx, void *data, size_t size)
 	*p = (struct vt_gc_pause){
 		.kind = (int)e->phase,
 		.duration_ns = e->duration_ns,
+		.at_ns = (int64_t)(e->end_ns - e->duration_ns), /* its start, on the kernel's clock */
+		.tid = e->tid,
 	};
 	return 0;
 }

@@ -172,6 +172,10 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 	r = s->rt->open(&ao, &s->state, err, errlen);
 	if (r)
 		return r;
+	/* time zero of the timeline: the probes are live and a spawned target
+	 * not yet released, so nothing it does comes before it */
+	clock_gettime(CLOCK_MONOTONIC, &s->started);
+	clock_gettime(CLOCK_REALTIME, &s->started_wall);
 
 	const char *env[2] = { NULL, NULL };
 
@@ -183,8 +187,6 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 	r = vt_target_release(&s->target, env, err, errlen);
 	if (r)
 		return r;
-	clock_gettime(CLOCK_MONOTONIC, &s->started);
-	clock_gettime(CLOCK_REALTIME, &s->started_wall);
 	s->cmdline = o->cmd ? join_argv(o->cmd) : vt_target_cmdline(s->target.pid);
 	return 0;
 }

@@ -536,19 +536,20 @@ CASES = {"ruby-pid": case_ruby_pid, "ruby-spawn": case_ruby_spawn,
          "top-ruby": case_top_ruby}
 
 
-def main():
-    if len(sys.argv) != 3 or sys.argv[2] not in CASES:
-        print(__doc__, file=sys.stderr)
+def run(cases, usage):
+    """argv VMTRACE CASE: run one of cases in a scratch folder; the exit status."""
+    if len(sys.argv) != 3 or sys.argv[2] not in cases:
+        print(usage, file=sys.stderr)
         return 2
     if os.geteuid() != 0:
         print("skipped: needs root for BPF")
         return 77
     vmtrace = sys.argv[1]
     with tempfile.TemporaryDirectory(prefix="vmtrace-rt-") as tmp:
-        CASES[sys.argv[2]](vmtrace, tmp)
+        cases[sys.argv[2]](vmtrace, tmp)
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(CASES, __doc__))

@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 import runtime_test as rt
 
@@ -95,18 +94,5 @@ def case_ruby(vmtrace, tmp):
 CASES = {"ruby": case_ruby, "python": case_python}
 
 
-def main():
-    if len(sys.argv) != 3 or sys.argv[2] not in CASES:
-        print(__doc__, file=sys.stderr)
-        return 2
-    if os.geteuid() != 0:
-        print("skipped: needs root for BPF")
-        return 77
-    with tempfile.TemporaryDirectory(prefix="vmtrace-tl-") as tmp:
-        CASES[sys.argv[2]](sys.argv[1], tmp)
-    print(f"{len(rt.failures)} failure(s)")
-    return 1 if rt.failures else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(rt.run(CASES, __doc__))

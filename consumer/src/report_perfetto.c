@@ -13,7 +13,10 @@
  *   which slices of one thread track may not;
  * - each method or constant cache reset as an instant ("i") on its thread.
  * Times are microseconds after the record's start, with ns kept as three
- * decimals. The record's header and loss counters go into "otherData".
+ * decimals. Perfetto drops events before time 0, so when one began before
+ * the start (a pause or signal straddling the start of an --every
+ * interval) the zero moves back to it, and otherData's ts_origin_ns says
+ * by how much. The record's header and loss counters go into "otherData".
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -22,23 +25,22 @@
 #include "report_fmt.h"
 #include "report_model.h"
 
-/* ns as microseconds: "-12.345" (exact, no floating point) */
-static void print_us(FILE *out, int64_t ns)
+/* ns as microseconds: "12.345" (exact, no floating point) */
+static void print_us(FILE *out, uint64_t ns)
 {
-	uint64_t mag = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
-
-	fprintf(out, "%s%" PRIu64 ".%03" PRIu64, ns < 0 ? "-" : "", mag / 1000, mag % 1000);
+	fprintf(out, "%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
 }
 
 /* The common head of an event: {"ph": PH, "name": NAME, "cat": CAT, "ts": TS,
- * "pid": PID, "tid": TID; the caller adds the rest and the closing brace. */
+ * "pid": PID, "tid": TID; the caller adds the rest and the closing brace.
+ * at_ns is after the record's start, origin_ns the trace's zero on that clock. */
 static void event_head(FILE *out, const struct vt_profile *p, const char *ph, const char *name,
-		       const char *cat, int64_t ts_ns, uint32_t tid)
+		       const char *cat, int64_t at_ns, int64_t origin_ns, uint32_t tid)
 {
 	fprintf(out, ",\n{\"ph\": \"%s\", \"name\": ", ph);
 	vt_json_string(out, name);
 	fprintf(out, ", \"cat\": \"%s\", \"ts\": ", cat);
-	print_us(out, ts_ns);
+	print_us(out, (uint64_t)at_ns - (uint64_t)origin_ns); /* at_ns >= origin_ns */
 	fprintf(out, ", \"pid\": %" PRId32 ", \"tid\": %" PRIu32, p->pid, tid);
 }
 
@@ -84,7 +86,7 @@ static void metadata(FILE *out, const struct vt_profile *p, const uint32_t *thre
 			snprintf(name, sizeof(name), "main thread %" PRIu32, threads[i]);
 		else
 			snprintf(name, sizeof(name), "thread %" PRIu32, threads[i]);
-		event_head(out, p, "M", "thread_name", "__metadata", 0, threads[i]);
+		event_head(out, p, "M", "thread_name", "__metadata", 0, 0, threads[i]);
 		fputs(", \"args\": {\"name\": ", out);
 		vt_json_string(out, name);
 		fputs("}}", out);
@@ -92,7 +94,7 @@ static void metadata(FILE *out, const struct vt_profile *p, const uint32_t *thre
 }
 
 /* The pauses on the timeline; *untimed counts those without a start. */
-static void gc_pauses(FILE *out, const struct vt_profile *p, uint64_t *untimed)
+static void gc_pauses(FILE *out, const struct vt_profile *p, int64_t o, uint64_t *untimed)
 {
 	char name[64];
 
@@ -105,9 +107,9 @@ static void gc_pauses(FILE *out, const struct vt_profile *p, uint64_t *untimed)
 			continue;
 		}
 		snprintf(name, sizeof(name), "GC %s", kind);
-		event_head(out, p, "X", name, "gc", g->at_ns, g->tid);
+		event_head(out, p, "X", name, "gc", g->at_ns, o, g->tid);
 		fputs(", \"dur\": ", out);
-		print_us(out, (int64_t)(g->duration_ns > INT64_MAX ? INT64_MAX : g->duration_ns));
+		print_us(out, g->duration_ns);
 		fputs(", \"args\": {\"kind\": ", out);
 		vt_json_string(out, kind);
 		fprintf(out, ", \"duration_ns\": %" PRIu64 ", \"heap_bytes\": %" PRIu64
@@ -116,7 +118,34 @@ static void gc_pauses(FILE *out, const struct vt_profile *p, uint64_t *untimed)
 	}
 }
 
-static void timeline_events(FILE *out, const struct vt_profile *p)
+/* when a signal's handling began: dur_ns before it ended (at_ns), at the
+ * earliest INT64_MIN (a damaged record's numbers must not wrap) */
+static int64_t signal_start(const struct vt_event *e)
+{
+	uint64_t room = (uint64_t)e->at_ns - (uint64_t)INT64_MIN;
+
+	return e->dur_ns >= room ? INT64_MIN : (int64_t)((uint64_t)e->at_ns - e->dur_ns);
+}
+
+/* The trace's zero: the record's start, or the earliest event if earlier. */
+static int64_t origin(const struct vt_profile *p)
+{
+	int64_t o = 0;
+
+	for (size_t i = 0; i < p->gc_pauses.n; i++)
+		if (p->gc_pauses.v[i].tid && p->gc_pauses.v[i].at_ns < o)
+			o = p->gc_pauses.v[i].at_ns;
+	for (size_t i = 0; i < p->events.n; i++) {
+		const struct vt_event *e = &p->events.v[i];
+		int64_t at = e->kind == VT_EVENT_SIGNAL ? signal_start(e) : e->at_ns;
+
+		if (at < o)
+			o = at;
+	}
+	return o;
+}
+
+static void timeline_events(FILE *out, const struct vt_profile *p, int64_t o)
 {
 	char sig[32];
 
@@ -124,20 +153,16 @@ static void timeline_events(FILE *out, const struct vt_profile *p)
 		const struct vt_event *e = &p->events.v[i];
 
 		switch (e->kind) {
-		case VT_EVENT_SIGNAL: {
-			/* at_ns is when handling ended; it began dur_ns earlier */
-			int64_t dur = e->dur_ns > INT64_MAX / 2 ? INT64_MAX / 2 : (int64_t)e->dur_ns;
-
+		case VT_EVENT_SIGNAL:
 			vt_signal_name((int)e->arg, sig, sizeof(sig));
-			event_head(out, p, "b", sig, "signal", e->at_ns - dur, e->tid);
+			event_head(out, p, "b", sig, "signal", signal_start(e), o, e->tid);
 			fprintf(out, ", \"id\": \"0x%zx\", \"args\": {\"signo\": %" PRId64
 				", \"latency_ns\": %" PRIu64 "}}", i, e->arg, e->dur_ns);
-			event_head(out, p, "e", sig, "signal", e->at_ns, e->tid);
+			event_head(out, p, "e", sig, "signal", e->at_ns, o, e->tid);
 			fprintf(out, ", \"id\": \"0x%zx\"}", i);
 			break;
-		}
 		case VT_EVENT_METHOD_CACHE_RESET:
-			event_head(out, p, "i", "method cache reset", "cache", e->at_ns, e->tid);
+			event_head(out, p, "i", "method cache reset", "cache", e->at_ns, o, e->tid);
 			fputs(", \"s\": \"t\", \"args\": {\"class\": ", out);
 			vt_json_string(out, e->name);
 			fputs(", \"method\": ", out);
@@ -145,7 +170,7 @@ static void timeline_events(FILE *out, const struct vt_profile *p)
 			fprintf(out, ", \"serial\": %" PRIu64 "}}", e->serial);
 			break;
 		case VT_EVENT_CONSTANT_CACHE_RESET:
-			event_head(out, p, "i", "constant cache reset", "cache", e->at_ns, e->tid);
+			event_head(out, p, "i", "constant cache reset", "cache", e->at_ns, o, e->tid);
 			fputs(", \"s\": \"t\", \"args\": {\"name\": ", out);
 			vt_json_string(out, e->name);
 			fprintf(out, ", \"serial\": %" PRIu64 "}}", e->serial);
@@ -156,15 +181,15 @@ static void timeline_events(FILE *out, const struct vt_profile *p)
 	}
 }
 
-static void other_data(FILE *out, const struct vt_profile *p, uint64_t untimed)
+static void other_data(FILE *out, const struct vt_profile *p, int64_t o, uint64_t untimed)
 {
 	fputs("\"otherData\": {\"runtime\": ", out);
 	vt_json_string(out, p->runtime);
 	fputs(", \"target\": ", out);
 	vt_json_string(out, p->target);
 	fprintf(out, ", \"pid\": %" PRId32 ", \"start_unix_ns\": %" PRIu64 ", \"duration_s\": %.9f"
-		", \"gc_pauses_without_start\": %" PRIu64 ", \"lost\": {",
-		p->pid, p->start_unix_ns, p->duration_s, untimed);
+		", \"ts_origin_ns\": %" PRId64 ", \"gc_pauses_without_start\": %" PRIu64
+		", \"lost\": {", p->pid, p->start_unix_ns, p->duration_s, o, untimed);
 	for (size_t i = 0; i < p->lost.n; i++) {
 		fputs(i ? ", " : "", out);
 		vt_json_string(out, p->lost.v[i].what);
@@ -173,21 +198,22 @@ static void other_data(FILE *out, const struct vt_profile *p, uint64_t untimed)
 	fputs("}}", out);
 }
 
-int vt_report_perfetto(FILE *out, const struct vt_profile *p, const struct vt_report_opts *o)
+int vt_report_perfetto(FILE *out, const struct vt_profile *p, const struct vt_report_opts *opts)
 {
 	uint64_t untimed = 0;
+	int64_t o = origin(p);
 	size_t nthreads;
 	uint32_t *threads = timeline_threads(p, &nthreads);
 
-	(void)o; /* a timeline has no rows to group, sort or cut */
+	(void)opts; /* a timeline has no rows to group, sort or cut */
 	if (!threads)
 		return -ENOMEM;
 	fputs("{\"displayTimeUnit\": \"ns\",\n\"traceEvents\": [", out);
 	metadata(out, p, threads, nthreads);
-	gc_pauses(out, p, &untimed);
-	timeline_events(out, p);
+	gc_pauses(out, p, o, &untimed);
+	timeline_events(out, p, o);
 	fputs("\n],\n", out);
-	other_data(out, p, untimed);
+	other_data(out, p, o, untimed);
 	fputs("}\n", out);
 	free(threads);
 	if (untimed)

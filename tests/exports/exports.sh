@@ -12,6 +12,8 @@
 #                  valid trace-event JSON, the untimed pauses counted and said
 #   perfetto_live  a real run as perfetto, its shape and its agreement with
 #                  the record checked by perfetto_check.py
+#   perfetto_every record --every as perfetto: no negative time in any
+#                  interval, and the intervals' events add up to the record's
 #   serve          /metrics scraped with curl on 127.0.0.1, parsed by
 #                  python3-prometheus-client, against demovm's truth
 set -uo pipefail
@@ -108,6 +110,35 @@ perfetto_live)
 	want=$(jq '[.signals[] | .received] | add' truth.json)
 	got=$(jq '[.traceEvents[] | select(.ph == "b" and .cat == "signal")] | length' live.json)
 	[ "$got" = "$want" ] || fail "$got signal slices, demovm handled $want"
+	;;
+
+perfetto_every)
+	need_root
+	mkdir out
+	"$VMTRACE" record --every 0.1s --out-dir out --format perfetto -o rec.data -- "$BIN/demovm" \
+		--ops 4000 --threads 2 --quiet >/dev/null 2>vt.err || fail "vmtrace record exited with $?"
+	n=$(grep -cE '^vmtrace: interval [0-9]+:' vt.err)
+	[ "$(ls out/*.perfetto.json | wc -l)" = "$n" ] || fail "$n intervals, $(ls out | wc -l) files"
+	"$PY" - rec.data out/*.perfetto.json <<'PYEOF' || fail "the intervals' timelines are not the record's"
+import json, sys
+from collections import Counter
+want = Counter()
+for line in open(sys.argv[1], encoding="latin-1"):
+    w = line.split()
+    if w[0] == "gc_pause":
+        want["X"] += 1
+    elif w[0] == "event":
+        want["b" if w[1] == "0" else "i"] += 1
+got = Counter()
+for f in sys.argv[2:]:
+    d = json.load(open(f))
+    for e in d["traceEvents"]:
+        assert e["ts"] >= 0, (f, e)
+        got[e["ph"]] += e["ph"] in "Xbi"
+    assert d["otherData"]["ts_origin_ns"] <= 0, f
+got = {k: v for k, v in got.items() if v}
+assert want["X"] > 0 and got == dict(want), (got, want)
+PYEOF
 	;;
 
 every_push)

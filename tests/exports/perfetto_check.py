@@ -12,7 +12,9 @@ its agreement with the record it came from.
   latency; one i event per cache reset event line, at its time;
 - a thread_name for every thread used, one process_name, the record's pid
   everywhere; a thread's GC slices nest or are disjoint (as a track needs);
-  every time lies within the recording.
+- no ts is negative (Perfetto drops those): the zero is the record's start,
+  or the earliest event when one began before it (otherData.ts_origin_ns);
+  with --all-timed (a whole recording), every time lies within it.
 Exit 0 when all hold; otherwise each failure on stderr and exit 1.
 """
 import json
@@ -54,9 +56,17 @@ def read_record(path):
     return rec
 
 
-def ns(us):
-    """trace microseconds (three decimals) back to the record's ns"""
+ORIGIN = [0]
+
+
+def dns(us):
+    """trace microseconds (three decimals) back to ns"""
     return round(us * 1000)
+
+
+def ns(us):
+    """a trace time back to the record's ns after its start"""
+    return dns(us) + ORIGIN[0]
 
 
 def main():
@@ -71,6 +81,12 @@ def main():
                  "not an object with a traceEvents list"):
         return
     evs = doc["traceEvents"]
+    ORIGIN[0] = doc.get("otherData", {}).get("ts_origin_ns", 1)
+    check(isinstance(ORIGIN[0], int) and ORIGIN[0] <= 0, f"ts_origin_ns {ORIGIN[0]}")
+    timed = [e["ts"] for e in evs if e.get("ph") != "M" and "ts" in e]
+    check(all(t >= 0 for t in timed), "a negative ts")
+    check(ORIGIN[0] == 0 or min(timed, default=0) == 0,
+          f"the zero moved back by {-ORIGIN[0]} ns, yet no event is at it")
     for e in evs:
         for k in ("ph", "ts", "pid", "tid", "name"):
             check(k in e, f"event without {k}: {e}")
@@ -79,8 +95,8 @@ def main():
         check(e.get("ph") in ("M", "X", "b", "e", "i"), f"unknown ph: {e}")
         if e.get("ph") == "X":
             check(isinstance(e.get("dur"), (int, float)) and e["dur"] >= 0, f"X without dur: {e}")
-        if e.get("ph") in ("b", "e", "i", "X"):
-            check(-1 <= ns(e["ts"]) <= rec["duration_ns"] + 1, f"outside the recording: {e}")
+        if e.get("ph") in ("b", "e", "i", "X") and all_timed:
+            check(0 <= ns(e["ts"]) <= rec["duration_ns"] + 1, f"outside the recording: {e}")
     if failures:
         return
     by_ph = defaultdict(list)
@@ -92,7 +108,7 @@ def main():
     xs = by_ph["X"]
     check(len(xs) == len(timed), f"{len(xs)} X events, {len(timed)} timed gc_pause lines")
     for x, p in zip(xs, timed):
-        check((ns(x["ts"]), ns(x["dur"]), x["tid"]) == (p["at"], p["dur"], p["tid"]),
+        check((ns(x["ts"]), dns(x["dur"]), x["tid"]) == (p["at"], p["dur"], p["tid"]),
               f"X {x} is not gc_pause {p}")
     untimed = len(rec["pauses"]) - len(timed)
     check(doc.get("otherData", {}).get("gc_pauses_without_start") == untimed,
@@ -101,7 +117,7 @@ def main():
     if all_timed:
         check(untimed == 0 and len(timed) > 0, f"{len(timed)} timed and {untimed} untimed pauses")
     for tid in {x["tid"] for x in xs}:
-        spans = sorted((ns(x["ts"]), -ns(x["dur"])) for x in xs if x["tid"] == tid)
+        spans = sorted((ns(x["ts"]), -dns(x["dur"])) for x in xs if x["tid"] == tid)
         stack = []
         for start, mdur in spans:
             end = start - mdur

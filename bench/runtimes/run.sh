@@ -34,29 +34,23 @@ trap 'rm -rf "$TMP"' EXIT
 
 U="usdt:$LIB:ruby"
 P="uprobe:$LIB"
-# the same traps vmtrace takes: the USDT site probes announce a site, the
-# allocation functions count (class, type, site), the plain-class allocator's
-# return counts what no function counted since object__create
-# the instruction after class_call_alloc_func's `call *allocator`: object__create's
-# site jumps to it (what runtime_ruby.c finds in the code)
-SITE=$(readelf -n "$LIB" | awk '/Name: object__create/ { getline; sub(/^0x0*/, "", $2); sub(/,$/, "", $2); print $2 }')
-DIS=$(objdump -d --no-show-raw-insn "$LIB")
-JMP=$(awk -v site="$SITE" '$1 == site ":" { getline; print $3; exit }' <<<"$DIS")
-RET=0x$(awk -v t="$JMP" '$1 == t ":" { go = 1 } go && c { sub(/:$/, "", $1); print $1; exit }
-	go && /call +\*%/ { c = 1 }' <<<"$DIS")
+# the same traps vmtrace takes, at the same instructions (bench_ruby_sites
+# prints where vmtrace's Ruby adapter probes each allocation function, and
+# which registers hold the class and flags there): the USDT site probes
+# announce a site, the allocation functions count (class, type, site)
+SITES_TOOL=$(dirname "$VMTRACE")/bench_ruby_sites
+[ -x "$SITES_TOOL" ] || { echo "run.sh: no bench_ruby_sites beside $VMTRACE" >&2; exit 1; }
+SITES=$("$SITES_TOOL" "$LIB")
 site_probes() { # $1: the extra key fields (the method), empty or ", @c[tid, @d[tid]], ..."
-	cat <<-BT
-	$U:object__create { @f[tid] = str(arg1); @l[tid] = arg2; @armed[tid] = 1; @seen[tid] = 0; }
-	$U:string__create, $U:array__create, $U:hash__create { @f[tid] = str(arg1); @l[tid] = arg2; }
-	$P:rb_wb_protected_newobj_of, $P:rb_wb_unprotected_newobj_of, $P:rb_newobj_of
-	    { @a[arg0, arg1 & 0x1f $1, @f[tid], @l[tid]] = count(); @seen[tid] = 1; delete(@f[tid]); }
-	$P:rb_ec_wb_protected_newobj_of
-	    { @a[arg1, arg2 & 0x1f $1, @f[tid], @l[tid]] = count(); @seen[tid] = 1; delete(@f[tid]); }
-	$P:rb_data_object_wrap, $P:rb_data_typed_object_wrap
-	    { @a[arg0, 0xc $1, @f[tid], @l[tid]] = count(); @seen[tid] = 1; delete(@f[tid]); }
-	$P:rb_imemo_new, $P:rb_alloc_tmp_buffer_with_count, $P:rb_newobj
-	    { @a[0, 0x1a $1, @f[tid], @l[tid]] = count(); @seen[tid] = 1; delete(@f[tid]); }
-	BT
+	echo "$U:object__create, $U:string__create, $U:array__create, $U:hash__create { @f[tid] = str(arg1); @l[tid] = arg2; }"
+	while read -r func off kreg freg type ivars; do
+		local k=0 t=$type b=""
+		[ "$kreg" != - ] && k="reg(\"$kreg\")"
+		[ "$type" = - ] && t="(reg(\"$freg\") & 0x1f)"
+		# a plain object's ivar buffer: 8 bytes per ivar of its class past 3
+		[ "$ivars" = 1 ] && b="\$n = *(uint64 *)(*(uint64 *)(*(uint64 *)($k + 24)) + 16); if (\$n > 3) { @b[$k, $t $1, @f[tid], @l[tid]] = sum(\$n * 8); }"
+		echo "$P:$off { @a[$k, $t $1, @f[tid], @l[tid]] = count(); $b delete(@f[tid]); } // $func"
+	done <<<"$SITES"
 }
 BT_GC="$U:gc__mark__begin { @gm[tid] = nsecs; }
 $U:gc__mark__end /@gm[tid]/ { @mark = hist(nsecs - @gm[tid]); delete(@gm[tid]); }
@@ -64,14 +58,12 @@ $U:gc__sweep__begin { @gs[tid] = nsecs; }
 $U:gc__sweep__end /@gs[tid]/ { @sweep = hist(nsecs - @gs[tid]); delete(@gs[tid]); }"
 BT_NOMETHODS="BEGIN { printf(\"attached\\n\"); }
 $(site_probes "")
-$P:$RET /@armed[tid]/ { if (!@seen[tid]) { @a[*(uint64 *)(reg(\"ax\") + 8), 1, @f[tid], @l[tid]] = count(); } @armed[tid] = 0; }
 $BT_GC"
 M=', @c[tid, @d[tid]], @m[tid, @d[tid]]'
 BT_METHODS="BEGIN { printf(\"attached\\n\"); }
 $U:method__entry { @d[tid]++; @c[tid, @d[tid]] = str(arg0); @m[tid, @d[tid]] = str(arg1); }
 $U:method__return /@d[tid] > 0/ { @d[tid]--; }
 $(site_probes "$M")
-$P:$RET /@armed[tid]/ { if (!@seen[tid]) { @a[*(uint64 *)(reg(\"ax\") + 8), 1 $M, @f[tid], @l[tid]] = count(); } @armed[tid] = 0; }
 $BT_GC"
 
 . "$HERE/lib.sh"

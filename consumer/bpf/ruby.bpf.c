@@ -5,9 +5,9 @@
  *
  * Allocations: a uprobe on every function of libruby that makes an object
  * (rb_wb_protected_newobj_of and its siblings, rb_data_*_wrap, rb_imemo_new,
- * and the allocator return in class_call_alloc_func for the instances that
- * rb_class_allocate_instance makes inline) counts each object once, per
- * (class, type, innermost Ruby method, site), with its 40-byte slot. The
+ * rb_class_allocate_instance; ruby_code.c) counts each object once, per
+ * (class, type, innermost Ruby method, site), with its 40-byte slot and
+ * the ivar buffer a plain object gets at birth. The
  * USDT probes object__create and string/array/hash__create only announce
  * the site of the allocation that follows them on the thread.
  *
@@ -179,16 +179,16 @@ int BPF_USDT(rb_method_return)
 	return 0;
 }
 
-static __always_inline void count_alloc(struct vt_rb_alloc_key *key)
+static __always_inline void count_alloc(struct vt_rb_alloc_key *key, __u64 bytes)
 {
-	struct vt_rb_alloc_val one = { .count = 1, .bytes = VT_RB_SLOT }, *v;
+	struct vt_rb_alloc_val one = { .count = 1, .bytes = bytes }, *v;
 	long err;
 
 	add(VT_RB_C_ALLOCS, 1);
 	v = bpf_map_lookup_elem(&allocs, key);
 	if (v) {
 		v->count++;
-		v->bytes += VT_RB_SLOT;
+		v->bytes += bytes;
 		return;
 	}
 	err = bpf_map_update_elem(&allocs, key, &one, BPF_NOEXIST);
@@ -197,7 +197,7 @@ static __always_inline void count_alloc(struct vt_rb_alloc_key *key)
 		v = bpf_map_lookup_elem(&allocs, key);
 		if (v) {
 			v->count++;
-			v->bytes += VT_RB_SLOT;
+			v->bytes += bytes;
 		}
 		return;
 	}
@@ -327,7 +327,7 @@ static __always_inline struct vt_rb_pending *pending_get(bool create)
 	return per_thread(&pending, &empty_pending, VT_RB_L_PENDING_FULL, create);
 }
 
-static __always_inline void announce(const char *file, int line, bool alloc)
+static __always_inline void announce(const char *file, int line)
 {
 	struct vt_rb_pending *p = pending_get(true);
 
@@ -337,21 +337,16 @@ static __always_inline void announce(const char *file, int line, bool alloc)
 	copy_str(p->file, sizeof(p->file), file);
 	p->line = line;
 	p->site = 1;
-	if (alloc) {
-		p->alloc = 1;
-		p->alloc_counted = 0;
-	}
 }
 
 /* One object of class klass and type type: its site (when a probe announced
  * one), the innermost Ruby method, one count. */
-static __always_inline void count_object(__u64 klass, __u32 type)
+static __always_inline void count_object(__u64 klass, __u32 type, __u64 bytes)
 {
 	struct vt_rb_alloc_key *key = new_key();
 	struct vt_rb_pending *p = pending_get(false);
 
 	if (p) {
-		p->alloc_counted = 1;
 		if (key && p->site) {
 			__builtin_memcpy(key->file, p->file, sizeof(key->file));
 			key->line = p->line;
@@ -364,77 +359,67 @@ static __always_inline void count_object(__u64 klass, __u32 type)
 	key->type = type;
 	learn_class_name(klass);
 	set_method(key);
-	count_alloc(key);
+	count_alloc(key, bytes);
 }
 
-/* The object allocation functions libruby exports (gc.c): every object is
- * made by one of them, or by rb_class_allocate_instance (below). */
+/* A register at the probed instruction by its x86 number (ruby_code.c
+ * says which hold the class and the flags there). Read through a helper:
+ * the verifier refuses a load from ctx at an offset it cannot see. */
+#define PT(f) __builtin_offsetof(struct pt_regs, f)
+static const __u16 pt_regs_at[16] = {
+	PT(ax), PT(cx), PT(dx), PT(bx), PT(sp), PT(bp), PT(si), PT(di),
+	PT(r8), PT(r9), PT(r10), PT(r11), PT(r12), PT(r13), PT(r14), PT(r15),
+};
+
+static __always_inline __u64 reg(struct pt_regs *ctx, __u64 r)
+{
+	__u64 v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), (char *)ctx + pt_regs_at[r & 15]);
+	return v;
+}
+
+/* Instance variables that do not fit in the slot (ROBJECT_EMBED_LEN_MAX):
+ * rb_class_allocate_instance gives the object a buffer of one VALUE per
+ * ivar its class has seen (RCLASS_EXT(klass)->iv_index_tbl->num_entries),
+ * which ObjectSpace.memsize_of counts. */
+#define RB_EMBED_IVARS 3
+#define ST_NUM_ENTRIES 16
+
+static __always_inline __u64 ivar_bytes(__u64 klass)
+{
+	__u64 ext = 0, tbl = 0, n = 0;
+
+	if (bpf_probe_read_user(&ext, sizeof(ext), (void *)(klass + RB_CLASS_EXT)) || !ext ||
+	    bpf_probe_read_user(&tbl, sizeof(tbl), (void *)ext) || !tbl ||
+	    bpf_probe_read_user(&n, sizeof(n), (void *)(tbl + ST_NUM_ENTRIES)))
+		return 0;
+	return n > RB_EMBED_IVARS ? n * 8 : 0;
+}
+
+/* libruby's allocation functions (ruby_code.c): every object is made by
+ * exactly one of them. The cookie says where its class and type are. */
 SEC("uprobe")
 int rb_newobj(struct pt_regs *ctx)
 {
-	__u64 args = bpf_get_attach_cookie(ctx), klass = 0, flags = 0;
+	__u64 ck = bpf_get_attach_cookie(ctx), kreg = (ck >> 8) & 0xff, freg = (ck >> 16) & 0xff;
+	__u64 klass = kreg == VT_RB_CK_NOREG ? 0 : reg(ctx, kreg), bytes = VT_RB_SLOT;
+	__u32 type = ck & 0xff;
 
-	switch (args) {
-	case VT_RB_ARGS_KLASS_FLAGS:
-		klass = PT_REGS_PARM1(ctx);
-		flags = PT_REGS_PARM2(ctx);
-		break;
-	case VT_RB_ARGS_EC_KLASS_FLAGS:
-		klass = PT_REGS_PARM2(ctx);
-		flags = PT_REGS_PARM3(ctx);
-		break;
-	case VT_RB_ARGS_DATA:
-		klass = PT_REGS_PARM1(ctx);
-		flags = VT_RB_T_DATA;
-		break;
-	case VT_RB_ARGS_IMEMO:
-		/* an imemo's klass field holds data (v0), not a class */
-		flags = VT_RB_T_IMEMO;
-		break;
-	case VT_RB_ARGS_TMPBUF:
-		flags = VT_RB_T_IMEMO;
-		break;
-	default:
-		break;
-	}
-	count_object(klass, flags & VT_RB_T_MASK);
-	return 0;
-}
-
-/* Right after class_call_alloc_func's call of the class's allocator (the
- * instruction after it; found by runtime_ruby.c from object__create's
- * site): the allocator's return value is the new object. Objects of plain
- * classes come from rb_class_allocate_instance, which is local to libruby
- * and inlines the allocation: those are counted here, when no probed
- * function allocated since object__create. */
-SEC("uprobe")
-int rb_allocator_returned(struct pt_regs *ctx)
-{
-	__u64 obj = PT_REGS_RC(ctx), hdr[2] = {};
-	struct vt_rb_pending *p = pending_get(false);
-	bool counted;
-
-	if (!p || !p->alloc)
-		return 0;            /* object__create fired before vmtrace attached */
-	counted = p->alloc_counted;
-	p->alloc = 0;
-	p->alloc_counted = 0;
-	if (counted)
-		return 0;
-	if (bpf_probe_read_user(hdr, sizeof(hdr), (void *)obj)) {
-		add(VT_RB_L_UNREADABLE, 1);
-		return 0;
-	}
-	count_object(hdr[1], hdr[0] & VT_RB_T_MASK);
+	if (type == VT_RB_CK_TYPE_FROM_FLAGS)
+		type = freg == VT_RB_CK_NOREG ? 0 : reg(ctx, freg) & VT_RB_T_MASK;
+	if ((ck & VT_RB_CK_IVARS) && klass)
+		bytes += ivar_bytes(klass);
+	count_object(klass, type, bytes);
 	return 0;
 }
 
 /* object__create fires in class_call_alloc_func before the allocator runs:
- * its site is the new object's, and the allocator's return is watched. */
+ * its site is the new object's. */
 SEC("usdt")
 int BPF_USDT(rb_object_create, const char *klass, const char *file, int line)
 {
-	announce(file, line, true);
+	announce(file, line);
 	return 0;
 }
 
@@ -444,7 +429,7 @@ int BPF_USDT(rb_object_create, const char *klass, const char *file, int line)
 SEC("usdt")
 int BPF_USDT(rb_builtin_create, long length, const char *file, int line)
 {
-	announce(file, line, false);
+	announce(file, line);
 	return 0;
 }
 

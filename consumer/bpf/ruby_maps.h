@@ -22,19 +22,21 @@
 /* Ruby 3.1's heap slot (sizeof(RVALUE)): every object's bytes. */
 #define VT_RB_SLOT 40
 
-/* Cookies of the uprobes on libruby's object allocation functions: which
- * argument holds the class and the flags (whose low 5 bits are the type). */
-enum vt_rb_newobj_args {
-	VT_RB_ARGS_KLASS_FLAGS = 1, /* (klass, flags, ...): rb_{wb_,}*newobj_of */
-	VT_RB_ARGS_EC_KLASS_FLAGS,  /* (ec, klass, flags, size): rb_ec_wb_protected_newobj_of */
-	VT_RB_ARGS_DATA,            /* (klass, ...): rb_data_{typed_,}object_wrap, T_DATA */
-	VT_RB_ARGS_IMEMO,           /* (type, v1, v2, v3, v0): rb_imemo_new, T_IMEMO (v0 is data) */
-	VT_RB_ARGS_TMPBUF,          /* rb_alloc_tmp_buffer_with_count: T_IMEMO, no class */
-	VT_RB_ARGS_NONE,            /* rb_newobj(): T_NONE, no class yet */
-};
+/* Cookie of a uprobe on one of libruby's allocation functions (ruby_code.c):
+ * bits 0-7 the object's type (TYPE_FROM_FLAGS: the low 5 bits of the flags
+ * register), 8-15 the register holding its class, 16-23 the one holding
+ * its flags (x86 numbers, 0 %rax .. 7 %rdi, 8..15 %r8..%r15; NOREG: none),
+ * IVARS: a T_OBJECT that gets an instance-variable buffer when its class
+ * has more ivars than fit in the slot. */
+#define VT_RB_CK_TYPE_FROM_FLAGS 0xffULL
+#define VT_RB_CK_NOREG 0xffULL
+#define VT_RB_CK_IVARS (1ULL << 24)
+#define vt_rb_newobj_cookie(type, klass_reg, flags_reg) \
+	((__u64)(type) | (__u64)(klass_reg) << 8 | (__u64)(flags_reg) << 16)
 
 /* Ruby's value types (ruby_value_type), the ones vmtrace names. */
 #define VT_RB_T_MASK 0x1f
+#define VT_RB_T_OBJECT 0x01
 #define VT_RB_T_DATA 0x0c
 #define VT_RB_T_IMEMO 0x1a
 
@@ -59,10 +61,7 @@ struct vt_rb_class_name {
 struct vt_rb_pending {
 	char file[VT_RB_FILE];
 	__u32 line;
-	__u8 site;                /* file/line are for the next allocation */
-	__u8 alloc;               /* object__create fired: its allocator runs */
-	__u8 alloc_counted;       /* ... and a probed function allocated */
-	__u8 pad;
+	__u32 site;               /* file/line are for the next allocation */
 };
 
 struct vt_rb_alloc_val {

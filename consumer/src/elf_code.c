@@ -97,45 +97,82 @@ static size_t mov_reg_reg(const uint8_t *c, size_t left)
 	return 0;
 }
 
-int vt_x86_call_reg_after_jmp(const uint8_t *code, size_t len, uint64_t addr, size_t at,
-			      uint64_t *after)
+int vt_x86_lea_after_call(const uint8_t *code, size_t len, uint64_t addr, uint64_t *target)
 {
-	int64_t rel, to;
+	for (size_t at = 0; at + 15 <= len; at++) {
+		const uint8_t *c = code + at;
+		int32_t rel;
 
-	if (at + 6 > len || code[at] != 0x90)
-		return -ENOEXEC;
-	if (code[at + 1] == 0xeb) {
-		rel = (int8_t)code[at + 2];
-		at += 3;
-	} else if (code[at + 1] == 0xe9) {
-		int32_t r;
-
-		memcpy(&r, code + at + 2, 4);
-		rel = r;
-		at += 6;
-	} else {
-		return -ENOEXEC;
+		/* call rel32; lea disp32(%rip),%r64 (REX.W 8d, ModRM mod=00 rm=101);
+		 * cmp %rax,that register (REX.W 39, ModRM mod=11 reg=rax) */
+		if (c[0] != 0xe8 || (c[5] & 0xfb) != 0x48 || c[6] != 0x8d || (c[7] & 0xc7) != 0x05)
+			continue;
+		if ((c[12] & 0xfe) != 0x48 || c[13] != 0x39 || (c[14] & 0xf8) != 0xc0 ||
+		    (c[14] & 7) != ((c[7] >> 3) & 7) || ((c[12] & 1) != ((c[5] >> 2) & 1)))
+			continue;
+		memcpy(&rel, c + 8, 4);
+		*target = addr + at + 12 + (uint64_t)(int64_t)rel;
+		return 0;
 	}
-	to = (int64_t)at + rel;
-	if (to < 0 || (size_t)to >= len)
-		return -ENOEXEC;
-	at = (size_t)to;
-	for (int n = 0; n < 4; n++) {
-		size_t m = mov_reg_reg(code + at, len - at);
+	return -ENOEXEC;
+}
 
-		if (!m)
-			break;
+int vt_x86_first_emulated(const uint8_t *code, size_t len, uint64_t addr, uint64_t *at_addr,
+			  int8_t arg_reg[VT_X86_ARGS])
+{
+	/* holds[r]: which argument (1..3: %rdi, %rsi, %rdx at entry) register r holds, 0 none */
+	uint8_t holds[16] = { [7] = 1, [6] = 2, [2] = 3 };
+	size_t at = 0;
+
+	for (int n = 0; n < 16 && at < len; n++) {
+		const uint8_t *c = code + at;
+		size_t left = len - at, m = 0;
+		int dst = -1;
+
+		/* emulated by the kernel's uprobes: push, jmp, jcc, call rel32 */
+		if ((c[0] & 0xf8) == 0x50 || (left >= 2 && c[0] == 0x41 && (c[1] & 0xf8) == 0x50) ||
+		    (c[0] & 0xf0) == 0x70 || c[0] == 0xeb || c[0] == 0xe9 || c[0] == 0xe8 ||
+		    (left >= 2 && c[0] == 0x0f && (c[1] & 0xf0) == 0x80)) {
+			for (int a = 0; a < VT_X86_ARGS; a++) {
+				arg_reg[a] = -1;
+				for (int r = 0; r < 16; r++)
+					if (holds[r] == a + 1)
+						arg_reg[a] = (int8_t)r;
+			}
+			*at_addr = addr + at;
+			return 0;
+		}
+		if (left < 3 || (c[0] & 0xf0) != 0x40 || !(c[0] & 8))
+			return -ENOEXEC;         /* only REX.W forms below */
+		uint8_t rex = c[0], op = c[1], modrm = c[2], mod = modrm >> 6;
+		int reg = ((modrm >> 3) & 7) | ((rex & 4) << 1), rm = (modrm & 7) | ((rex & 1) << 3);
+
+		if (op == 0x83 && (modrm == 0xec || modrm == 0xc4) && left >= 4) {
+			m = 4;                   /* sub/add $imm8,%rsp */
+		} else if ((op == 0x89 || op == 0x8b) && mod == 3) {
+			int from = op == 0x89 ? reg : rm, to = op == 0x89 ? rm : reg;
+
+			holds[to] = holds[from]; /* mov %r64,%r64 */
+			m = 3;
+		} else if (op == 0x8b && mod == 0 && (modrm & 7) == 5 && left >= 7) {
+			m = 7;                   /* mov disp32(%rip),%r64 */
+			dst = reg;
+		} else if (op == 0x8b && mod == 0 && (modrm & 7) != 4 && (modrm & 7) != 5) {
+			m = 3;                   /* mov (%r64),%r64 */
+			dst = reg;
+		} else if (op == 0x8b && mod == 1 && (modrm & 7) != 4 && left >= 4) {
+			m = 4;                   /* mov disp8(%r64),%r64 */
+			dst = reg;
+		} else if (op == 0x85 && mod == 3) {
+			m = 3;                   /* test %r64,%r64 */
+		} else {
+			return -ENOEXEC;
+		}
+		if (dst >= 0)
+			holds[dst] = 0;
 		at += m;
 	}
-	/* call *%reg: ff d0+r, or 41 ff d0+r for r8..r15 */
-	if (at + 3 <= len && code[at] == 0x41 && code[at + 1] == 0xff && (code[at + 2] & 0xf8) == 0xd0)
-		at += 3;
-	else if (at + 2 <= len && code[at] == 0xff && (code[at + 1] & 0xf8) == 0xd0)
-		at += 2;
-	else
-		return -ENOEXEC;
-	*after = addr + at;
-	return 0;
+	return -ENOEXEC;
 }
 
 int vt_x86_call_after_jcc(const uint8_t *code, size_t len, uint64_t addr, uint64_t *target)

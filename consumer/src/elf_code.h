@@ -24,12 +24,22 @@ int vt_elf_code_at(const char *path, uint64_t addr, uint8_t *buf, size_t len,
  * address for a fixed executable). 0 or -ENOENT/-errno. */
 int vt_elf_first_vaddr(const char *path, uint64_t *vaddr);
 
-/* In code (len bytes at link-time address addr), at code[at] a single-byte
- * nop (a USDT site) followed by a jmp: follow the jmp, then past at most 4
- * register-to-register movs to a `call *%reg`; the address of the
- * instruction after that call. */
-int vt_x86_call_reg_after_jmp(const uint8_t *code, size_t len, uint64_t addr, size_t at,
-			      uint64_t *after);
+/* In code (len bytes at link-time address addr), a function compared with
+ * what a call returned: call rel32, lea disp32(%rip),%reg, cmp %rax,%reg.
+ * The lea's target (the function's address). */
+int vt_x86_lea_after_call(const uint8_t *code, size_t len, uint64_t addr, uint64_t *target);
+
+/* Where a function (code, its first len bytes at link-time address addr)
+ * first runs an instruction the kernel's uprobes emulate (push, jmp, jcc,
+ * call rel32) rather than single-step out of line: one trap instead of two.
+ * Reached from the entry through straight-line instructions of the forms
+ * sub/add $imm8,%rsp, mov between registers, mov from memory, test; *at_addr
+ * is its address and arg_reg[i] the register (x86 number: 0 %rax .. 7 %rdi,
+ * 8..15 %r8..%r15) then holding argument i (0 %rdi, 1 %rsi, 2 %rdx at
+ * entry), -1 when overwritten. -ENOEXEC for any other instruction. */
+#define VT_X86_ARGS 3
+int vt_x86_first_emulated(const uint8_t *code, size_t len, uint64_t addr, uint64_t *at_addr,
+			  int8_t arg_reg[VT_X86_ARGS]);
 
 /* code (link-time address addr) tests a global (mov disp32(%rip),%r32 and
  * test, or cmpl $imm8,disp32(%rip)) and branches (jcc): the target of the

@@ -2,9 +2,10 @@
  * runtime_ruby.c: the adapter for Ruby's own USDT probes (provider "ruby",
  * in libruby.so or a static ruby binary), with no change to Ruby.
  *
- * Allocations: object__create and string/array/hash__create, per (class,
- * innermost Ruby-level method, file:line). Ruby's probes carry no object
- * size, so bytes are 0.
+ * Allocations: one uprobe on each of libruby's ten allocation functions
+ * (ruby_code.c), per (class, type, innermost Ruby-level method, file:line);
+ * object__create and string/array/hash__create only give the site. Bytes:
+ * the 40-byte slot, plus a plain object's ivar buffer.
  *
  * Methods: method__entry/method__return maintain a per-thread stack in BPF
  * (bpf/ruby.bpf.c); cmethod__* are left out so C methods (Class#new, ...)
@@ -32,8 +33,8 @@
 #include <bpf/libbpf.h>
 
 #include "adapter.h"
-#include "elf_code.h"
 #include "profile.h"
+#include "ruby_code.h"
 #include "runtime.h"
 #include "../bpf/ruby_maps.h"
 #include "ruby.skel.h"
@@ -214,49 +215,12 @@ static const struct vt_usdt_probe *object_create_probe(const struct vt_usdt_list
 	return NULL;
 }
 
-/* Where class_call_alloc_func's allocator returns: object__create's site is
- * a nop and a jmp to `call *allocator` (Ruby 3.1, object.c). 0 and the
- * file offset, or -ENOEXEC when the code is not of that shape. */
-static int allocator_return(const struct vt_usdt_probe *oc, uint64_t *file_offset)
-{
-	enum { BEFORE = 256 };   /* the jmp usually goes back */
-	uint8_t code[BEFORE + 256];
-	uint64_t off, after, start = oc->pc > BEFORE ? oc->pc - BEFORE : 0;
-	int err = vt_elf_code_at(oc->path, start, code, sizeof(code), &off);
-
-	if (!err)
-		err = vt_x86_call_reg_after_jmp(code, sizeof(code), start, oc->pc - start, &after);
-	if (!err)
-		*file_offset = off + (after - start);
-	return err;
-}
-
-/* libruby's functions that make objects (gc.c). Every other way to an
- * object calls one of them through the PLT; the one exception, the
- * allocator of plain classes (rb_class_allocate_instance, local), is
- * watched at its return (allocator_return). rb_data_*_zalloc call the
- * _wrap functions, so they are not probed themselves. */
-static const struct {
-	const char *func;
-	__u64 args;
-} newobj_funcs[] = {
-	{ "rb_wb_protected_newobj_of", VT_RB_ARGS_KLASS_FLAGS },
-	{ "rb_wb_unprotected_newobj_of", VT_RB_ARGS_KLASS_FLAGS },
-	{ "rb_ec_wb_protected_newobj_of", VT_RB_ARGS_EC_KLASS_FLAGS },
-	{ "rb_newobj_of", VT_RB_ARGS_KLASS_FLAGS },
-	{ "rb_newobj", VT_RB_ARGS_NONE },
-	{ "rb_data_object_wrap", VT_RB_ARGS_DATA },
-	{ "rb_data_typed_object_wrap", VT_RB_ARGS_DATA },
-	{ "rb_imemo_new", VT_RB_ARGS_IMEMO },
-	{ "rb_alloc_tmp_buffer_with_count", VT_RB_ARGS_TMPBUF },
-};
-
 static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errbuf, size_t errlen)
 {
 	struct ruby_state *st;
 	const struct vt_usdt_probe *oc = object_create_probe(opts->probes);
 	const char *path = oc ? oc->path : NULL;
-	uint64_t ret_offset = 0;
+	struct vt_rb_alloc_site sites[VT_RB_ALLOC_FUNCS];
 	int err;
 
 	*state = NULL;
@@ -298,24 +262,15 @@ static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errb
 		goto fail;
 	size_t used;
 
-	/* the plain-class allocator's return: without it those objects are unseen */
-	err = allocator_return(oc, &ret_offset);
-	if (err) {
-		snprintf(errbuf, errlen, "ruby: unknown code at object__create in %s (not Ruby 3.1 "
-			 "on x86-64?): cannot see instances of plain classes", path);
+	err = vt_rb_find_alloc_sites(path, sites, errbuf, errlen);
+	if (err)
 		goto fail;
-	}
-	for (size_t f = 0; f < sizeof(newobj_funcs) / sizeof(newobj_funcs[0]); f++) {
-		err = vt_adapter_attach_uprobe(&st->a, st->skel->progs.rb_newobj, path,
-					       newobj_funcs[f].func, 0, newobj_funcs[f].args, 0,
-					       errbuf, errlen);
+	for (size_t f = 0; f < VT_RB_ALLOC_FUNCS; f++) {
+		err = vt_adapter_attach_uprobe(&st->a, st->skel->progs.rb_newobj, path, NULL,
+					       sites[f].file_offset, sites[f].cookie, 0, errbuf, errlen);
 		if (err)
 			goto fail;
 	}
-	err = vt_adapter_attach_uprobe(&st->a, st->skel->progs.rb_allocator_returned, path, NULL,
-				       ret_offset, 0, 0, errbuf, errlen);
-	if (err)
-		goto fail;
 	used = (size_t)snprintf(st->probes_used, sizeof(st->probes_used), "newobj(uprobes)");
 
 	const struct {

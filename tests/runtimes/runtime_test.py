@@ -364,11 +364,15 @@ def ruby_objects(vmtrace, tmp, args, extra, mode):
         check(got.get(klass) == want, f"{mode}: {klass}: vmtrace {got.get(klass)} == ObjectSpace {want}")
     # what the workload makes by construction, per iteration (objects.rb)
     for klass, per in (("Proc", 1), ("Float", 1), ("Thread::Backtrace", 1), ("Point", 1),
-                       ("Empty", 1)):
+                       ("Empty", 1), ("Wide", 1)):
         check(truth["objectspace"][klass] == per * n, f"{mode}: ObjectSpace sees {n} {klass}")
     check(truth["objectspace"]["Hash"] >= 5 * n, f"{mode}: literal, new, merge (2), keyword Hashes")
-    bytes_ok = all(a["bytes"] == 40 * a["count"] for a in j["allocations"])
+    bytes_ok = all(a["bytes"] == 40 * a["count"] for a in j["allocations"] if a["class"] != "Wide")
     check(bytes_ok and j["allocations_total"]["bytes"] > 0, f"{mode}: 40 bytes (one slot) per object")
+    wide = sum(a["bytes"] for a in j["allocations"] if a["class"] == "Wide")
+    check(wide == truth["wide_bytes"] == n * (40 + 5 * 8),
+          f"{mode}: Wide (5 ivars): slot and ivar buffer, {wide} bytes == ObjectSpace.memsize_of's "
+          f"{truth['wide_bytes']}")
     lost = {l["what"]: l["count"] for l in j["lost"] if "silent" not in l["what"]}
     check(sum(lost.values()) == 0, f"{mode}: nothing lost {lost}")
     return j

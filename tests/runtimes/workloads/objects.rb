@@ -12,6 +12,7 @@
 #   --tracepoint  enables an empty TracePoint on :call/:return first (Ruby
 #                 fires method__entry/method__return only under one).
 require "json"
+require "objspace"
 
 class Point
   def initialize(x)
@@ -19,12 +20,23 @@ class Point
   end
 end
 class Empty; end
+# more ivars than fit in the slot (3): each object gets a buffer at birth
+class Wide
+  def initialize(x)
+    @a = x
+    @b = x
+    @c = x
+    @d = x
+    @e = x
+  end
+end
 
 def kw(**opts)
   opts
 end
 
 def workload(n)
+  wide_bytes = 0
   s = "abc"
   h = { a: 1 }
   f = 1.0e300
@@ -46,11 +58,14 @@ def workload(n)
     t = caller(0, 1)              # Thread::Backtrace, an Array and a String
     t = Point.new(i)              # user class with initialize
     t = Empty.new                 # user class without
+    t = Wide.new(i)               # user class with an ivar buffer
+    wide_bytes += ObjectSpace.memsize_of(t)
     i += 1
   end
+  wide_bytes
 end
 
-CLASSES = [String, Array, Hash, Proc, Float, Integer, Thread::Backtrace, Point, Empty].freeze
+CLASSES = [String, Array, Hash, Proc, Float, Integer, Thread::Backtrace, Point, Empty, Wide].freeze
 COUNTS_BEFORE = Array.new(CLASSES.size, 0)
 COUNTS_AFTER = Array.new(CLASSES.size, 0)
 
@@ -68,12 +83,13 @@ end
 n = Integer(ENV.fetch("OBJECTS_N", "1000"))
 TracePoint.new(:call, :return) {}.enable if ARGV.include?("--tracepoint")
 GC.disable
+Wide.new(0) # its class learns its 5 ivars: later ones get their buffer at birth
 count_into(COUNTS_BEFORE)
 Process.kill(:STOP, $$)
-workload(n)
+wide_bytes = workload(n)
 Process.kill(:STOP, $$)
 count_into(COUNTS_AFTER)
 GC.enable
 delta = {}
 CLASSES.each_with_index { |k, c| delta[k.name] = COUNTS_AFTER[c] - COUNTS_BEFORE[c] }
-$stdout.puts JSON.generate({ "objectspace" => delta, "n" => n })
+$stdout.puts JSON.generate({ "objectspace" => delta, "n" => n, "wide_bytes" => wide_bytes })

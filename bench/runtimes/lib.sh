@@ -18,12 +18,12 @@ one_run() {
 	vmtrace)
 		"$VMTRACE" record -p $wpid -o "$TMP/rec.data" $topt >/dev/null 2>"$TMP/tr.err" &
 		tpid=$!
-		until grep -q "recording pid" "$TMP/tr.err" 2>/dev/null; do sleep 0.05; done ;;
+		until grep -q "recording pid" "$TMP/tr.err" 2>/dev/null; do tracer_alive $tpid $wpid; done ;;
 	bpftrace)
 		# --unsafe: run.sh probes an address no symbol names
 		bpftrace --unsafe -p $wpid -e "$topt" >"$TMP/tr.out" 2>"$TMP/tr.err" &
 		tpid=$!
-		until grep -q attached "$TMP/tr.out" 2>/dev/null; do sleep 0.05; done ;;
+		until grep -q attached "$TMP/tr.out" 2>/dev/null; do tracer_alive $tpid $wpid; done ;;
 	esac
 	echo go >&3
 	exec 3>&-
@@ -34,6 +34,16 @@ one_run() {
 		wait $tpid || true
 	fi
 	awk '/ns_per_iter/ { print $2 }' "$out"
+}
+
+# while a tracer starts: if it died, say why and end the run (never wait forever)
+tracer_alive() {
+	if ! kill -0 "$1" 2>/dev/null; then
+		echo "one_run: the tracer failed: $(head -c 600 "$TMP/tr.err")" >&2
+		kill "$2" 2>/dev/null
+		exit 1
+	fi
+	sleep 0.05
 }
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }

@@ -3,11 +3,17 @@
  * (ruby_code.h), one line each: function, file offset, the register holding
  * the class ("-": none), the one holding the flags ("-": none), and the
  * type when the flags do not give it (hex, "-": from the flags), and
- * whether a plain object's ivar buffer is counted (1/0).
+ * whether a plain object's ivar buffer is counted (1/0), and whether the
+ * kernel emulates the probed instruction (1: one trap) or single-steps it
+ * (0: two).
  *
- * Usage: bench_ruby_sites /path/to/libruby.so
+ * Usage: bench_ruby_sites [--entry] /path/to/libruby.so
+ *   --entry  each function's first instruction instead (bpftrace 0.17
+ *            refuses a uprobe inside a symbol when it cannot disassemble)
  */
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "ruby_code.h"
 #include "../bpf/ruby_maps.h"
@@ -27,11 +33,13 @@ int main(int argc, char **argv)
 	struct vt_rb_alloc_site s[VT_RB_ALLOC_FUNCS];
 	char why[256];
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: bench_ruby_sites LIBRUBY\n");
+	bool entry = argc == 3 && strcmp(argv[1], "--entry") == 0;
+
+	if (argc != 2 + entry) {
+		fprintf(stderr, "usage: bench_ruby_sites [--entry] LIBRUBY\n");
 		return 2;
 	}
-	if (vt_rb_find_alloc_sites(argv[1], s, why, sizeof(why))) {
+	if (vt_rb_find_alloc_sites(argv[argc - 1], entry, s, why, sizeof(why))) {
 		fprintf(stderr, "bench_ruby_sites: %s\n", why);
 		return 1;
 	}
@@ -40,9 +48,9 @@ int main(int argc, char **argv)
 		char t[8];
 
 		snprintf(t, sizeof(t), type == VT_RB_CK_TYPE_FROM_FLAGS ? "-" : "0x%x", type);
-		printf("%s 0x%llx %s %s %s %d\n", s[i].func, (unsigned long long)s[i].file_offset,
+		printf("%s 0x%llx %s %s %s %d %d\n", s[i].func, (unsigned long long)s[i].file_offset,
 		       reg_name((s[i].cookie >> 8) & 0xff), reg_name((s[i].cookie >> 16) & 0xff), t,
-		       (s[i].cookie & VT_RB_CK_IVARS) ? 1 : 0);
+		       (s[i].cookie & VT_RB_CK_IVARS) ? 1 : 0, s[i].emulated);
 	}
 	return 0;
 }

@@ -34,16 +34,18 @@ trap 'rm -rf "$TMP"' EXIT
 
 U="usdt:$LIB:ruby"
 P="uprobe:$LIB"
-# the same traps vmtrace takes, at the same instructions (bench_ruby_sites
-# prints where vmtrace's Ruby adapter probes each allocation function, and
-# which registers hold the class and flags there): the USDT site probes
-# announce a site, the allocation functions count (class, type, site)
+# the same probes vmtrace attaches (bench_ruby_sites prints where, and which
+# registers hold the class and flags there): the USDT site probes announce a
+# site, the allocation functions count (class, type, site). vmtrace probes
+# each function at its first instruction the kernel emulates (one trap);
+# bpftrace 0.17 refuses a uprobe inside a symbol of a stripped library, so
+# it probes each at its entry, where five of the ten single-step (two traps).
 SITES_TOOL=$(dirname "$VMTRACE")/bench_ruby_sites
 [ -x "$SITES_TOOL" ] || { echo "run.sh: no bench_ruby_sites beside $VMTRACE" >&2; exit 1; }
-SITES=$("$SITES_TOOL" "$LIB")
+SITES=$("$SITES_TOOL" --entry "$LIB")
 site_probes() { # $1: the extra key fields (the method), empty or ", @c[tid, @d[tid]], ..."
 	echo "$U:object__create, $U:string__create, $U:array__create, $U:hash__create { @f[tid] = str(arg1); @l[tid] = arg2; }"
-	while read -r func off kreg freg type ivars; do
+	while read -r func off kreg freg type ivars _; do
 		local k=0 t=$type b=""
 		[ "$kreg" != - ] && k="reg(\"$kreg\")"
 		[ "$type" = - ] && t="(reg(\"$freg\") & 0x1f)"

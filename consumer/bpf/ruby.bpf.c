@@ -26,6 +26,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include <bpf/usdt.bpf.h>
 #include "common.bpf.h"
 #include "ruby_maps.h"
@@ -36,6 +37,9 @@
 
 /* Set before load: false when --no-methods left the method probes out. */
 const volatile bool track_methods = true;
+/* Set before load: sites from the frame walk (ruby_frame.bpf.h), with no
+ * site probe; false for a Ruby whose layout vmtrace does not know. */
+const volatile bool walk_frames = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -264,6 +268,8 @@ static __always_inline struct vt_rb_alloc_key *new_key(void)
 #define RB_STR_EMBED_LEN_SHIFT 14        /* FL_USHIFT + 2 */
 #define RB_IV_SCAN 8                     /* table entries looked at */
 
+#include "ruby_frame.bpf.h"
+
 static __always_inline int read_rstring(char *dst, __u64 str)
 {
 	__u64 flags = 0, len = 0, ptr = 0;
@@ -341,20 +347,31 @@ static __always_inline void announce(const char *file, int line)
 
 /* One object of class klass and type type: its site (when a probe announced
  * one), the innermost Ruby method, one count. */
-static __always_inline void count_object(__u64 klass, __u32 type, __u64 bytes)
+static __always_inline void count_object(__u64 klass, __u32 type, __u64 bytes, __u64 base)
 {
 	struct vt_rb_alloc_key *key = new_key();
-	struct vt_rb_pending *p = pending_get(false);
+	struct vt_rb_pending *p;
+	bool truncated = false;
 
-	if (p) {
-		if (key && p->site) {
+	if (!key)
+		return;
+	if (walk_frames) {
+		/* the site from the thread's own frames: no site probe, no trap */
+		if (rb_walk_site(rb_current_ec(base), key->file, &key->line, NULL, &truncated) ==
+		    VT_RB_WALK_BAD) {
+			key->file[0] = '\0';
+			key->line = 0;
+			add(VT_RB_L_FRAME_BAD, 1);
+		}
+		if (truncated)
+			add(VT_RB_L_TRUNCATED, 1);
+	} else if ((p = pending_get(false))) {
+		if (p->site) {
 			__builtin_memcpy(key->file, p->file, sizeof(key->file));
 			key->line = p->line;
 		}
 		p->site = 0;
 	}
-	if (!key)
-		return;
 	key->klass = klass;
 	key->type = type;
 	learn_class_name(klass);
@@ -410,7 +427,8 @@ int rb_newobj(struct pt_regs *ctx)
 		type = freg == VT_RB_CK_NOREG ? 0 : reg(ctx, freg) & VT_RB_T_MASK;
 	if ((ck & VT_RB_CK_IVARS) && klass)
 		bytes += ivar_bytes(klass);
-	count_object(klass, type, bytes);
+	/* libruby's load address: the probe's address less its link-time one */
+	count_object(klass, type, bytes, PT_REGS_IP(ctx) - (ck >> VT_RB_CK_VADDR_SHIFT));
 	return 0;
 }
 

@@ -27,10 +27,12 @@
  * register), 8-15 the register holding its class, 16-23 the one holding
  * its flags (x86 numbers, 0 %rax .. 7 %rdi, 8..15 %r8..%r15; NOREG: none),
  * IVARS: a T_OBJECT that gets an instance-variable buffer when its class
- * has more ivars than fit in the slot. */
+ * has more ivars than fit in the slot; bits 32-63 the probed instruction's
+ * link-time address (the BPF side finds libruby's load address from it). */
 #define VT_RB_CK_TYPE_FROM_FLAGS 0xffULL
 #define VT_RB_CK_NOREG 0xffULL
 #define VT_RB_CK_IVARS (1ULL << 24)
+#define VT_RB_CK_VADDR_SHIFT 32
 #define vt_rb_newobj_cookie(type, klass_reg, flags_reg) \
 	((__u64)(type) | (__u64)(klass_reg) << 8 | (__u64)(flags_reg) << 16)
 
@@ -110,6 +112,7 @@ enum vt_rb_counter {
 	VT_RB_L_GC_BUF_FULL,      /* pause not streamed: totals still count it */
 	VT_RB_L_PENDING_FULL,     /* pending-site map full: the site is unknown */
 	VT_RB_L_NAMES_FULL,       /* class-name map full: the class is named in userspace */
+	VT_RB_L_FRAME_BAD,        /* frame walk read what is not this Ruby's layout: no site */
 	VT_RB_COUNTERS,
 };
 

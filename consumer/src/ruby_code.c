@@ -3,6 +3,7 @@
  * (ruby_code.h).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,7 +37,7 @@ static const struct {
  * instruction when the argument registers are known there, else its entry
  * (single-stepped: correct, one trap more). */
 static int place(const char *path, const char *func, uint64_t addr, int klass_arg, int flags_arg,
-		 uint8_t type, uint64_t ivars, struct vt_rb_alloc_site *out)
+		 uint8_t type, uint64_t ivars, bool at_entry, struct vt_rb_alloc_site *out)
 {
 	uint8_t code[96];
 	uint64_t at = addr, off;
@@ -45,9 +46,11 @@ static int place(const char *path, const char *func, uint64_t addr, int klass_ar
 
 	if (err)
 		return err;
-	out->emulated = !vt_x86_first_emulated(code, sizeof(code), addr, &at, regs) &&
+	out->emulated = !at_entry && !vt_x86_first_emulated(code, sizeof(code), addr, &at, regs) &&
 			(klass_arg < 0 || regs[klass_arg] >= 0) && (flags_arg < 0 || regs[flags_arg] >= 0);
 	if (!out->emulated) {
+		/* (at the entry a push is emulated too) */
+		out->emulated = (code[0] & 0xf8) == 0x50 || (code[0] == 0x41 && (code[1] & 0xf8) == 0x50);
 		at = addr;
 		memcpy(regs, entry, sizeof(regs));
 	}
@@ -55,12 +58,12 @@ static int place(const char *path, const char *func, uint64_t addr, int klass_ar
 	out->file_offset = off + (at - addr);
 	out->cookie = vt_rb_newobj_cookie(type, klass_arg < 0 ? VT_RB_CK_NOREG : (uint8_t)regs[klass_arg],
 					  flags_arg < 0 ? VT_RB_CK_NOREG : (uint8_t)regs[flags_arg]) |
-		      ivars;
+		      ivars | at << VT_RB_CK_VADDR_SHIFT;
 	return 0;
 }
 
-int vt_rb_find_alloc_sites(const char *path, struct vt_rb_alloc_site out[VT_RB_ALLOC_FUNCS],
-			   char *why, size_t whylen)
+int vt_rb_find_alloc_sites(const char *path, bool at_entry,
+			   struct vt_rb_alloc_site out[VT_RB_ALLOC_FUNCS], char *why, size_t whylen)
 {
 	uint64_t addr, off, alloc_instance;
 	uint8_t code[512];
@@ -71,7 +74,7 @@ int vt_rb_find_alloc_sites(const char *path, struct vt_rb_alloc_site out[VT_RB_A
 		err = vt_elf_symbol(path, alloc_funcs[n].func, &addr, &off);
 		if (!err)
 			err = place(path, alloc_funcs[n].func, addr, alloc_funcs[n].klass_arg,
-				    alloc_funcs[n].flags_arg, alloc_funcs[n].type, 0, &out[n]);
+				    alloc_funcs[n].flags_arg, alloc_funcs[n].type, 0, at_entry, &out[n]);
 		if (err) {
 			snprintf(why, whylen, "ruby: no %s in %s (not Ruby 3.1?)", alloc_funcs[n].func, path);
 			return err;
@@ -87,7 +90,7 @@ int vt_rb_find_alloc_sites(const char *path, struct vt_rb_alloc_site out[VT_RB_A
 		err = vt_x86_lea_after_call(code, sizeof(code), addr, &alloc_instance);
 	if (!err)
 		err = place(path, "rb_class_allocate_instance", alloc_instance, 0, -1, VT_RB_T_OBJECT,
-			    VT_RB_CK_IVARS, &out[n]);
+			    VT_RB_CK_IVARS, at_entry, &out[n]);
 	if (err) {
 		snprintf(why, whylen, "ruby: rb_class_allocate_instance not found in %s (not Ruby 3.1 "
 			 "on x86-64?): cannot see instances of plain classes", path);

@@ -12,6 +12,7 @@
 #ifndef VMTRACE_RUBY_CODE_H
 #define VMTRACE_RUBY_CODE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,9 +25,10 @@ struct vt_rb_alloc_site {
 	int emulated;            /* 1: the probed instruction is emulated (one trap) */
 };
 
-/* The ten allocation functions of the libruby at path. 0, or -ENOEXEC /
- * -ENOENT with a one-line reason in why. */
-int vt_rb_find_alloc_sites(const char *path, struct vt_rb_alloc_site out[VT_RB_ALLOC_FUNCS],
-			   char *why, size_t whylen);
+/* The ten allocation functions of the libruby at path; at_entry: each at
+ * its first instruction (where a tool that cannot probe inside a symbol
+ * puts it). 0, or -ENOEXEC / -ENOENT with a one-line reason in why. */
+int vt_rb_find_alloc_sites(const char *path, bool at_entry,
+			   struct vt_rb_alloc_site out[VT_RB_ALLOC_FUNCS], char *why, size_t whylen);
 
 #endif /* VMTRACE_RUBY_CODE_H */

@@ -35,6 +35,7 @@
 #include "adapter.h"
 #include "profile.h"
 #include "ruby_code.h"
+#include "ruby_layout.h"
 #include "runtime.h"
 #include "../bpf/ruby_maps.h"
 #include "ruby.skel.h"
@@ -52,12 +53,15 @@ static const char *const loss_names[] = {
 	[VT_RB_L_GC_BUF_FULL] = "gc pause buffer full",
 	[VT_RB_L_PENDING_FULL] = "thread map full (allocation site unknown)",
 	[VT_RB_L_NAMES_FULL] = "class name map full (class unnamed)",
+	[VT_RB_L_FRAME_BAD] = "frame walk failed (allocation site unknown)",
 };
 
 struct ruby_state {
 	struct vt_adapter a;    /* events: struct vt_gc_pause */
 	struct ruby_bpf *skel;
 	bool methods;
+	bool walk;                    /* sites from the frame walk, not the site probes */
+	char no_walk[160];            /* why not */
 	char probes_used[512];
 	char tracepoint_rb[PATH_MAX]; /* the file RUBYOPT loads, "" when none */
 	char *rubyopt;                /* "RUBYOPT=...", for a spawned command */
@@ -249,6 +253,16 @@ static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errb
 		goto fail;
 	}
 	st->skel->rodata->track_methods = st->methods;
+	/* sites from the frame walk where the layout is known: no site probe */
+	struct vt_rb_frame_layout layout;
+	uint64_t ec_tls = 0;
+
+	st->walk = !vt_rb_frame_layout(path, &layout, &ec_tls, st->no_walk, sizeof(st->no_walk));
+	if (st->walk) {
+		memcpy((void *)&st->skel->rodata->rb_layout, &layout, sizeof(layout));
+		st->skel->rodata->rb_ec_tls_index = ec_tls;
+		st->skel->rodata->walk_frames = true;
+	}
 	bpf_map__set_max_entries(st->skel->maps.allocs,
 				 opts->map_entries ? opts->map_entries : DEFAULT_MAP_ENTRIES);
 	err = ruby_bpf__load(st->skel);
@@ -262,7 +276,7 @@ static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errb
 		goto fail;
 	size_t used;
 
-	err = vt_rb_find_alloc_sites(path, sites, errbuf, errlen);
+	err = vt_rb_find_alloc_sites(path, false, sites, errbuf, errlen);
 	if (err)
 		goto fail;
 	for (size_t f = 0; f < VT_RB_ALLOC_FUNCS; f++) {
@@ -271,28 +285,34 @@ static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errb
 		if (err)
 			goto fail;
 	}
-	used = (size_t)snprintf(st->probes_used, sizeof(st->probes_used), "newobj(uprobes)");
+	if (st->walk)
+		used = (size_t)snprintf(st->probes_used, sizeof(st->probes_used),
+					"newobj(uprobes),sites(frame walk)");
+	else
+		used = (size_t)snprintf(st->probes_used, sizeof(st->probes_used),
+					"newobj(uprobes),sites(probes: %s)", st->no_walk);
 
 	const struct {
 		const char *probe;
 		struct bpf_program *prog;
 		__u64 cookie;
 		bool method;         /* left out by --no-methods */
+		bool site;           /* left out when the frame walk gives sites */
 	} table[] = {
-		{ "object__create", st->skel->progs.rb_object_create, 0, false },
-		{ "string__create", st->skel->progs.rb_builtin_create, 0, false },
-		{ "array__create", st->skel->progs.rb_builtin_create, 0, false },
-		{ "hash__create", st->skel->progs.rb_builtin_create, 0, false },
-		{ "method__entry", st->skel->progs.rb_method_entry, 0, true },
-		{ "method__return", st->skel->progs.rb_method_return, 0, true },
-		{ "gc__mark__begin", st->skel->progs.rb_gc_begin, VT_RB_GC_MARK, false },
-		{ "gc__mark__end", st->skel->progs.rb_gc_end, VT_RB_GC_MARK, false },
-		{ "gc__sweep__begin", st->skel->progs.rb_gc_begin, VT_RB_GC_SWEEP, false },
-		{ "gc__sweep__end", st->skel->progs.rb_gc_end, VT_RB_GC_SWEEP, false },
+		{ "object__create", st->skel->progs.rb_object_create, 0, false, true },
+		{ "string__create", st->skel->progs.rb_builtin_create, 0, false, true },
+		{ "array__create", st->skel->progs.rb_builtin_create, 0, false, true },
+		{ "hash__create", st->skel->progs.rb_builtin_create, 0, false, true },
+		{ "method__entry", st->skel->progs.rb_method_entry, 0, true, false },
+		{ "method__return", st->skel->progs.rb_method_return, 0, true, false },
+		{ "gc__mark__begin", st->skel->progs.rb_gc_begin, VT_RB_GC_MARK, false, false },
+		{ "gc__mark__end", st->skel->progs.rb_gc_end, VT_RB_GC_MARK, false, false },
+		{ "gc__sweep__begin", st->skel->progs.rb_gc_begin, VT_RB_GC_SWEEP, false, false },
+		{ "gc__sweep__end", st->skel->progs.rb_gc_end, VT_RB_GC_SWEEP, false, false },
 	};
 
 	for (size_t t = 0; t < sizeof(table) / sizeof(table[0]); t++) {
-		if (table[t].method && !st->methods)
+		if ((table[t].method && !st->methods) || (table[t].site && st->walk))
 			continue;
 		if (!vt_usdt_has_probe(opts->probes, PROVIDER, path, table[t].probe))
 			continue;

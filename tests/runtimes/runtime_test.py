@@ -149,8 +149,9 @@ def allocs_by_class_method(j):
 
 def check_ruby_methods(j, mode):
     check(j["runtime"] == "ruby", f"{mode}: runtime is ruby")
-    check("method__entry" in j["probes"] and "object__create" in j["probes"],
-          f"{mode}: probes name object__create and method__entry")
+    check("method__entry" in j["probes"] and "sites(frame walk)" in j["probes"] and
+          "object__create" not in j["probes"],
+          f"{mode}: sites from the frame walk (no site probe), methods from method__entry")
     check(j["has_allocations"], f"{mode}: has_allocations")
     got = allocs_by_class_method(j)
     for key, want in RUBY_EXPECTED.items():
@@ -242,8 +243,13 @@ def case_ruby_spawn_no_methods(vmtrace, tmp):
 
 
 def by_site(vmtrace, data):
+    """(class, site) -> count: Ruby's hidden internal objects made at a site
+    (call caches, environments) share it with the object the line makes."""
     j = report(vmtrace, data, "--by", "site")
-    return {a["site"]: a["count"] for a in j["allocations"]}
+    got = {}
+    for a in j["allocations"]:
+        got[(a["class"], a["site"])] = got.get((a["class"], a["site"]), 0) + a["count"]
+    return got
 
 
 def case_ruby_crosscheck(vmtrace, tmp):
@@ -261,26 +267,31 @@ def case_ruby_crosscheck(vmtrace, tmp):
     vm_total = 0
     for marker, (klass, want) in RUBY_SITES.items():
         line = lines[marker]
-        # Ruby's string__create reports rb_source_loc(), which reads the
-        # line of the instruction before putstring: one line early here
-        probe_line = line - 1 if klass == "String" else line
-        got = sites.get(f"{ALLOCS_RB}:{probe_line}")
+        # the frame's saved pc is that of the instruction before putstring
+        # (Ruby's string__create probe, which reads it, says the same): one
+        # line early here
+        walk_line = line - 1 if klass == "String" else line
+        got = sites.get((klass, f"{ALLOCS_RB}:{walk_line}"))
         own = rsites.get(f"{klass} {ALLOCS_RB}:{line}")
         vm_total += got or 0
-        check(got == want, f"crosscheck: {klass} at {marker} (line {probe_line}): {got} == {want}")
+        check(got == want, f"crosscheck: {klass} at {marker} (line {walk_line}): {got} == {want}")
         check(own == want, f"crosscheck: ObjectSpace agrees on {klass} at line {line}: {own}")
+    # every object ObjectSpace lists at a site of the workload, vmtrace
+    # gives the same site: also the threads' Proc and Thread objects, which
+    # no USDT probe names
+    for key, own in sorted(rsites.items()):
+        klass, site = key.split(" ", 1)
+        if klass in ("Proc", "Thread"):
+            got = sites.get((klass, site))
+            check(got == own, f"crosscheck: {klass} at {site}: {got} == ObjectSpace {own}")
     # GC.stat(:total_allocated_objects) counts every slot, also hidden
     # internal objects (instruction sequences, environments of blocks) that
-    # ObjectSpace cannot list; the sites above are those a USDT probe names
-    # (Proc and Thread objects have none).
+    # ObjectSpace cannot list
     delta = ruby["total_allocated_objects_delta"]
     listed = sum(rsites.values())
-    unprobed = sum(n for k, n in rsites.items() if k.split()[0] in ("Proc", "Thread"))
-    print(f"     GC.stat delta {delta}: vmtrace's named sites {vm_total}, ObjectSpace lists "
-          f"{listed} ({unprobed} Proc/Thread with no site probe), hidden internal objects "
-          f"{delta - listed}")
+    print(f"     GC.stat delta {delta}: vmtrace's marked sites {vm_total}, ObjectSpace lists "
+          f"{listed}, hidden internal objects {delta - listed}")
     check(vm_total <= listed <= delta, "crosscheck: vmtrace <= ObjectSpace <= GC.stat delta")
-    check(unprobed >= 4, "crosscheck: the two threads' Proc and Thread objects have no site probe")
     got = {}
     for a in j["allocations"]:
         got[a["class"]] = got.get(a["class"], 0) + a["count"]
@@ -299,7 +310,7 @@ def case_ruby_silent(vmtrace, tmp):
           f"silent method probes: every allocation counted in the loss row ({silent} vs {total})")
     sites = by_site(vmtrace, data)
     lines = site_lines()
-    got = sites.get(f"{ALLOCS_RB}:{lines['make_foo']}")
+    got = sites.get(("Foo", f"{ALLOCS_RB}:{lines['make_foo']}"))
     check(got == 1000, f"silent method probes: class and site still exact ({got})")
 
 

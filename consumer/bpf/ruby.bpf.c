@@ -347,6 +347,25 @@ static __always_inline void announce(const char *file, int line)
 
 /* One object of class klass and type type: its site (when a probe announced
  * one), the innermost Ruby method, one count. */
+/* The method of the allocating frame, `Owner#name` as method__entry names
+ * it, the owner named once from the class itself. */
+static __always_inline void frame_method(struct vt_rb_alloc_key *key, __u64 ep, __u64 body,
+					 bool *truncated)
+{
+	struct vt_rb_class_name *n;
+	__u64 owner = 0;
+
+	if (rb_frame_method(ep, body, &owner, key->method, truncated)) {
+		key->method[0] = '\0';
+		add(VT_RB_C_NO_METHOD, 1);
+		return;
+	}
+	learn_class_name(owner);
+	n = bpf_map_lookup_elem(&class_names, &owner);
+	if (n)
+		__builtin_memcpy(key->mklass, n->name, sizeof(key->mklass));
+}
+
 static __always_inline void count_object(__u64 klass, __u32 type, __u64 bytes, __u64 base)
 {
 	struct vt_rb_alloc_key *key = new_key();
@@ -356,12 +375,17 @@ static __always_inline void count_object(__u64 klass, __u32 type, __u64 bytes, _
 	if (!key)
 		return;
 	if (walk_frames) {
-		/* the site from the thread's own frames: no site probe, no trap */
-		if (rb_walk_site(rb_current_ec(base), key->file, &key->line, NULL, &truncated) ==
-		    VT_RB_WALK_BAD) {
+		/* the site and method from the thread's own frames: no trap but this */
+		__u64 ep = 0, body = 0;
+		enum vt_rb_walk w = rb_walk_site(rb_current_ec(base), key->file, &key->line, &ep,
+						 &body, &truncated);
+
+		if (w == VT_RB_WALK_BAD) {
 			key->file[0] = '\0';
 			key->line = 0;
 			add(VT_RB_L_FRAME_BAD, 1);
+		} else if (w == VT_RB_WALK_OK && track_methods) {
+			frame_method(key, ep, body, &truncated);
 		}
 		if (truncated)
 			add(VT_RB_L_TRUNCATED, 1);
@@ -375,7 +399,8 @@ static __always_inline void count_object(__u64 klass, __u32 type, __u64 bytes, _
 	key->klass = klass;
 	key->type = type;
 	learn_class_name(klass);
-	set_method(key);
+	if (!walk_frames)
+		set_method(key);
 	count_alloc(key, bytes);
 }
 

@@ -123,10 +123,10 @@ static __always_inline int rb_read_string(char *dst, __u32 size, __u64 str, bool
 }
 
 /* The innermost Ruby-level frame of the thread whose context is ec: its
- * file into file (VT_RB_FILE bytes), its line, and (label not NULL) its
- * method or block label into label (VT_RB_NAME bytes). */
-static __always_inline enum vt_rb_walk rb_walk_site(__u64 ec, char *file, __u32 *line, char *label,
-						   bool *truncated)
+ * file into file (VT_RB_FILE bytes), its line; its env (ep) and iseq body
+ * for rb_frame_method(). */
+static __always_inline enum vt_rb_walk rb_walk_site(__u64 ec, char *file, __u32 *line, __u64 *ep_out,
+						   __u64 *body_out, bool *truncated)
 {
 	__u64 e[4] = {}, cfp, end, f[8] = {}, flags = 0, iseq = 0, pc = 0, body = 0, v[2] = {};
 	__u64 path = 0, enc = 0;
@@ -168,17 +168,46 @@ static __always_inline enum vt_rb_walk rb_walk_site(__u64 ec, char *file, __u32 
 	}
 	if (rb_read_string(file, VT_RB_FILE, path, truncated))
 		return VT_RB_WALK_BAD;
-	if (label) {
-		__u64 l = 0;
-
-		if (bpf_probe_read_user(&l, sizeof(l), (void *)(body + rb_layout.body_label)) ||
-		    rb_read_string(label, VT_RB_NAME, l, truncated))
-			label[0] = '\0';
-	}
+	*ep_out = f[rb_layout.cfp_ep / 8 & 7];
+	*body_out = body;
 	/* the instruction before pc, as rb_vm_get_sourceline: pc points past it */
 	pc = pc > enc ? (pc - enc) / 8 - 1 : 0;
 	*line = rb_line_at(body, pc);
 	return VT_RB_WALK_OK;
+}
+
+#define RB_ENV_SCAN 8             /* blocks nested in one method */
+#define RB_IMEMO_MENT 6
+
+/* The method of a frame (its env ep, its iseq body): the owner class of
+ * the method entry in the method's own env (a block's env leads to it
+ * through ep[-1]), and the method's name (base_label, which a block's iseq
+ * shares with its method) into name (VT_RB_NAME bytes). 0, or -1 when the
+ * frame is no method's (top-level code, a class body). */
+static __always_inline int rb_frame_method(__u64 ep, __u64 body, __u64 *owner, char *name,
+					   bool *truncated)
+{
+	__u64 flags = 0, me = 0, label = 0;
+	int i;
+
+	for (i = 0; i < RB_ENV_SCAN; i++) {
+		if (bpf_probe_read_user(&flags, sizeof(flags), (void *)ep))
+			return -1;
+		if (flags & rb_layout.env_local)
+			break;
+		/* VM_ENV_PREV_EP: ep[-1] with its guard bits cleared */
+		if (bpf_probe_read_user(&ep, sizeof(ep), (void *)(ep - 8)))
+			return -1;
+		ep &= ~3ULL;
+	}
+	if (i == RB_ENV_SCAN || bpf_probe_read_user(&me, sizeof(me), (void *)(ep - 16)) || !me ||
+	    bpf_probe_read_user(&flags, sizeof(flags), (void *)me) ||
+	    (flags & VT_RB_T_MASK) != RB_T_IMEMO || ((flags >> 12) & 0xf) != RB_IMEMO_MENT ||
+	    bpf_probe_read_user(owner, sizeof(*owner), (void *)(me + rb_layout.me_owner)) ||
+	    bpf_probe_read_user(&label, sizeof(label), (void *)(body + rb_layout.body_base_label)) ||
+	    rb_read_string(name, VT_RB_NAME, label, truncated))
+		return -1;
+	return 0;
 }
 
 #endif /* VMTRACE_RUBY_FRAME_BPF_H */

@@ -130,6 +130,7 @@ static const struct {
 	{ VT_OPT_MAP_ENTRIES, "map-entries", required_argument },
 	{ VT_OPT_RUNTIME, "runtime", required_argument },
 	{ VT_OPT_NO_METHODS, "no-methods", no_argument },
+	{ VT_OPT_NO_FRAME_WALK, "no-frame-walk", no_argument },
 	{ VT_OPT_EVERY, "every", required_argument },
 	{ VT_OPT_OUT_DIR, "out-dir", required_argument },
 	{ VT_OPT_PUSH, "push", required_argument },
@@ -235,6 +236,9 @@ static int take(const char *cmd, int opt, const char *arg, struct vt_cli_args *a
 		return 0;
 	case VT_OPT_NO_METHODS:
 		a->session.no_methods = true;
+		return 0;
+	case VT_OPT_NO_FRAME_WALK:
+		a->session.no_frame_walk = true;
 		return 0;
 	case VT_OPT_VERBOSE:
 		vt_set_verbose(true);

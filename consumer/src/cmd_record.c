@@ -45,6 +45,8 @@ static const char help_text[] =
 	"      --map-entries N    size of each counting map (default 16384)\n"
 	"      --runtime NAME     use this runtime's probes instead of detecting them\n"
 	"      --no-methods       runtimes with method probes: class and site only (cheaper)\n"
+	"      --no-frame-walk    Ruby: sites and methods from Ruby's USDT probes, not\n"
+	"                         its frames (a site trap per object, a TracePoint)\n"
 	"      --every T          continuous profiling: one profile per interval T (10s,\n"
 	"                         1.5s, 2m), each exactly what happened in it; needs\n"
 	"                         --out-dir or --push; the stdout report is left out\n"
@@ -66,7 +68,7 @@ static const char help_text[] =
 static const enum vt_opt record_opts[] = {
 	VT_OPT_PID, VT_OPT_DURATION, VT_OPT_OUTPUT, VT_OPT_FORCE, VT_OPT_FORMAT, VT_OPT_BY,
 	VT_OPT_SORT, VT_OPT_TOP, VT_OPT_SAMPLE, VT_OPT_MAP_ENTRIES, VT_OPT_RUNTIME,
-	VT_OPT_NO_METHODS, VT_OPT_EVERY, VT_OPT_OUT_DIR, VT_OPT_PUSH, VT_OPT_PUSH_NAME,
+	VT_OPT_NO_METHODS, VT_OPT_NO_FRAME_WALK, VT_OPT_EVERY, VT_OPT_OUT_DIR, VT_OPT_PUSH, VT_OPT_PUSH_NAME,
 	VT_OPT_PUSH_QUEUE, VT_OPT_PUSH_TRIES, VT_OPT_VERBOSE, VT_OPT_HELP, 0,
 };
 

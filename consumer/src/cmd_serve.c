@@ -51,6 +51,8 @@ static const char help_text[] =
 	"      --map-entries N    size of each counting map (default 16384)\n"
 	"      --runtime NAME     use this runtime's probes instead of detecting them\n"
 	"      --no-methods       runtimes with method probes: class and site only\n"
+	"      --no-frame-walk    Ruby: sites and methods from Ruby's USDT probes, not\n"
+	"                         its frames (a site trap per object, a TracePoint)\n"
 	"  -v, --verbose          libbpf's log on stderr\n"
 	"  -h, --help             this text\n"
 	"\n"
@@ -178,7 +180,7 @@ static void sleep_slice(void)
 
 static const enum vt_opt serve_opts[] = {
 	VT_OPT_PID, VT_OPT_LISTEN, VT_OPT_TOP, VT_OPT_DURATION, VT_OPT_LINGER, VT_OPT_MAP_ENTRIES,
-	VT_OPT_RUNTIME, VT_OPT_NO_METHODS, VT_OPT_VERBOSE, VT_OPT_HELP, 0,
+	VT_OPT_RUNTIME, VT_OPT_NO_METHODS, VT_OPT_NO_FRAME_WALK, VT_OPT_VERBOSE, VT_OPT_HELP, 0,
 };
 
 static const struct vt_cli_cmd serve_cmd = {

@@ -35,6 +35,8 @@ static const char help_text[] =
 	"      --map-entries N    size of each counting map (default 16384)\n"
 	"      --runtime NAME     use this runtime's probes instead of detecting them\n"
 	"      --no-methods       runtimes with method probes: class and site only\n"
+	"      --no-frame-walk    Ruby: sites and methods from Ruby's USDT probes, not\n"
+	"                         its frames (a site trap per object, a TracePoint)\n"
 	"  -v, --verbose          libbpf's log on stderr\n"
 	"  -h, --help             this text\n"
 	"\n"
@@ -227,7 +229,7 @@ static void print_view(FILE *out, const struct vt_session *s, const struct vt_pr
 
 static const enum vt_opt top_opts[] = {
 	VT_OPT_PID, VT_OPT_INTERVAL, VT_OPT_COUNT, VT_OPT_TOP, VT_OPT_MAP_ENTRIES,
-	VT_OPT_RUNTIME, VT_OPT_NO_METHODS, VT_OPT_VERBOSE, VT_OPT_HELP, 0,
+	VT_OPT_RUNTIME, VT_OPT_NO_METHODS, VT_OPT_NO_FRAME_WALK, VT_OPT_VERBOSE, VT_OPT_HELP, 0,
 };
 
 static const struct vt_cli_cmd top_cmd = { "top", usage_line, help_text, top_opts, false };

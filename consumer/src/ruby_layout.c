@@ -25,11 +25,13 @@ static const struct {
 		 * { pathobj, base_label, label, first_lineno, node_id,
 		 * code_location }, insns_info { body, positions, size,
 		 * succ_index_table } */
-		.body_encoded = 8, .body_path = 64, .body_label = 80,
+		.body_encoded = 8, .body_path = 64, .body_base_label = 72, .body_label = 80,
 		.body_insns = 120, .body_insns_size = 136, .body_succ = 144,
 		/* { int line_no; int node_id; rb_event_flag_t events; } */
 		.insn_entry_size = 12,
-		.frame_cframe = 0x80,
+		.frame_cframe = 0x80, .env_local = 0x02,
+		/* rb_method_entry_t { flags, defined_class, def, called_id, owner } */
+		.me_owner = 32,
 	} },
 };
 

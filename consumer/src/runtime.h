@@ -34,6 +34,7 @@ struct vt_attach_opts {
 	uint64_t sample_period;           /* bytes, 0 = exact (--sample) */
 	uint32_t events;                  /* enum vt_event_set, 0 = all */
 	bool no_methods;                  /* --no-methods: skip per-method attribution */
+	bool no_frame_walk;               /* --no-frame-walk: sites and methods from the probes */
 	bool spawned;                     /* pid is a command held back before exec */
 	bool verbose;                     /* -v: libbpf's log */
 };

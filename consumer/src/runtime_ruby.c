@@ -179,7 +179,7 @@ static int ruby_collect(void *state, struct vt_profile *out)
 	if (err)
 		return err;
 	/* Ruby >= 2.5 fires method__entry only under a TracePoint(:call) */
-	if (st->methods)
+	if (st->methods && !st->walk)
 		err = vt_profile_add_lost(out, "allocations with method probes silent "
 					  "(the target needs a TracePoint on :call, :return: "
 					  "start it with vmtrace record -- ruby, or see docs/runtimes.md)",
@@ -257,7 +257,11 @@ static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errb
 	struct vt_rb_frame_layout layout;
 	uint64_t ec_tls = 0;
 
-	st->walk = !vt_rb_frame_layout(path, &layout, &ec_tls, st->no_walk, sizeof(st->no_walk));
+	if (opts->no_frame_walk)
+		snprintf(st->no_walk, sizeof(st->no_walk), "--no-frame-walk");
+	else
+		st->walk = !vt_rb_frame_layout(path, &layout, &ec_tls, st->no_walk,
+					       sizeof(st->no_walk));
 	if (st->walk) {
 		memcpy((void *)&st->skel->rodata->rb_layout, &layout, sizeof(layout));
 		st->skel->rodata->rb_ec_tls_index = ec_tls;
@@ -287,7 +291,8 @@ static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errb
 	}
 	if (st->walk)
 		used = (size_t)snprintf(st->probes_used, sizeof(st->probes_used),
-					"newobj(uprobes),sites(frame walk)");
+					"newobj(uprobes),sites(frame walk)%s",
+					st->methods ? ",methods(frame walk)" : "");
 	else
 		used = (size_t)snprintf(st->probes_used, sizeof(st->probes_used),
 					"newobj(uprobes),sites(probes: %s)", st->no_walk);
@@ -296,7 +301,7 @@ static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errb
 		const char *probe;
 		struct bpf_program *prog;
 		__u64 cookie;
-		bool method;         /* left out by --no-methods */
+		bool method;         /* left out by --no-methods, and when the walk gives methods */
 		bool site;           /* left out when the frame walk gives sites */
 	} table[] = {
 		{ "object__create", st->skel->progs.rb_object_create, 0, false, true },
@@ -312,7 +317,7 @@ static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errb
 	};
 
 	for (size_t t = 0; t < sizeof(table) / sizeof(table[0]); t++) {
-		if ((table[t].method && !st->methods) || (table[t].site && st->walk))
+		if ((table[t].method && (!st->methods || st->walk)) || (table[t].site && st->walk))
 			continue;
 		if (!vt_usdt_has_probe(opts->probes, PROVIDER, path, table[t].probe))
 			continue;
@@ -368,8 +373,8 @@ static int ruby_spawn_env(void *state, const char **env, const char **note, char
 
 	*env = NULL;
 	*note = NULL;
-	if (!st->methods)
-		return 0;
+	if (!st->methods || st->walk)
+		return 0;            /* the frame walk needs no TracePoint */
 	/* RUBYOPT splits at white space */
 	if (!dir || !*dir || dir[strcspn(dir, " \t\n\v\f\r")])
 		dir = "/tmp";

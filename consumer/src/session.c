@@ -166,6 +166,7 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 		.sample_period = o->sample_period,
 		.events = o->events,
 		.no_methods = o->no_methods,
+		.no_frame_walk = o->no_frame_walk,
 		.spawned = s->target.spawned,
 		.verbose = o->verbose,
 	};

@@ -21,6 +21,7 @@ struct vt_session_opts {
 	uint64_t sample_period;    /* --sample BYTES, 0 = exact */
 	uint32_t events;           /* --events: enum vt_event_set, 0 = all */
 	bool no_methods;
+	bool no_frame_walk;        /* --no-frame-walk */
 	bool verbose;
 };
 

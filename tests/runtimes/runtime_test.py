@@ -12,6 +12,7 @@ Cases: ruby-pid, ruby-spawn, ruby-spawn-rubyopt, ruby-spawn-no-methods,
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -33,6 +34,20 @@ PYTHON = "/usr/bin/python3.11"  # `python3` on PATH may be a shim without probes
 # rb_class_path) allocates one String per method__entry and one per
 # method__return; vmtrace counts them as ObjectSpace does: the return's in
 # the returning method (make_strings once, each Bar#initialize once more).
+# (class, method) -> count with methods from the frame walk: no method probe,
+# so no String of Ruby's probe set-up
+RUBY_WALK_EXPECTED = {
+    ("Foo", "Object#make_foo"): 1000,
+    ("Foo", "Object#make_foo_block"): 200,
+    ("Array", "Object#build_rows"): 500,
+    ("Hash", "Object#make_hashes"): 200,
+    ("String", "Object#make_strings"): 300,
+    ("Bar", "Object#make_bar"): 100,
+    ("String", "Bar#initialize"): 100,
+    ("Baz", "Object#thread_work"): 500,
+}
+# ... with methods from method__entry/return (--no-frame-walk): the Strings of
+# rb_dtrace_setup counted too
 RUBY_EXPECTED = {
     ("Foo", "Object#make_foo"): 1000,
     ("Foo", "Object#make_foo_block"): 200,
@@ -109,6 +124,8 @@ def record_pid(vmtrace, argv, tmp, extra=()):
     """Start the workload, attach by pid, run it; the record file's path."""
     data = os.path.join(tmp, "pid.data")
     err = os.path.join(tmp, "record.err")
+    if os.path.exists(data):
+        os.unlink(data)              # a case may record twice
     target = Target(argv)
     with open(err, "w") as ef:
         rec = subprocess.Popen([vmtrace, "record", "-p", str(target.proc.pid), "-o", data,
@@ -126,6 +143,8 @@ def record_pid(vmtrace, argv, tmp, extra=()):
 
 def record_spawn(vmtrace, argv, tmp, extra=(), env=None, stderr=None):
     data = os.path.join(tmp, "spawn.data")
+    if os.path.exists(data):
+        os.unlink(data)              # a case may record twice
     r = subprocess.run([vmtrace, "record", "-o", data, *extra, "--", *argv],
                        input="go\nbye\n", capture_output=True, text=True, timeout=120, env=env)
     check(r.returncode == 0, "vmtrace record -- CMD exits 0: " + r.stderr.strip()[-200:])
@@ -147,14 +166,18 @@ def allocs_by_class_method(j):
     return {(a["class"], a["method"]): a["count"] for a in j["allocations"]}
 
 
-def check_ruby_methods(j, mode):
+def check_ruby_methods(j, mode, walk=True):
     check(j["runtime"] == "ruby", f"{mode}: runtime is ruby")
-    check("method__entry" in j["probes"] and "sites(frame walk)" in j["probes"] and
-          "object__create" not in j["probes"],
-          f"{mode}: sites from the frame walk (no site probe), methods from method__entry")
+    if walk:
+        check("sites(frame walk)" in j["probes"] and "methods(frame walk)" in j["probes"] and
+              "object__create" not in j["probes"] and "method__entry" not in j["probes"],
+              f"{mode}: sites and methods from the frame walk, no site or method probe")
+    else:
+        check("method__entry" in j["probes"] and "object__create" in j["probes"],
+              f"{mode}: --no-frame-walk: sites and methods from Ruby's probes")
     check(j["has_allocations"], f"{mode}: has_allocations")
     got = allocs_by_class_method(j)
-    for key, want in RUBY_EXPECTED.items():
+    for key, want in (RUBY_WALK_EXPECTED if walk else RUBY_EXPECTED).items():
         check(got.get(key) == want, f"{mode}: {key[0]} in {key[1]}: {got.get(key)} == {want}")
     # C methods (cmethod__*) never stand in for the Ruby method
     check(not any(m.startswith("Class#") or m.startswith("BasicObject#") for _, m in got),
@@ -164,10 +187,17 @@ def check_ruby_methods(j, mode):
 
 
 def case_ruby_pid(vmtrace, tmp):
-    data, _ = record_pid(vmtrace, [RUBY, ALLOCS_RB, "--tracepoint"], tmp)
+    """Attached by pid, no TracePoint in the program: the frame walk gives
+    the methods a spawned run gives."""
+    data, _ = record_pid(vmtrace, [RUBY, ALLOCS_RB], tmp)
     j = report(vmtrace, data)
     check_ruby_methods(j, "ruby by pid")
     check(j["lost_total"] == 0, f"ruby by pid: nothing lost ({j['lost_total']})")
+    # the same with Ruby's probes, which need the program's TracePoint
+    data, _ = record_pid(vmtrace, [RUBY, ALLOCS_RB, "--tracepoint"], tmp, ["--no-frame-walk"])
+    j = report(vmtrace, data)
+    check_ruby_methods(j, "ruby by pid, --no-frame-walk", walk=False)
+    check(j["lost_total"] == 0, f"ruby by pid, --no-frame-walk: nothing lost ({j['lost_total']})")
 
 
 def case_ruby_spawn(vmtrace, tmp):
@@ -211,8 +241,16 @@ def spawn_with_rubyopt(vmtrace, tmp, extra):
 
 
 def case_ruby_spawn_rubyopt(vmtrace, tmp):
-    """No TracePoint in the program: vmtrace enables one through RUBYOPT."""
+    """No TracePoint in the program: the frame walk needs none and leaves
+    RUBYOPT alone; with --no-frame-walk vmtrace enables one through RUBYOPT."""
     data, out, err, user_opt = spawn_with_rubyopt(vmtrace, tmp, [])
+    check(f"rubyopt at start: {json.dumps(user_opt)}" in out, "frame walk: RUBYOPT unchanged")
+    check(not any("TracePoint" in l for l in err), "frame walk: no TracePoint note")
+    j = report(vmtrace, data)
+    check_ruby_methods(j, "ruby spawned, no TracePoint")
+    check(j["lost_total"] == 0, f"ruby spawned, no TracePoint: nothing lost ({j['lost_total']})")
+    shutil.rmtree(os.path.join(tmp, "tmpdir"))
+    data, out, err, user_opt = spawn_with_rubyopt(vmtrace, tmp, ["--no-frame-walk"])
     start = [l for l in out if l.startswith("rubyopt at start: ")]
     want = re.compile(r"rubyopt at start: " + re.escape(json.dumps(user_opt)[:-1]) +
                       r" -r \S*/tmpdir/vmtrace-tracepoint-\w+\.rb\"$")
@@ -221,7 +259,7 @@ def case_ruby_spawn_rubyopt(vmtrace, tmp):
     check("tracepoint file mode: 600" in out, "vmtrace's file has mode 0600")
     check(err.count(TRACEPOINT_NOTE) == 1, "stderr says, in one line, a TracePoint was enabled")
     j = report(vmtrace, data)
-    check_ruby_methods(j, "ruby spawned, TracePoint by vmtrace")
+    check_ruby_methods(j, "ruby spawned, TracePoint by vmtrace", walk=False)
     check(j["lost_total"] == 0, f"ruby spawned, TracePoint by vmtrace: nothing lost ({j['lost_total']})")
 
 
@@ -301,8 +339,9 @@ def case_ruby_crosscheck(vmtrace, tmp):
 
 
 def case_ruby_silent(vmtrace, tmp):
-    """Method probes attached, but no TracePoint: Ruby never fires them."""
-    data, _ = record_pid(vmtrace, [RUBY, ALLOCS_RB], tmp)
+    """--no-frame-walk: method probes attached, but no TracePoint: Ruby never
+    fires them."""
+    data, _ = record_pid(vmtrace, [RUBY, ALLOCS_RB], tmp, ["--no-frame-walk"])
     j = report(vmtrace, data)
     silent = [l["count"] for l in j["lost"] if "silent" in l["what"]]
     total = j["allocations_total"]["count"]
@@ -395,8 +434,8 @@ def case_ruby_objects(vmtrace, tmp):
 
 
 def case_ruby_objects_methods(vmtrace, tmp):
-    """The same with method attribution (and the TracePoint it needs)."""
-    j = ruby_objects(vmtrace, tmp, ["--tracepoint"], [], "ruby objects, methods")
+    """The same with method attribution, from the frame walk (no TracePoint)."""
+    j = ruby_objects(vmtrace, tmp, [], [], "ruby objects, methods")
     in_workload = {a["class"]: a["count"] for a in j["allocations"]
                    if a["method"] == "Object#workload"}
     check(in_workload.get("Point") == 1000 and in_workload.get("Proc") == 1000,

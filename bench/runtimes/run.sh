@@ -13,10 +13,14 @@
 #   untraced                 no tracer
 #   untraced+tracepoint      no tracer, an empty TracePoint(:call, :return): the
 #                            price Ruby >= 2.5 asks before it fires method__entry
-#   vmtrace --no-methods     allocations by class and site
-#   bpftrace no-methods      the same counting as a one-liner
-#   vmtrace (methods)        + innermost Ruby method per thread (with the TracePoint)
-#   bpftrace (methods)       the same per-thread stack in bpftrace (with the TracePoint)
+#   vmtrace --no-methods     allocations by class and site (one trap an object:
+#                            the site from the frame walk)
+#   bpftrace no-methods      the same counting as a one-liner (the site from
+#                            Ruby's site probes: a second trap)
+#   vmtrace (methods)        + innermost Ruby method, from the frame walk too
+#                            (no TracePoint, no method probe)
+#   bpftrace (methods)       the same keys from a per-thread stack kept at
+#                            method__entry/return (with the TracePoint they need)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 VMTRACE=${1:-$HERE/../../build/bin/vmtrace}
@@ -78,7 +82,7 @@ for _ in $(seq "$REPEATS"); do
 	one_run none "" $RUBY "$HERE/bench.rb" "$ITER" --tracepoint >>"$TMP/base_tp"
 	one_run vmtrace --no-methods $RUBY "$HERE/bench.rb" "$ITER" >>"$TMP/vm_nom"
 	one_run bpftrace "$BT_NOMETHODS" $RUBY "$HERE/bench.rb" "$ITER" >>"$TMP/bt_nom"
-	one_run vmtrace "" $RUBY "$HERE/bench.rb" "$ITER" --tracepoint >>"$TMP/vm_m"
+	one_run vmtrace "" $RUBY "$HERE/bench.rb" "$ITER" >>"$TMP/vm_m"
 	one_run bpftrace "$BT_METHODS" $RUBY "$HERE/bench.rb" "$ITER" --tracepoint >>"$TMP/bt_m"
 done
 for c in "${CONFIGS[@]}"; do
@@ -95,5 +99,5 @@ row "vmtrace --no-methods" "$vm_nom" "$(awk -v a="$vm_nom" -v b="$bt_nom" 'BEGIN
 row "bpftrace no-methods" "$bt_nom" ""
 row "vmtrace (methods)" "$vm_m" "$(awk -v a="$vm_m" -v b="$bt_m" 'BEGIN { printf "(bpftrace/vmtrace %.2f)", b / a }')"
 row "bpftrace (methods)" "$bt_m" ""
-awk -v a="$vm_nom" -v m="$vm_m" -v b="$base" -v t="$base_tp" 'BEGIN {
-	printf "per-method attribution: %.0f ns per iteration over --no-methods (%.0f ns per Ruby call), of which the TracePoint alone %.0f ns\n", m - a, (m - a) / 5, t - b }'
+awk -v a="$vm_nom" -v m="$vm_m" -v ba="$bt_nom" -v bm="$bt_m" -v b="$base" -v t="$base_tp" 'BEGIN {
+	printf "per-method attribution over no-methods: vmtrace %.0f ns per iteration, bpftrace %.0f (%.0f ns per Ruby call, of which the TracePoint alone %.0f ns per iteration)\n", m - a, bm - ba, (bm - ba) / 5, t - b }'

@@ -7,11 +7,11 @@
  * (rb_wb_protected_newobj_of and its siblings, rb_data_*_wrap, rb_imemo_new,
  * rb_class_allocate_instance; ruby_code.c) counts each object once, per
  * (class, type, innermost Ruby method, site), with its 40-byte slot and
- * the ivar buffer a plain object gets at birth. The
- * USDT probes object__create and string/array/hash__create only announce
- * the site of the allocation that follows them on the thread.
- *
- * Methods: method__entry / method__return keep, per thread, the depth of
+ * the ivar buffer a plain object gets at birth. Its site and method come
+ * from the thread's own frames (ruby_frame.bpf.h) when walk_frames is set.
+ * Otherwise the USDT probes object__create and string/array/hash__create
+ * announce the site of the allocation that follows them on the thread, and
+ * method__entry / method__return keep, per thread, the depth of
  * Ruby-level methods (`def`s) and a ring of the innermost frames' names.
  * cmethod__entry/return are never attached, so C methods such as Class#new
  * do not hide the Ruby method that called them.

@@ -3,19 +3,22 @@
  * in libruby.so or a static ruby binary), with no change to Ruby.
  *
  * Allocations: one uprobe on each of libruby's ten allocation functions
- * (ruby_code.c), per (class, type, innermost Ruby-level method, file:line);
- * object__create and string/array/hash__create only give the site. Bytes:
- * the 40-byte slot, plus a plain object's ivar buffer.
+ * (ruby_code.c), per (class, type, innermost Ruby-level method, file:line).
+ * Bytes: the 40-byte slot, plus a plain object's ivar buffer.
  *
- * Methods: method__entry/method__return maintain a per-thread stack in BPF
- * (bpf/ruby.bpf.c); cmethod__* are left out so C methods (Class#new, ...)
- * never replace the Ruby method that called them. Since Ruby 2.5 these two
- * probes fire only while some TracePoint on :call/:return is enabled in the
- * process (Ruby bug #14582): a command vmtrace starts gets one through
+ * Sites and methods: read from the allocating thread's frames in the same
+ * BPF program (bpf/ruby_frame.bpf.h, layout from ruby_layout.c): no other
+ * probe, no TracePoint. --no-frame-walk, or a Ruby with no known layout,
+ * takes them from Ruby's USDT probes instead: object__create and
+ * string/array/hash__create announce the site of the next object, and
+ * method__entry/method__return keep a per-thread stack in BPF (cmethod__*
+ * left out so C methods never replace the Ruby method that called them).
+ * Those two fire only while some TracePoint on :call/:return is enabled in
+ * the process (Ruby bug #14582): a command vmtrace starts gets one through
  * RUBYOPT (ruby_spawn_env); a process attached by pid has to enable one
  * itself, and when the probes stay silent the allocations are counted with
- * no method and the loss row below says why. --no-methods leaves them out:
- * class and site only, no trap per call.
+ * no method and the loss row below says why. --no-methods leaves methods
+ * out.
  *
  * GC: the profile's kind 0 is Ruby's mark phase (gc__mark__begin/end) and
  * kind 1 its sweep phase (gc__sweep__begin/end); gc_collections[0] counts

@@ -22,6 +22,9 @@ extern const struct vt_runtime vt_runtime_ruby;
 #ifdef VT_HAVE_RUNTIME_PYTHON
 extern const struct vt_runtime vt_runtime_python;
 #endif
+#ifdef VT_HAVE_RUNTIME_HOTSPOT
+extern const struct vt_runtime vt_runtime_hotspot;
+#endif
 
 static const struct vt_runtime *const runtimes[] = {
 	&vt_runtime_vmtrace,
@@ -30,6 +33,9 @@ static const struct vt_runtime *const runtimes[] = {
 #endif
 #ifdef VT_HAVE_RUNTIME_PYTHON
 	&vt_runtime_python,    /* CPython's own probes (runtime_python.c) */
+#endif
+#ifdef VT_HAVE_RUNTIME_HOTSPOT
+	&vt_runtime_hotspot,   /* HotSpot's own probes in libjvm.so (runtime_hotspot.c) */
 #endif
 	/* next runtime here */
 };

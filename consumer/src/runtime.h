@@ -30,6 +30,7 @@ enum vt_event_set {
 struct vt_attach_opts {
 	pid_t pid;                        /* the target */
 	const struct vt_usdt_list *probes; /* every USDT probe mapped by the target */
+	char *const *argv;                /* a spawned target's command, NULL for -p */
 	uint32_t map_entries;             /* size of each counting map (--map-entries) */
 	uint64_t sample_period;           /* bytes, 0 = exact (--sample) */
 	uint32_t events;                  /* enum vt_event_set, 0 = all */
@@ -59,6 +60,10 @@ struct vt_runtime {
 	void (*finish)(void *state, bool exited);
 	/* Optional: "NAME=VALUE" (*env, NULL: none; owned by state) to set in a spawned command before exec, and why (*note) */
 	int (*spawn_env)(void *state, const char **env, const char **note, char *err, size_t errlen);
+	/* Optional: a library with this runtime's probes that the program exe
+	 * loads with dlopen (so the dynamic loader cannot name it before exec):
+	 * its path in path[len], 0; or -ENOENT when exe is not such a program. */
+	int (*dlopened)(const char *exe, char *path, size_t len);
 };
 
 /* The adapter whose provider has probes in the list (vmtrace first), or

@@ -2,6 +2,7 @@
  * session.c: one tracing run (session.h).
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -110,6 +111,27 @@ static const char *target_label(const struct vt_session *s, char *buf, size_t le
 	return buf;
 }
 
+/* The probes of the libraries a runtime's program will dlopen (runtime.h). */
+static int add_dlopened_probes(const char *exe, struct vt_usdt_list *probes, char *err,
+			       size_t errlen)
+{
+	char path[PATH_MAX];
+
+	for (size_t i = 0; vt_runtime_at(i); i++) {
+		const struct vt_runtime *rt = vt_runtime_at(i);
+		int r;
+
+		if (!rt->dlopened || rt->dlopened(exe, path, sizeof(path)))
+			continue;
+		r = vt_usdt_read_file(path, probes);
+		if (r) {
+			snprintf(err, errlen, "cannot read the probes of %s: %s", path, strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
 int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char *err, size_t errlen)
 {
 	char what[4200], names[256];
@@ -127,6 +149,11 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 	r = vt_target_probes(&s->target, &s->probes, err, errlen);
 	if (r)
 		return r;
+	if (s->target.spawned) {
+		r = add_dlopened_probes(s->target.exe, &s->probes, err, errlen);
+		if (r)
+			return r;
+	}
 
 	target_label(s, what, sizeof(what));
 	if (o->runtime) {
@@ -162,6 +189,7 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 	struct vt_attach_opts ao = {
 		.pid = s->target.pid,
 		.probes = &s->probes,
+		.argv = o->cmd,
 		.map_entries = o->map_entries,
 		.sample_period = o->sample_period,
 		.events = o->events,

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hotspot.bpf.c: HotSpot's own USDT probes (libjvm.so, provider "hotspot").
+ *
+ * Allocations (-XX:+DTraceAllocProbes): object__alloc(tid, name, name_len,
+ * size) counted per class. The size comes from the object itself, read by
+ * a uprobe on the entry of SharedRuntime::dtrace_object_alloc_base, the
+ * function that fires object__alloc, and handed to the probe through a
+ * per-thread slot: HotSpot 17's interpreter, C1 and C2 fast paths call
+ * that function without its size argument, so the probe's size is
+ * whatever the register held (runtime_hotspot.c tells the whole story).
+ *
+ * Methods (-XX:+DTraceMethodProbes): method__entry(tid, class, class_len,
+ * method, method_len, sig, sig_len) counted per (class, method).
+ *
+ * GC: gc__begin(full) / gc__end timed per thread (the VM thread runs each
+ * collection); each is counted and streamed as one pause.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
+#include "common.bpf.h"
+#include "hotspot_maps.h"
+
+/* Set before load (runtime_hotspot.c). */
+const volatile struct vt_hs_layout layout = {};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 10240); /* --map-entries */
+	__type(key, struct vt_hs_alloc_key);
+	__type(value, struct vt_hs_alloc_val);
+} allocs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 10240); /* --map-entries */
+	__type(key, struct vt_hs_method_key);
+	__type(value, struct vt_hs_method_val);
+} methods SEC(".maps");
+
+/* The size of the object whose object__alloc is about to fire, per thread
+ * (the thread can migrate between the two traps). 0: none. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} pending_size SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vt_hs_method_key);
+} scratch SEC(".maps"); /* the keys are too big for the BPF stack */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, VT_HS_COUNTERS);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u64);
+} gc_start SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 18);
+} gc_events SEC(".maps");
+
+static __always_inline void add(__u32 slot, __u64 n)
+{
+	vt_count(&counters, slot, n);
+}
+
+/* Copy a HotSpot name (pointer and length, no NUL) into dst[size]; dst
+ * starts zeroed, so the copy is NUL-terminated. size is a power of two. */
+static __always_inline void copy_name(char *dst, __u32 size, const char *src, long len)
+{
+	__u32 n;
+
+	if (!src || len <= 0)
+		return;
+	if (len > size - 1) {
+		add(VT_HS_L_TRUNCATED, 1);
+		len = size - 1;
+	}
+	n = (__u32)len & (size - 1);
+	if (bpf_probe_read_user(dst, n, src)) {
+		dst[0] = '\0';
+		add(VT_HS_L_UNREADABLE, 1);
+	}
+}
+
+/* The size in bytes of the object at oop, from its class's layout helper
+ * (HotSpot's Klass::layout_helper encoding); 0 when it cannot be read. */
+static __always_inline __u64 object_size(__u64 bias, const void *oop)
+{
+	__u64 klass = 0, base = 0;
+	__u32 narrow = 0, lenoff;
+	__s32 shift = 0, lh = 0, length = 0;
+	__u8 compressed = 0;
+
+	if (bpf_probe_read_user(&compressed, 1, (void *)(bias + layout.compressed_vaddr)))
+		return 0;
+	if (compressed) {
+		if (bpf_probe_read_user(&narrow, 4, oop + layout.klass_offset) ||
+		    bpf_probe_read_user(&base, 8, (void *)(bias + layout.narrow_klass_vaddr)) ||
+		    bpf_probe_read_user(&shift, 4, (void *)(bias + layout.narrow_klass_vaddr + 8)))
+			return 0;
+		klass = base + ((__u64)narrow << (shift & 63));
+		lenoff = layout.klass_offset + 4;
+	} else {
+		if (bpf_probe_read_user(&klass, 8, oop + layout.klass_offset))
+			return 0;
+		lenoff = layout.klass_offset + 8;
+	}
+	if (!klass || bpf_probe_read_user(&lh, 4, (void *)(klass + layout.layout_helper_offset)))
+		return 0;
+	if (lh > 0)     /* an instance: its size, bit 0 the slow-path flag */
+		return (__u64)(lh & ~7);
+	if (lh == 0)
+		return 0;
+	/* an array: header bytes in bits 16-23, log2(element size) in bits 0-7 */
+	if (bpf_probe_read_user(&length, 4, oop + lenoff) || length < 0)
+		return 0;
+	return ((((__u64)lh >> 16) & 0xff) + ((__u64)length << (lh & 0x1f)) + 7) & ~7ULL;
+}
+
+/* Entry of SharedRuntime::dtrace_object_alloc_base(Thread *, oopDesc *, int). */
+SEC("uprobe")
+int hs_alloc_base(struct pt_regs *ctx)
+{
+	__u32 tid = vt_tid();
+	__u64 bias = PT_REGS_IP(ctx) - layout.func_vaddr;
+	__u64 size = object_size(bias, (const void *)PT_REGS_PARM2(ctx));
+
+	if (size)
+		bpf_map_update_elem(&pending_size, &tid, &size, BPF_ANY);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(hs_object_alloc, long jtid, const char *name, long name_len, long arg_size)
+{
+	struct vt_hs_alloc_key *key;
+	struct vt_hs_alloc_val one = { .count = 1 }, *v;
+	__u32 zero = 0, tid = vt_tid();
+	__u64 *pending, size;
+	enum vt_got got;
+
+	add(VT_HS_C_ALLOCS, 1);
+	pending = bpf_map_lookup_elem(&pending_size, &tid);
+	if (pending && *pending) {
+		size = *pending;
+		*pending = 0;
+	} else {
+		size = arg_size > 0 ? (__u64)arg_size : 0;
+		add(VT_HS_L_SIZE_FROM_ARG, 1);
+	}
+	key = bpf_map_lookup_elem(&scratch, &zero);
+	if (!key)
+		return 0;
+	__builtin_memset(key, 0, sizeof(struct vt_hs_alloc_key));
+	copy_name(key->klass, sizeof(key->klass), name, name_len);
+	one.bytes = size;
+	v = bpf_map_lookup_elem(&allocs, key);
+	if (v) {
+		v->count++;
+		v->bytes += size;
+		return 0;
+	}
+	v = vt_insert(&allocs, key, &one, &got);
+	if (!v) {
+		if (got == VT_GOT_REFUSED)
+			add(VT_HS_L_MAP_FULL, 1);
+		return 0;
+	}
+	if (got == VT_GOT_OLD) {    /* another CPU inserted the key first */
+		v->count++;
+		v->bytes += size;
+	}
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(hs_method_entry, long jtid, const char *klass, long klass_len,
+	     const char *method, long method_len)
+{
+	struct vt_hs_method_key *key;
+	struct vt_hs_method_val init = {}, *v;
+	__u32 zero = 0;
+	enum vt_got got;
+
+	add(VT_HS_C_METHOD_ENTRIES, 1);
+	key = bpf_map_lookup_elem(&scratch, &zero);
+	if (!key)
+		return 0;
+	__builtin_memset(key, 0, sizeof(*key));
+	copy_name(key->klass, sizeof(key->klass), klass, klass_len);
+	copy_name(key->method, sizeof(key->method), method, method_len);
+	v = vt_get_or_insert(&methods, key, &init, &got);
+	if (!v) {
+		if (got == VT_GOT_REFUSED)
+			add(VT_HS_L_METHOD_MAP_FULL, 1);
+		return 0;
+	}
+	v->calls++;
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(hs_gc_begin, int full)
+{
+	__u32 tid = vt_tid();
+	/* the low bit carries the kind, so one map holds both */
+	__u64 start = (bpf_ktime_get_ns() & ~1ULL) | (full ? 1 : 0);
+
+	if (bpf_map_update_elem(&gc_start, &tid, &start, BPF_ANY))
+		add(VT_HS_L_GC_UNPAIRED, 1);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(hs_gc_end)
+{
+	__u32 tid = vt_tid();
+	__u64 now = bpf_ktime_get_ns(), *s = bpf_map_lookup_elem(&gc_start, &tid), start;
+	struct vt_hs_gc_event *e;
+	__u32 full;
+
+	if (!s || !*s) {
+		add(VT_HS_L_GC_UNPAIRED, 1);
+		return 0;
+	}
+	start = *s & ~1ULL;
+	full = *s & 1;
+	*s = 0;
+	add(full ? VT_HS_C_GC_FULL : VT_HS_C_GC_PARTIAL, 1);
+	e = bpf_ringbuf_reserve(&gc_events, sizeof(*e), 0);
+	if (!e) {
+		add(VT_HS_L_GC_BUF_FULL, 1);
+		return 0;
+	}
+	e->full = full;
+	e->pad = 0;
+	e->duration_ns = now > start ? now - start : 0;
+	e->end_ns = now;
+	/* no wakeup: poll() drains the buffer on its own clock */
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,74 @@
+/*
+ * hotspot_maps.h: what hotspot.bpf.c and runtime_hotspot.c share: map keys,
+ * values and counter slots for HotSpot's own USDT probes (provider
+ * "hotspot", in libjvm.so).
+ *
+ * HotSpot passes class and method names as pointers into its Symbols with
+ * a length, not NUL-terminated, so the BPF side copies them into fixed-size
+ * key fields.
+ */
+#ifndef VMTRACE_HOTSPOT_MAPS_H
+#define VMTRACE_HOTSPOT_MAPS_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define VT_HS_CLASS 128    /* internal class names ("java/lang/String", "[I"), NUL included */
+#define VT_HS_METHOD 64    /* method names */
+
+struct vt_hs_alloc_key {
+	char klass[VT_HS_CLASS];
+};
+
+struct vt_hs_alloc_val {
+	__u64 count;
+	__u64 bytes;
+};
+
+struct vt_hs_method_key {
+	char klass[VT_HS_CLASS];
+	char method[VT_HS_METHOD];
+};
+
+struct vt_hs_method_val {
+	__u64 calls;
+};
+
+/* Where the object's own size is found, for the uprobe at the entry of
+ * the function that fires object__alloc (set before load; see
+ * runtime_hotspot.c for why the probe's size argument is not used). */
+struct vt_hs_layout {
+	__u64 func_vaddr;          /* SharedRuntime::dtrace_object_alloc_base, link-time */
+	__u64 narrow_klass_vaddr;  /* CompressedKlassPointers::_narrow_klass {base, shift} */
+	__u64 compressed_vaddr;    /* the UseCompressedClassPointers flag (a bool) */
+	__u32 klass_offset;        /* oopDesc::_metadata */
+	__u32 layout_helper_offset; /* Klass::_layout_helper */
+};
+
+/* One GC, streamed to userspace through a ring buffer. */
+struct vt_hs_gc_event {
+	__u32 full;                /* gc__begin's argument */
+	__u32 pad;
+	__u64 duration_ns;
+	__u64 end_ns;
+};
+
+/* Slots of the per-CPU counters array. */
+enum vt_hs_counter {
+	VT_HS_C_ALLOCS,            /* object__alloc hits */
+	VT_HS_C_METHOD_ENTRIES,    /* method__entry hits */
+	VT_HS_C_GC_PARTIAL,        /* completed collections that were not full */
+	VT_HS_C_GC_FULL,           /* completed full collections */
+	/* losses */
+	VT_HS_L_SIZE_FROM_ARG,     /* size not read from the object: the probe's argument, which may be wrong */
+	VT_HS_L_UNREADABLE,        /* a name the process had not paged in (-EFAULT) */
+	VT_HS_L_TRUNCATED,         /* a name longer than its key field */
+	VT_HS_L_MAP_FULL,          /* allocation map full: the event is not counted */
+	VT_HS_L_METHOD_MAP_FULL,   /* method map full: the call is not counted */
+	VT_HS_L_GC_UNPAIRED,       /* gc__end without gc__begin (attached mid-collection) */
+	VT_HS_L_GC_BUF_FULL,       /* pause not streamed: totals still count it */
+	VT_HS_COUNTERS,
+};
+
+#endif /* VMTRACE_HOTSPOT_MAPS_H */

@@ -1,0 +1,474 @@
+/*
+ * runtime_hotspot.c: the adapter for HotSpot's own USDT probes (provider
+ * "hotspot", in libjvm.so), with no change to the JVM.
+ *
+ * What HotSpot fires, and when (OpenJDK 17):
+ *  - gc__begin(full) / gc__end: always. The profile's kind 0 ("minor") is a
+ *    collection that is not full, kind 1 ("major") a full one.
+ *  - object__alloc(tid, name, name_len, size): only with
+ *    -XX:+DTraceAllocProbes, which sends every allocation through a call
+ *    into the VM. The name is the class's internal name, not
+ *    NUL-terminated; the report shows it as Java writes it (java_names.c).
+ *  - method__entry / method__return(tid, class, class_len, method,
+ *    method_len, sig, sig_len): only with -XX:+DTraceMethodProbes.
+ *    Counted per (class, method) as calls.
+ * There are no semaphores: a flag that is off leaves the probe silent, so
+ * `open` checks the flags first and names the missing one.
+ *
+ * Why the sizes do not come from object__alloc's size argument. The note
+ * says `-4@%ebx`, and the site does compute ebx = size * 8 from the third
+ * argument of SharedRuntime::dtrace_object_alloc_base(Thread *, oopDesc *,
+ * int size). But in JDK 17 the interpreter's fast path for `new`, C1's
+ * allocation stubs and C2's macro expansion call that function (or
+ * dtrace_object_alloc(oopDesc *, int)) with the object only, so `size` is
+ * whatever the caller left in the register: 0 for most interpreted
+ * allocations, stale values in compiled code. Only allocations on the slow
+ * path (a TLAB refill, a large array) carry the true size. bpftrace and
+ * libbpf decode the argument alike and both see that garbage. So a uprobe
+ * on the entry of dtrace_object_alloc_base reads the object (its second
+ * argument) and computes its size the way HotSpot does, from the class's
+ * layout helper (and an array's length), and hands it to object__alloc,
+ * which fires next on the same thread. When libjvm.so lacks the symbols
+ * this needs, the probe's argument is used and counted as a loss.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "adapter.h"
+#include "java_names.h"
+#include "profile.h"
+#include "runtime.h"
+#include "../bpf/hotspot_maps.h"
+#include "hotspot.skel.h"
+
+#define PROVIDER "hotspot"
+#define DEFAULT_MAP_ENTRIES 10240
+
+/* libjvm.so's symbols that the size uprobe needs (mangled, in .symtab) */
+#define SYM_ALLOC_BASE "_ZN13SharedRuntime24dtrace_object_alloc_baseEP6ThreadP7oopDesci"
+#define SYM_NARROW_KLASS "_ZN23CompressedKlassPointers13_narrow_klassE"
+#define SYM_COMPRESSED "UseCompressedClassPointers"
+/* HotSpot 17's object layout on x86-64: the class word follows the 8-byte
+ * mark word; Klass::_layout_helper follows the C++ vtable pointer. */
+#define KLASS_OFFSET 8
+#define LAYOUT_HELPER_OFFSET 8
+
+static const char *const loss_names[] = {
+	[VT_HS_L_SIZE_FROM_ARG] = "size from object__alloc's argument (may be wrong)",
+	[VT_HS_L_UNREADABLE] = "unreadable string",
+	[VT_HS_L_TRUNCATED] = "name truncated",
+	[VT_HS_L_MAP_FULL] = "alloc map full",
+	[VT_HS_L_METHOD_MAP_FULL] = "method map full",
+	[VT_HS_L_GC_UNPAIRED] = "gc__end without gc__begin",
+	[VT_HS_L_GC_BUF_FULL] = "gc pause buffer full",
+};
+
+struct hotspot_state {
+	struct vt_adapter a;    /* events: struct vt_gc_pause */
+	struct hotspot_bpf *skel;
+	char probes_used[256];
+};
+
+/* The flags that switch HotSpot's probes on. */
+struct jvm_flags {
+	bool alloc, methods;
+};
+
+static int on_gc_event(void *ctx, void *data, size_t size)
+{
+	struct hotspot_state *st = ctx;
+	const struct vt_hs_gc_event *e = data;
+	struct vt_gc_pause *p;
+
+	if (size < sizeof(*e))
+		return 0;
+	p = vt_adapter_event_slot(&st->a);
+	if (!p)
+		return 0;
+	*p = (struct vt_gc_pause){ .kind = e->full ? 1 : 0, .duration_ns = e->duration_ns };
+	return 0;
+}
+
+static int alloc_row(const void *key, const void *val, void *ctx)
+{
+	const struct vt_hs_alloc_key *k = key;
+	const struct vt_hs_alloc_val *sum = val;
+	char internal[VT_HS_CLASS], klass[VT_HS_CLASS + 64];
+
+	if (!sum->count)
+		return 0;
+	vt_key_string(internal, sizeof(internal), k->klass, sizeof(k->klass));
+	vt_java_class_name(internal, klass, sizeof(klass));
+	return vt_profile_add_alloc(ctx, klass, "", "", sum->count, sum->bytes, sum->count);
+}
+
+static int method_row(const void *key, const void *val, void *ctx)
+{
+	const struct vt_hs_method_key *k = key;
+	const struct vt_hs_method_val *sum = val;
+	char internal[VT_HS_CLASS], klass[VT_HS_CLASS + 64], meth[VT_HS_METHOD];
+	char name[sizeof(klass) + VT_HS_METHOD + 1];
+
+	if (!sum->calls)
+		return 0;
+	vt_key_string(internal, sizeof(internal), k->klass, sizeof(k->klass));
+	vt_key_string(meth, sizeof(meth), k->method, sizeof(k->method));
+	vt_java_class_name(internal, klass, sizeof(klass));
+	snprintf(name, sizeof(name), "%s.%s", klass, meth);
+	return vt_profile_add_call(ctx, name, "", sum->calls);
+}
+
+static int hotspot_collect(void *state, struct vt_profile *out)
+{
+	struct hotspot_state *st = state;
+	const struct vt_gc_pause *pauses = st->a.events.v;
+	uint64_t c[VT_HS_COUNTERS] = { 0 };
+	int err;
+
+	err = vt_adapter_drain(&st->a);
+	if (!err)
+		err = vt_profile_set_meta(out, "hotspot", st->probes_used, out->target, st->a.pid);
+	if (!err)
+		err = vt_adapter_read_hash(&st->a, st->skel->maps.allocs, alloc_row, out);
+	if (!err)
+		err = vt_adapter_read_hash(&st->a, st->skel->maps.methods, method_row, out);
+	if (!err)
+		err = vt_adapter_read_counters(&st->a, st->skel->maps.counters, VT_HS_COUNTERS, c);
+	if (err)
+		return err;
+	out->has_allocations = true;
+	out->gc_collections[0] += c[VT_HS_C_GC_PARTIAL];
+	out->gc_collections[1] += c[VT_HS_C_GC_FULL];
+	for (size_t i = 0; i < st->a.events.n; i++) {
+		err = vt_profile_add_gc_pause(out, &pauses[i]);
+		if (err)
+			return err;
+	}
+	return vt_adapter_add_losses(out, loss_names, c, VT_HS_L_SIZE_FROM_ARG, VT_HS_COUNTERS);
+}
+
+static int hotspot_poll(void *state, int timeout_ms)
+{
+	struct hotspot_state *st = state;
+
+	return vt_adapter_poll(&st->a, timeout_ms);
+}
+
+static void hotspot_close(void *state)
+{
+	struct hotspot_state *st = state;
+
+	if (!st)
+		return;
+	vt_adapter_release(&st->a);
+	hotspot_bpf__destroy(st->skel);
+	free(st);
+}
+
+/* libjvm.so, as the target maps it (or will). */
+static const char *hotspot_module(const struct vt_usdt_list *pl)
+{
+	for (size_t i = 0; pl && i < pl->n; i++)
+		if (pl->v[i].provider && strcmp(pl->v[i].provider, PROVIDER) == 0 &&
+		    pl->v[i].name && strcmp(pl->v[i].name, "gc__begin") == 0)
+			return pl->v[i].path;
+	return NULL;
+}
+
+/* One -XX option, applied to the flags in the order the JVM reads them. */
+static void apply_option(const char *opt, struct jvm_flags *f)
+{
+	bool on;
+
+	if (strncmp(opt, "-XX:", 4) || (opt[4] != '+' && opt[4] != '-'))
+		return;
+	on = opt[4] == '+';
+	opt += 5;
+	if (!strcmp(opt, "DTraceAllocProbes"))
+		f->alloc = on;
+	else if (!strcmp(opt, "DTraceMethodProbes"))
+		f->methods = on;
+	else if (!strcmp(opt, "ExtendedDTraceProbes"))
+		f->alloc = f->methods = on; /* sets all three (monitors too) */
+}
+
+/* The white-space separated options in an environment variable. */
+static void apply_env_options(const char *name, struct jvm_flags *f)
+{
+	const char *v = getenv(name);
+	char opt[128];
+
+	while (v && *v) {
+		size_t n;
+
+		v += strspn(v, " \t\n");
+		n = strcspn(v, " \t\n");
+		if (n && n < sizeof(opt)) {
+			memcpy(opt, v, n);
+			opt[n] = '\0';
+			apply_option(opt, f);
+		}
+		v += n;
+	}
+}
+
+/* The launcher's options that take the next argument as their value. */
+static bool takes_value(const char *a)
+{
+	static const char *const with_value[] = { "-cp", "-classpath", "--class-path", "-p",
+		"--module-path", "--upgrade-module-path", "--add-modules", "--limit-modules", NULL };
+
+	for (size_t i = 0; with_value[i]; i++)
+		if (!strcmp(a, with_value[i]))
+			return true;
+	return false;
+}
+
+/* A command about to start: the flags as the JVM will see them, from
+ * JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS, the launcher's options (up to the
+ * main class, -jar or -m) and _JAVA_OPTIONS, later ones winning. */
+static struct jvm_flags command_flags(char *const *argv)
+{
+	struct jvm_flags f = { false, false };
+
+	apply_env_options("JAVA_TOOL_OPTIONS", &f);
+	apply_env_options("JDK_JAVA_OPTIONS", &f);
+	for (size_t i = 1; argv[i] && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "-jar") || !strcmp(argv[i], "-m") || !strcmp(argv[i], "--module"))
+			break;
+		apply_option(argv[i], &f);
+		if (takes_value(argv[i]) && argv[i + 1])
+			i++;
+	}
+	apply_env_options("_JAVA_OPTIONS", &f);
+	return f;
+}
+
+/* Where the running process mapped the link-time address vaddr of the
+ * module at path, which file_offset places in the file: 0 and *bias (add it
+ * to a link-time address), or -errno. */
+static int load_bias(pid_t pid, const char *path, uint64_t vaddr, uint64_t file_offset,
+		     uint64_t *bias)
+{
+	char maps[64], *line = NULL;
+	size_t cap = 0;
+	int err = -ENOENT;
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return -errno;
+	while (err && getline(&line, &cap, f) > 0) {
+		unsigned long start, end, off;
+		int pathpos = 0;
+
+		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %n", &start, &end, &off, &pathpos) < 3 ||
+		    !pathpos)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		if (strcmp(line + pathpos, path) || file_offset < off || file_offset >= off + (end - start))
+			continue;
+		*bias = start + (file_offset - off) - vaddr;
+		err = 0;
+	}
+	free(line);
+	fclose(f);
+	return err;
+}
+
+/* A running JVM: the flags read from its memory. */
+static int process_flags(pid_t pid, const char *path, struct jvm_flags *out, char *errbuf,
+			 size_t errlen)
+{
+	uint64_t fn_vaddr, fn_off, alloc_vaddr, meth_vaddr, off, bias = 0;
+	char mem[64];
+	unsigned char b;
+	int err, fd;
+
+	if (vt_elf_symbol(path, SYM_ALLOC_BASE, &fn_vaddr, &fn_off) ||
+	    vt_elf_symbol(path, "DTraceAllocProbes", &alloc_vaddr, &off) ||
+	    vt_elf_symbol(path, "DTraceMethodProbes", &meth_vaddr, &off)) {
+		/* a stripped libjvm.so: cannot tell, so trust the user */
+		*out = (struct jvm_flags){ true, true };
+		return 0;
+	}
+	err = load_bias(pid, path, fn_vaddr, fn_off, &bias);
+	if (err) {
+		snprintf(errbuf, errlen, "pid %d: cannot find %s in its mappings: %s", (int)pid, path,
+			 strerror(-err));
+		return err;
+	}
+	snprintf(mem, sizeof(mem), "/proc/%d/mem", (int)pid);
+	fd = open(mem, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || pread(fd, &b, 1, (off_t)(bias + alloc_vaddr)) != 1) {
+		err = -errno;
+		snprintf(errbuf, errlen, "pid %d: cannot read its JVM flags: %s", (int)pid, strerror(-err));
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	out->alloc = b != 0;
+	out->methods = pread(fd, &b, 1, (off_t)(bias + meth_vaddr)) == 1 && b != 0;
+	close(fd);
+	return 0;
+}
+
+/* The size uprobe's place and the object layout, in the skeleton's rodata;
+ * false (sizes from the probe's argument) when libjvm.so lacks a symbol. */
+static bool set_layout(struct hotspot_bpf *skel, const char *path, uint64_t *func_off)
+{
+	struct vt_hs_layout l = { .klass_offset = KLASS_OFFSET,
+				  .layout_helper_offset = LAYOUT_HELPER_OFFSET };
+	uint64_t fn, nk, comp, off;
+
+	if (vt_elf_symbol(path, SYM_ALLOC_BASE, &fn, func_off) ||
+	    vt_elf_symbol(path, SYM_NARROW_KLASS, &nk, &off) ||
+	    vt_elf_symbol(path, SYM_COMPRESSED, &comp, &off))
+		return false;
+	l.func_vaddr = fn;
+	l.narrow_klass_vaddr = nk;
+	l.compressed_vaddr = comp;
+	memcpy((void *)&skel->rodata->layout, &l, sizeof(l));
+	return true;
+}
+
+static void note_probe(struct hotspot_state *st, const char *what)
+{
+	size_t used = strlen(st->probes_used);
+
+	snprintf(st->probes_used + used, sizeof(st->probes_used) - used, "%s%s", used ? "," : "", what);
+}
+
+static int hotspot_open(const struct vt_attach_opts *opts, void **state, char *errbuf, size_t errlen)
+{
+	struct hotspot_state *st;
+	const char *path = hotspot_module(opts->probes);
+	struct jvm_flags flags;
+	uint64_t func_off = 0;
+	bool sizes;
+	int err;
+
+	*state = NULL;
+	if (opts->sample_period) {
+		snprintf(errbuf, errlen, "--sample: HotSpot's probes carry no sampling weight "
+			 "(sampling needs vmtrace's provider)");
+		return -ENOTSUP;
+	}
+	if (!path) {
+		snprintf(errbuf, errlen, "pid %d has no hotspot:gc__begin probe (is it a HotSpot JVM?)",
+			 (int)opts->pid);
+		return -ENOENT;
+	}
+	if (opts->argv) {
+		flags = command_flags(opts->argv);
+	} else {
+		err = process_flags(opts->pid, path, &flags, errbuf, errlen);
+		if (err)
+			return err;
+	}
+	if (!flags.alloc) {
+		snprintf(errbuf, errlen, "%s%.0d: HotSpot's allocation probes are off: start java with "
+			 "-XX:+DTraceAllocProbes%s", opts->argv ? "java" : "pid ",
+			 opts->argv ? 0 : (int)opts->pid,
+			 opts->no_methods || flags.methods ? "" : " (and -XX:+DTraceMethodProbes for methods)");
+		return -ENOENT;
+	}
+
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	err = vt_adapter_init(&st->a, PROVIDER, PROVIDER ":", opts->pid, sizeof(struct vt_gc_pause),
+			      errbuf, errlen);
+	if (err)
+		goto fail;
+	st->skel = hotspot_bpf__open();
+	if (!st->skel) {
+		err = vt_adapter_open_failed(errbuf, errlen);
+		goto fail;
+	}
+	sizes = set_layout(st->skel, path, &func_off);
+	bpf_map__set_max_entries(st->skel->maps.allocs,
+				 opts->map_entries ? opts->map_entries : DEFAULT_MAP_ENTRIES);
+	bpf_map__set_max_entries(st->skel->maps.methods,
+				 opts->map_entries ? opts->map_entries : DEFAULT_MAP_ENTRIES);
+	err = hotspot_bpf__load(st->skel);
+	if (err) {
+		vt_adapter_load_failed(err, errbuf, errlen);
+		goto fail;
+	}
+	err = vt_adapter_buffers(&st->a, sizeof(struct vt_hs_method_key),
+				 sizeof(struct vt_hs_alloc_val), st->skel->maps.gc_events, on_gc_event,
+				 st, errbuf, errlen);
+	if (err)
+		goto fail;
+
+	if (sizes) {
+		err = vt_adapter_attach_uprobe(&st->a, st->skel->progs.hs_alloc_base, path, NULL,
+					       func_off, 0, 0, errbuf, errlen);
+		if (err)
+			goto fail;
+	}
+	const struct {
+		const char *probe;
+		struct bpf_program *prog;
+		bool on;
+	} table[] = {
+		{ "object__alloc", st->skel->progs.hs_object_alloc, true },
+		{ "method__entry", st->skel->progs.hs_method_entry, flags.methods && !opts->no_methods },
+		{ "gc__begin", st->skel->progs.hs_gc_begin, true },
+		{ "gc__end", st->skel->progs.hs_gc_end, true },
+	};
+
+	for (size_t t = 0; t < sizeof(table) / sizeof(table[0]); t++) {
+		if (!table[t].on || !vt_usdt_has_probe(opts->probes, PROVIDER, path, table[t].probe))
+			continue;
+		err = vt_adapter_attach(&st->a, table[t].prog, path, table[t].probe, 0, errbuf, errlen);
+		if (err)
+			goto fail;
+		note_probe(st, table[t].probe);
+	}
+	if (!flags.methods && !opts->no_methods)
+		note_probe(st, "method__entry(off: -XX:+DTraceMethodProbes)");
+	*state = st;
+	return 0;
+
+fail:
+	hotspot_close(st);
+	return err < 0 ? err : -EINVAL;
+}
+
+/* The java launcher (and every tool in a JDK's bin/) dlopens
+ * ../lib/server/libjvm.so beside it. */
+static int hotspot_dlopened(const char *exe, char *path, size_t len)
+{
+	char real[PATH_MAX], lib[PATH_MAX + 32];
+	struct stat sb;
+
+	if (!realpath(exe, real))
+		return -ENOENT;
+	snprintf(lib, sizeof(lib), "%s/../lib/server/libjvm.so", dirname(real));
+	if (stat(lib, &sb) || !S_ISREG(sb.st_mode) || !realpath(lib, real) || strlen(real) >= len)
+		return -ENOENT;
+	memcpy(path, real, strlen(real) + 1);
+	return 0;
+}
+
+const struct vt_runtime vt_runtime_hotspot = {
+	.name = "hotspot",
+	.provider = PROVIDER,
+	.open = hotspot_open,
+	.collect = hotspot_collect,
+	.close = hotspot_close,
+	.poll = hotspot_poll,
+	.dlopened = hotspot_dlopened,
+};

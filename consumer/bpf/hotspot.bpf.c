@@ -11,7 +11,9 @@
  * whatever the register held (runtime_hotspot.c tells the whole story).
  *
  * Methods (-XX:+DTraceMethodProbes): method__entry(tid, class, class_len,
- * method, method_len, sig, sig_len) counted per (class, method).
+ * method, method_len, sig, sig_len) counted per (class, method); entries
+ * and returns also keep each thread's Java frames, so an allocation is
+ * counted under the method it ran in.
  *
  * GC: gc__begin(full) / gc__end timed per thread (the VM thread runs each
  * collection); each is counted and streamed as one pause.
@@ -55,6 +57,28 @@ struct {
 	__type(key, __u32);
 	__type(value, struct vt_hs_method_key);
 } scratch SEC(".maps"); /* the keys are too big for the BPF stack */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vt_hs_alloc_key);
+} alloc_scratch SEC(".maps");
+
+/* Each Java thread's frames (method__entry pushes, method__return pops). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct vt_hs_stack);
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vt_hs_stack);
+} empty_stack SEC(".maps"); /* zeroes: a new thread's stack */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -134,6 +158,56 @@ static __always_inline __u64 object_size(__u64 bias, const void *oop)
 	return ((((__u64)lh >> 16) & 0xff) + ((__u64)length << (lh & 0x1f)) + 7) & ~7ULL;
 }
 
+/* The innermost Java frame of thread tid into key's site fields. */
+static __always_inline void site(struct vt_hs_alloc_key *key, __u32 tid)
+{
+	struct vt_hs_stack *st = bpf_map_lookup_elem(&stacks, &tid);
+	struct vt_hs_frame *f;
+	__u32 top;
+
+	if (!st || !st->depth)
+		return;
+	top = st->depth - 1;
+	f = &st->f[top & (VT_HS_DEPTH - 1)];
+	if (f->depth != top) {      /* a deeper frame took the slot */
+		add(VT_HS_L_TOO_DEEP, 1);
+		return;
+	}
+	copy_name(key->site_class, sizeof(key->site_class), (const char *)f->klass, f->klass_len);
+	copy_name(key->site_method, sizeof(key->site_method), (const char *)f->method,
+		  f->method_len);
+}
+
+/* Push a frame on thread tid's stack. */
+static __always_inline void push_frame(__u32 tid, const char *klass, long klass_len,
+				       const char *method, long method_len)
+{
+	struct vt_hs_stack *st = bpf_map_lookup_elem(&stacks, &tid);
+	struct vt_hs_frame *f;
+	__u32 zero = 0;
+
+	if (!st) {
+		struct vt_hs_stack *init = bpf_map_lookup_elem(&empty_stack, &zero);
+
+		if (!init)
+			return;
+		if (bpf_map_update_elem(&stacks, &tid, init, BPF_NOEXIST) == -E2BIG) {
+			add(VT_HS_L_STACK_MAP_FULL, 1);
+			return;
+		}
+		st = bpf_map_lookup_elem(&stacks, &tid);
+		if (!st)
+			return;
+	}
+	f = &st->f[st->depth & (VT_HS_DEPTH - 1)];
+	f->klass = (__u64)klass;
+	f->method = (__u64)method;
+	f->klass_len = klass_len > 0 ? (__u32)klass_len : 0;
+	f->method_len = method_len > 0 ? (__u32)method_len : 0;
+	f->depth = st->depth;
+	st->depth++;
+}
+
 /* Entry of SharedRuntime::dtrace_object_alloc_base(Thread *, oopDesc *, int). */
 SEC("uprobe")
 int hs_alloc_base(struct pt_regs *ctx)
@@ -165,11 +239,12 @@ int BPF_USDT(hs_object_alloc, long jtid, const char *name, long name_len, long a
 		size = arg_size > 0 ? (__u64)arg_size : 0;
 		add(VT_HS_L_SIZE_FROM_ARG, 1);
 	}
-	key = bpf_map_lookup_elem(&scratch, &zero);
+	key = bpf_map_lookup_elem(&alloc_scratch, &zero);
 	if (!key)
 		return 0;
-	__builtin_memset(key, 0, sizeof(struct vt_hs_alloc_key));
+	__builtin_memset(key, 0, sizeof(*key));
 	copy_name(key->klass, sizeof(key->klass), name, name_len);
+	site(key, tid);
 	one.bytes = size;
 	v = bpf_map_lookup_elem(&allocs, key);
 	if (v) {
@@ -200,6 +275,7 @@ int BPF_USDT(hs_method_entry, long jtid, const char *klass, long klass_len,
 	enum vt_got got;
 
 	add(VT_HS_C_METHOD_ENTRIES, 1);
+	push_frame(vt_tid(), klass, klass_len, method, method_len);
 	key = bpf_map_lookup_elem(&scratch, &zero);
 	if (!key)
 		return 0;
@@ -213,6 +289,47 @@ int BPF_USDT(hs_method_entry, long jtid, const char *klass, long klass_len,
 		return 0;
 	}
 	v->calls++;
+	return 0;
+}
+
+/* A return pops its frame. Not every entry gets its return: C2-compiled
+ * frames that an exception unwinds fire none. So the returning frame is
+ * looked for from the top down; the frames above it are gone too, and are
+ * counted. One not on the stack at all was entered before attach, below
+ * every frame kept: all of them are gone. Past the kept slots the order
+ * is trusted. */
+SEC("usdt")
+int BPF_USDT(hs_method_return, long jtid, const char *klass, long klass_len, const char *method,
+	     long method_len)
+{
+	__u32 tid = vt_tid();
+	struct vt_hs_stack *st = bpf_map_lookup_elem(&stacks, &tid);
+	__u32 depth;
+
+	if (!st || !st->depth)
+		return 0;
+	depth = st->depth;
+	for (__u32 i = 0; i < VT_HS_DEPTH; i++) {
+		struct vt_hs_frame *f;
+		__u32 k;
+
+		if (i >= depth) {
+			add(VT_HS_L_NO_RETURN, depth);
+			st->depth = 0;
+			return 0;
+		}
+		k = depth - 1 - i;
+		f = &st->f[k & (VT_HS_DEPTH - 1)];
+		if (f->depth != k)  /* overwritten: what lies below is not kept */
+			break;
+		if (f->klass == (__u64)klass && f->method == (__u64)method) {
+			if (i)
+				add(VT_HS_L_NO_RETURN, i);
+			st->depth = k;
+			return 0;
+		}
+	}
+	st->depth = depth - 1;
 	return 0;
 }
 

@@ -17,8 +17,33 @@
 #define VT_HS_CLASS 128    /* internal class names ("java/lang/String", "[I"), NUL included */
 #define VT_HS_METHOD 64    /* method names */
 
+#define VT_HS_DEPTH 64     /* Java frames kept per thread for allocation sites */
+
+/* An allocation's class and, with -XX:+DTraceMethodProbes, the Java method
+ * it ran in (the innermost frame; both empty without method probes). */
 struct vt_hs_alloc_key {
 	char klass[VT_HS_CLASS];
+	char site_class[VT_HS_CLASS];
+	char site_method[VT_HS_METHOD];
+};
+
+/* One Java frame as method__entry named it: pointers into HotSpot's
+ * Symbols, which live as long as their class, read only at an allocation. */
+struct vt_hs_frame {
+	__u64 klass;
+	__u64 method;
+	__u32 klass_len;
+	__u32 method_len;
+	__u32 depth;               /* its place on the stack: a slot may be reused */
+	__u32 pad;
+};
+
+/* A thread's Java frames: a ring of the VT_HS_DEPTH innermost, the frame
+ * at depth d in slot d % VT_HS_DEPTH (valid while its own depth is d). */
+struct vt_hs_stack {
+	__u32 depth;
+	__u32 pad;
+	struct vt_hs_frame f[VT_HS_DEPTH];
 };
 
 struct vt_hs_alloc_val {
@@ -68,6 +93,9 @@ enum vt_hs_counter {
 	VT_HS_L_METHOD_MAP_FULL,   /* method map full: the call is not counted */
 	VT_HS_L_GC_UNPAIRED,       /* gc__end without gc__begin (attached mid-collection) */
 	VT_HS_L_GC_BUF_FULL,       /* pause not streamed: totals still count it */
+	VT_HS_L_TOO_DEEP,          /* allocation below VT_HS_DEPTH Java frames: no method */
+	VT_HS_L_STACK_MAP_FULL,    /* a thread's frames not kept: its allocations have no method */
+	VT_HS_L_NO_RETURN,         /* frames dropped without their method__return (see hotspot.bpf.c) */
 	VT_HS_COUNTERS,
 };
 

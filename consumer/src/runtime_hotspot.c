@@ -70,12 +70,16 @@ static const char *const loss_names[] = {
 	[VT_HS_L_METHOD_MAP_FULL] = "method map full",
 	[VT_HS_L_GC_UNPAIRED] = "gc__end without gc__begin",
 	[VT_HS_L_GC_BUF_FULL] = "gc pause buffer full",
+	[VT_HS_L_TOO_DEEP] = "allocation below a Java frame no longer kept (no method)",
+	[VT_HS_L_STACK_MAP_FULL] = "thread stack map full (no method)",
+	[VT_HS_L_NO_RETURN] = "Java frames left without method__return (allocations may name a callee)",
 };
 
 struct hotspot_state {
 	struct vt_adapter a;    /* events: struct vt_gc_pause */
 	struct hotspot_bpf *skel;
 	char probes_used[256];
+	char *tool_options;     /* "JAVA_TOOL_OPTIONS=..." for a spawned java, or NULL */
 };
 
 /* The flags that switch HotSpot's probes on. */
@@ -102,13 +106,20 @@ static int alloc_row(const void *key, const void *val, void *ctx)
 {
 	const struct vt_hs_alloc_key *k = key;
 	const struct vt_hs_alloc_val *sum = val;
-	char internal[VT_HS_CLASS], klass[VT_HS_CLASS + 64];
+	char internal[VT_HS_CLASS], klass[VT_HS_CLASS + 64], site[VT_HS_CLASS + 64];
+	char meth[VT_HS_METHOD], where[sizeof(site) + VT_HS_METHOD + 1] = "";
 
 	if (!sum->count)
 		return 0;
 	vt_key_string(internal, sizeof(internal), k->klass, sizeof(k->klass));
 	vt_java_class_name(internal, klass, sizeof(klass));
-	return vt_profile_add_alloc(ctx, klass, "", "", sum->count, sum->bytes, sum->count);
+	vt_key_string(meth, sizeof(meth), k->site_method, sizeof(k->site_method));
+	if (meth[0]) {
+		vt_key_string(internal, sizeof(internal), k->site_class, sizeof(k->site_class));
+		vt_java_class_name(internal, site, sizeof(site));
+		snprintf(where, sizeof(where), "%s.%s", site, meth);
+	}
+	return vt_profile_add_alloc(ctx, klass, where, "", sum->count, sum->bytes, sum->count);
 }
 
 static int method_row(const void *key, const void *val, void *ctx)
@@ -171,6 +182,7 @@ static void hotspot_close(void *state)
 		return;
 	vt_adapter_release(&st->a);
 	hotspot_bpf__destroy(st->skel);
+	free(st->tool_options);
 	free(st);
 }
 
@@ -376,17 +388,29 @@ static int hotspot_open(const struct vt_attach_opts *opts, void **state, char *e
 		if (err)
 			return err;
 	}
-	if (!flags.alloc) {
-		snprintf(errbuf, errlen, "%s%.0d: HotSpot's allocation probes are off: start java with "
-			 "-XX:+DTraceAllocProbes%s", opts->argv ? "java" : "pid ",
-			 opts->argv ? 0 : (int)opts->pid,
-			 opts->no_methods || flags.methods ? "" : " (and -XX:+DTraceMethodProbes for methods)");
+	/* A running JVM cannot switch the flag on (it is not manageable). */
+	if (!flags.alloc && !opts->argv) {
+		snprintf(errbuf, errlen, "pid %d: HotSpot's allocation probes are off: restart java "
+			 "with -XX:+DTraceAllocProbes (a running JVM cannot turn them on)%s",
+			 (int)opts->pid,
+			 opts->no_methods || flags.methods ? "" : " and -XX:+DTraceMethodProbes for methods");
 		return -ENOENT;
 	}
 
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
+	/* A command about to start: the JVM's own JAVA_TOOL_OPTIONS turns them on. */
+	if (!flags.alloc) {
+		const char *old = getenv("JAVA_TOOL_OPTIONS");
+
+		if (asprintf(&st->tool_options, "JAVA_TOOL_OPTIONS=%s%s-XX:+DTraceAllocProbes",
+			     old ? old : "", old && *old ? " " : "") < 0) {
+			st->tool_options = NULL;
+			free(st);
+			return -ENOMEM;
+		}
+	}
 	err = vt_adapter_init(&st->a, PROVIDER, PROVIDER ":", opts->pid, sizeof(struct vt_gc_pause),
 			      errbuf, errlen);
 	if (err)
@@ -406,8 +430,11 @@ static int hotspot_open(const struct vt_attach_opts *opts, void **state, char *e
 		vt_adapter_load_failed(err, errbuf, errlen);
 		goto fail;
 	}
-	err = vt_adapter_buffers(&st->a, sizeof(struct vt_hs_method_key),
-				 sizeof(struct vt_hs_alloc_val), st->skel->maps.gc_events, on_gc_event,
+	/* the alloc key is the larger one (hotspot_maps.h) */
+	err = vt_adapter_buffers(&st->a, sizeof(struct vt_hs_alloc_key),
+				 sizeof(struct vt_hs_method_val) > sizeof(struct vt_hs_alloc_val)
+					 ? sizeof(struct vt_hs_method_val)
+					 : sizeof(struct vt_hs_alloc_val), st->skel->maps.gc_events, on_gc_event,
 				 st, errbuf, errlen);
 	if (err)
 		goto fail;
@@ -425,6 +452,7 @@ static int hotspot_open(const struct vt_attach_opts *opts, void **state, char *e
 	} table[] = {
 		{ "object__alloc", st->skel->progs.hs_object_alloc, true },
 		{ "method__entry", st->skel->progs.hs_method_entry, flags.methods && !opts->no_methods },
+		{ "method__return", st->skel->progs.hs_method_return, flags.methods && !opts->no_methods },
 		{ "gc__begin", st->skel->progs.hs_gc_begin, true },
 		{ "gc__end", st->skel->progs.hs_gc_end, true },
 	};
@@ -445,6 +473,20 @@ static int hotspot_open(const struct vt_attach_opts *opts, void **state, char *e
 fail:
 	hotspot_close(st);
 	return err < 0 ? err : -EINVAL;
+}
+
+static int hotspot_spawn_env(void *state, const char **env, const char **note, char *errbuf,
+			     size_t errlen)
+{
+	struct hotspot_state *st = state;
+
+	(void)errbuf;
+	(void)errlen;
+	*env = st->tool_options;
+	*note = st->tool_options ? "added -XX:+DTraceAllocProbes to JAVA_TOOL_OPTIONS in the spawned "
+				   "java so its allocation probes fire"
+				 : NULL;
+	return 0;
 }
 
 /* The java launcher (and every tool in a JDK's bin/) dlopens
@@ -470,5 +512,6 @@ const struct vt_runtime vt_runtime_hotspot = {
 	.collect = hotspot_collect,
 	.close = hotspot_close,
 	.poll = hotspot_poll,
+	.spawn_env = hotspot_spawn_env,
 	.dlopened = hotspot_dlopened,
 };

@@ -66,8 +66,8 @@ int vt_adapter_buffers(struct vt_adapter *a, size_t key_size, size_t val_size,
 	a->keys = malloc(key_size * VT_ADAPTER_BATCH_ROWS);
 	a->vals = malloc(vt_percpu_stride(val_size) * (size_t)a->ncpus * VT_ADAPTER_BATCH_ROWS);
 	a->merged = malloc(val_size);
-	a->rb = ring_buffer__new(bpf_map__fd(events), fn, ctx, NULL);
-	if (!a->keys || !a->vals || !a->merged || !a->rb) {
+	a->rb = events ? ring_buffer__new(bpf_map__fd(events), fn, ctx, NULL) : NULL;
+	if (!a->keys || !a->vals || !a->merged || (events && !a->rb)) {
 		snprintf(errbuf, errlen, "out of memory");
 		return -ENOMEM;
 	}

@@ -49,7 +49,8 @@ int vt_adapter_open_failed(char *errbuf, size_t errlen);
 /* After NAME_bpf__load() failed with err: err, with the reason in errbuf. */
 int vt_adapter_load_failed(int err, char *errbuf, size_t errlen);
 /* Batch buffers for keys up to key_size and values up to val_size bytes,
- * and the ring buffer of map events, whose samples go to fn(ctx, ...). */
+ * and the ring buffer of map events, whose samples go to fn(ctx, ...)
+ * (events NULL: a runtime with none, which then never drains or polls). */
 int vt_adapter_buffers(struct vt_adapter *a, size_t key_size, size_t val_size,
 		       struct bpf_map *events, ring_buffer_sample_fn fn, void *ctx,
 		       char *errbuf, size_t errlen);

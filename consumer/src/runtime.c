@@ -25,6 +25,9 @@ extern const struct vt_runtime vt_runtime_python;
 #ifdef VT_HAVE_RUNTIME_HOTSPOT
 extern const struct vt_runtime vt_runtime_hotspot;
 #endif
+#ifdef VT_HAVE_RUNTIME_PHP
+extern const struct vt_runtime vt_runtime_php;
+#endif
 
 static const struct vt_runtime *const runtimes[] = {
 	&vt_runtime_vmtrace,
@@ -36,6 +39,9 @@ static const struct vt_runtime *const runtimes[] = {
 #endif
 #ifdef VT_HAVE_RUNTIME_HOTSPOT
 	&vt_runtime_hotspot,   /* HotSpot's own probes in libjvm.so (runtime_hotspot.c) */
+#endif
+#ifdef VT_HAVE_RUNTIME_PHP
+	&vt_runtime_php,       /* PHP's own probes in the php binary (runtime_php.c) */
 #endif
 	/* next runtime here */
 };

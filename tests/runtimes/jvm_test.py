@@ -9,12 +9,12 @@ Usage: jvm_test.py VMTRACE CASE
 Cases: java-spawn, java-spawn-wide, java-spawn-compiled, java-pid, java-pid-flag-off.
 Exit 0 pass, 1 fail, 77 skip (not root).
 """
-import json
 import os
 import subprocess
 import sys
-import tempfile
-import time
+
+import runtime_test as rt
+from runtime_test import check, report
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ALLOCS_JAVA = os.path.join(HERE, "workloads", "Allocs.java")
@@ -54,27 +54,10 @@ CALLS = {"Allocs.makeAlpha": 1, "Allocs.makeBeta": 1, "Allocs.makeGamma": 1,
          "Allocs$Alpha.<init>": 1000, "Allocs$Beta.<init>": 300, "Allocs$Gamma.<init>": 200,
          "Allocs.makeDelta": 1, "Allocs.fail": 100, "Allocs$Delta.<init>": 100}
 
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-
-
 def compile_workload(tmp):
     classes = os.path.join(tmp, "classes")
     subprocess.run([JAVAC, "-d", classes, ALLOCS_JAVA], check=True, timeout=120)
     return classes
-
-
-def report(vmtrace, data):
-    r = subprocess.run([vmtrace, "report", data, "--format", "json"], capture_output=True,
-                       text=True, timeout=60)
-    if r.returncode != 0:
-        raise SystemExit("vmtrace report failed: " + r.stderr)
-    return json.loads(r.stdout)
 
 
 def check_by_method(j, mode):
@@ -101,20 +84,18 @@ def check_common(j, mode):
 
 
 def spawn(vmtrace, tmp, jvm_args):
-    data = os.path.join(tmp, "spawn.data")
     classes = compile_workload(tmp)
-    r = subprocess.run([vmtrace, "record", "-o", data, "--", JAVA, *jvm_args, "-cp", classes,
-                        "Allocs", str(GCS)],
-                       input="go\nbye\n", capture_output=True, text=True, timeout=180)
-    check(r.returncode == 0, "vmtrace record -- java exits 0: " + r.stderr.strip()[-300:])
-    return data, r
+    stderr = []
+    data, _ = rt.record_spawn(vmtrace, [JAVA, *jvm_args, "-cp", classes, "Allocs", str(GCS)], tmp,
+                              stderr=stderr)
+    return data, stderr
 
 
 def case_java_spawn(vmtrace, tmp):
     """Only -XX:+DTraceMethodProbes given: vmtrace turns the allocation
     probes on itself, and says so."""
     data, r = spawn(vmtrace, tmp, ["-Xmx256m", "-XX:+DTraceMethodProbes"])
-    check(ENABLE_NOTE in r.stderr.splitlines(), "spawned: says it added -XX:+DTraceAllocProbes")
+    check(ENABLE_NOTE in r, "spawned: says it added -XX:+DTraceAllocProbes")
     j = report(vmtrace, data)
     check_common(j, "spawned")
     check_by_method(j, "spawned")
@@ -125,7 +106,7 @@ def case_java_spawn_wide(vmtrace, tmp):
     """Wide class words and references: the sizes follow the layout."""
     data, r = spawn(vmtrace, tmp, ["-Xmx256m", "-XX:+DTraceAllocProbes", "-XX:-UseCompressedOops",
                                    "-XX:-UseCompressedClassPointers"])
-    check(ENABLE_NOTE not in r.stderr, "wide: the flag given, nothing added")
+    check(ENABLE_NOTE not in r, "wide: the flag given, nothing added")
     j = report(vmtrace, data)
     check_common(j, "wide")
     got = {a["class"]: (a["count"], a["bytes"]) for a in j["allocations"]}
@@ -142,7 +123,7 @@ def case_java_spawn_compiled(vmtrace, tmp):
     """-Xcomp: every method compiled before it runs, so the allocations go
     through C1's and C2's fast paths, which call the probe without the
     size: the sizes still follow from the objects."""
-    data, r = spawn(vmtrace, tmp, ["-Xmx256m", "-Xcomp", "-XX:+DTraceAllocProbes"])
+    data, _ = spawn(vmtrace, tmp, ["-Xmx256m", "-Xcomp", "-XX:+DTraceAllocProbes"])
     j = report(vmtrace, data)
     check_common(j, "compiled")
     got = {a["class"]: (a["count"], a["bytes"]) for a in j["allocations"]}
@@ -152,60 +133,12 @@ def case_java_spawn_compiled(vmtrace, tmp):
     check_gc(j, "compiled")
 
 
-class Java:
-    """Allocs started on its own: prints "ready", waits for a line."""
-
-    def __init__(self, argv):
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     text=True)
-        self.expect("ready")
-
-    def expect(self, word):
-        for line in self.proc.stdout:
-            if line.strip() == word:
-                return
-        raise SystemExit(f"java ended before printing {word!r}")
-
-    def kill(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-
-
-def wait_attached(rec, errpath):
-    for _ in range(600):
-        with open(errpath) as f:
-            if "recording pid" in f.read():
-                return
-        if rec.poll() is not None:
-            raise SystemExit("vmtrace record ended early: " + open(errpath).read())
-        time.sleep(0.05)
-    raise SystemExit("vmtrace record did not attach")
-
-
 def case_java_pid(vmtrace, tmp):
     classes = compile_workload(tmp)
-    data = os.path.join(tmp, "pid.data")
-    err = os.path.join(tmp, "record.err")
-    java = Java([JAVA, "-Xmx256m", "-XX:+ExtendedDTraceProbes", "-cp", classes, "Allocs",
-                 str(GCS)])
-    try:
-        with open(err, "w") as ef:
-            rec = subprocess.Popen([vmtrace, "record", "-p", str(java.proc.pid), "-o", data],
-                                   stdout=subprocess.DEVNULL, stderr=ef)
-        wait_attached(rec, err)
-        java.proc.stdin.write("go\n")
-        java.proc.stdin.flush()
-        java.expect("done")
-        java.proc.stdin.write("bye\n")
-        java.proc.stdin.close()
-        check(java.proc.wait(timeout=60) == 0, "attached: java exits 0")
-        check(rec.wait(timeout=60) == 0, "attached: vmtrace record -p exits 0 when java exits")
-    finally:
-        java.kill()
+    data, _ = rt.record_pid(vmtrace, [JAVA, "-Xmx256m", "-XX:+ExtendedDTraceProbes", "-cp", classes,
+                                      "Allocs", str(GCS)], tmp)
     j = report(vmtrace, data)
     check_common(j, "attached")
-    check(j["pid"] == java.proc.pid, "attached: the report names the pid")
     check_by_method(j, "attached")
     check_gc(j, "attached")
 
@@ -213,13 +146,14 @@ def case_java_pid(vmtrace, tmp):
 def case_java_pid_flag_off(vmtrace, tmp):
     """A JVM started without the flag: one line naming it, non-zero exit."""
     classes = compile_workload(tmp)
-    java = Java([JAVA, "-Xmx256m", "-cp", classes, "Allocs"])
+    java = rt.Target([JAVA, "-Xmx256m", "-cp", classes, "Allocs"])
     try:
         r = subprocess.run([vmtrace, "record", "-p", str(java.proc.pid), "-o",
                             os.path.join(tmp, "off.data")], capture_output=True, text=True,
                            timeout=60)
     finally:
-        java.kill()
+        java.proc.kill()
+        java.proc.wait()
     lines = r.stderr.strip().splitlines()
     check(r.returncode != 0, f"flag off: vmtrace record -p exits non-zero ({r.returncode})")
     check(len(lines) == 1 and "-XX:+DTraceAllocProbes" in lines[0] and
@@ -232,18 +166,5 @@ CASES = {"java-spawn": case_java_spawn, "java-spawn-wide": case_java_spawn_wide,
          "java-pid": case_java_pid, "java-pid-flag-off": case_java_pid_flag_off}
 
 
-def main():
-    if len(sys.argv) != 3 or sys.argv[2] not in CASES:
-        print(__doc__, file=sys.stderr)
-        return 2
-    if os.geteuid() != 0:
-        print("skipped: needs root for BPF")
-        return 77
-    with tempfile.TemporaryDirectory(prefix="vmtrace-jvm-") as tmp:
-        CASES[sys.argv[2]](sys.argv[1], tmp)
-    print(f"{len(failures)} failure(s)")
-    return 1 if failures else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(rt.run(CASES, __doc__))

@@ -256,6 +256,30 @@ bool vt_usdt_has_probe(const struct vt_usdt_list *pl, const char *provider, cons
 	return false;
 }
 
+const char *vt_usdt_probe_path(const struct vt_usdt_list *pl, const char *provider,
+			       const char *name)
+{
+	for (size_t i = 0; pl && i < pl->n; i++)
+		if (pl->v[i].provider && strcmp(pl->v[i].provider, provider) == 0 &&
+		    pl->v[i].name && strcmp(pl->v[i].name, name) == 0)
+			return pl->v[i].path;
+	return NULL;
+}
+
+int vt_adapter_add_pauses(struct vt_adapter *a, struct vt_profile *out)
+{
+	/* read after the drain, which may have moved the events */
+	const struct vt_gc_pause *pauses = a->events.v;
+
+	for (size_t i = 0; i < a->events.n; i++) {
+		int err = vt_profile_add_gc_pause(out, &pauses[i]);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 void vt_key_string(char *dst, size_t dlen, const char *src, size_t slen)
 {
 	size_t n = strnlen(src, slen);

@@ -92,6 +92,12 @@ int vt_adapter_add_losses(struct vt_profile *out, const char *const *names, cons
 /* Does the list hold provider:name in the module at path? */
 bool vt_usdt_has_probe(const struct vt_usdt_list *pl, const char *provider, const char *path,
 		       const char *name);
+/* The module holding provider:name (the first in the list), or NULL. */
+const char *vt_usdt_probe_path(const struct vt_usdt_list *pl, const char *provider,
+			       const char *name);
+/* After vt_adapter_drain: every GC pause the ring buffer delivered (events
+ * of struct vt_gc_pause) into out. */
+int vt_adapter_add_pauses(struct vt_adapter *a, struct vt_profile *out);
 /* Fixed-size key field -> C string (the BPF side NUL-terminates, but a field
  * is never trusted to). */
 void vt_key_string(char *dst, size_t dlen, const char *src, size_t slen);

@@ -141,7 +141,6 @@ static int method_row(const void *key, const void *val, void *ctx)
 static int hotspot_collect(void *state, struct vt_profile *out)
 {
 	struct hotspot_state *st = state;
-	const struct vt_gc_pause *pauses = st->a.events.v;
 	uint64_t c[VT_HS_COUNTERS] = { 0 };
 	int err;
 
@@ -159,11 +158,9 @@ static int hotspot_collect(void *state, struct vt_profile *out)
 	out->has_allocations = true;
 	out->gc_collections[0] += c[VT_HS_C_GC_PARTIAL];
 	out->gc_collections[1] += c[VT_HS_C_GC_FULL];
-	for (size_t i = 0; i < st->a.events.n; i++) {
-		err = vt_profile_add_gc_pause(out, &pauses[i]);
-		if (err)
-			return err;
-	}
+	err = vt_adapter_add_pauses(&st->a, out);
+	if (err)
+		return err;
 	return vt_adapter_add_losses(out, loss_names, c, VT_HS_L_SIZE_FROM_ARG, VT_HS_COUNTERS);
 }
 
@@ -184,16 +181,6 @@ static void hotspot_close(void *state)
 	hotspot_bpf__destroy(st->skel);
 	free(st->tool_options);
 	free(st);
-}
-
-/* libjvm.so, as the target maps it (or will). */
-static const char *hotspot_module(const struct vt_usdt_list *pl)
-{
-	for (size_t i = 0; pl && i < pl->n; i++)
-		if (pl->v[i].provider && strcmp(pl->v[i].provider, PROVIDER) == 0 &&
-		    pl->v[i].name && strcmp(pl->v[i].name, "gc__begin") == 0)
-			return pl->v[i].path;
-	return NULL;
 }
 
 /* One -XX option, applied to the flags in the order the JVM reads them. */
@@ -364,7 +351,8 @@ static void note_probe(struct hotspot_state *st, const char *what)
 static int hotspot_open(const struct vt_attach_opts *opts, void **state, char *errbuf, size_t errlen)
 {
 	struct hotspot_state *st;
-	const char *path = hotspot_module(opts->probes);
+	/* libjvm.so, as the target maps it (or will) */
+	const char *path = vt_usdt_probe_path(opts->probes, PROVIDER, "gc__begin");
 	struct jvm_flags flags;
 	uint64_t func_off = 0;
 	bool sizes;

@@ -119,16 +119,6 @@ static void php_close(void *state)
 	free(st);
 }
 
-/* The binary with the php provider's probes. */
-static const char *php_module(const struct vt_usdt_list *pl)
-{
-	for (size_t i = 0; pl && i < pl->n; i++)
-		if (pl->v[i].provider && strcmp(pl->v[i].provider, PROVIDER) == 0 &&
-		    pl->v[i].name && strcmp(pl->v[i].name, "function__entry") == 0)
-			return pl->v[i].path;
-	return NULL;
-}
-
 /* Did the running process start with USE_ZEND_DTRACE=1? */
 static bool started_with_dtrace(pid_t pid)
 {
@@ -160,7 +150,7 @@ static void note_probe(struct php_state *st, const char *what)
 static int php_open(const struct vt_attach_opts *opts, void **state, char *errbuf, size_t errlen)
 {
 	struct php_state *st;
-	const char *path = php_module(opts->probes);
+	const char *path = vt_usdt_probe_path(opts->probes, PROVIDER, "function__entry");
 	uint32_t entries = opts->map_entries ? opts->map_entries : DEFAULT_MAP_ENTRIES;
 	bool calls;
 	int err;

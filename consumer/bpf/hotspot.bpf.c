@@ -125,7 +125,7 @@ static __always_inline void copy_name(char *dst, __u32 size, const char *src, lo
 
 /* The size in bytes of the object at oop, from its class's layout helper
  * (HotSpot's Klass::layout_helper encoding); 0 when it cannot be read. */
-static __always_inline __u64 object_size(__u64 bias, const void *oop)
+static __always_inline __u64 object_size(__u64 bias, const void *oop, __u64 *klass_out)
 {
 	__u64 klass = 0, base = 0;
 	__u32 narrow = 0, lenoff;
@@ -146,6 +146,7 @@ static __always_inline __u64 object_size(__u64 bias, const void *oop)
 			return 0;
 		lenoff = layout.klass_offset + 8;
 	}
+	*klass_out = klass;
 	if (!klass || bpf_probe_read_user(&lh, 4, (void *)(klass + layout.layout_helper_offset)))
 		return 0;
 	if (lh > 0)     /* an instance: its size, bit 0 the slow-path flag */
@@ -214,10 +215,65 @@ int hs_alloc_base(struct pt_regs *ctx)
 {
 	__u32 tid = vt_tid();
 	__u64 bias = PT_REGS_IP(ctx) - layout.func_vaddr;
-	__u64 size = object_size(bias, (const void *)PT_REGS_PARM2(ctx));
+	__u64 klass = 0, size = object_size(bias, (const void *)PT_REGS_PARM2(ctx), &klass);
 
 	if (size)
 		bpf_map_update_elem(&pending_size, &tid, &size, BPF_ANY);
+	return 0;
+}
+
+/* One allocation of size bytes under key (class and site filled in). */
+static __always_inline void count_alloc(struct vt_hs_alloc_key *key, __u64 size)
+{
+	struct vt_hs_alloc_val one = { .count = 1, .bytes = size }, *v;
+	enum vt_got got;
+
+	v = bpf_map_lookup_elem(&allocs, key);
+	if (v) {
+		v->count++;
+		v->bytes += size;
+		return;
+	}
+	v = vt_insert(&allocs, key, &one, &got);
+	if (!v) {
+		if (got == VT_GOT_REFUSED)
+			add(VT_HS_L_MAP_FULL, 1);
+		return;
+	}
+	if (got == VT_GOT_OLD) {    /* another CPU inserted the key first */
+		v->count++;
+		v->bytes += size;
+	}
+}
+
+/* The whole allocation in one trap, where runtime_hotspot.c found the
+ * class name's place in the function's own code (layout.name_offset):
+ * the class's name Symbol, its length and its bytes, read here, so
+ * object__alloc need not be attached. */
+SEC("uprobe")
+int hs_alloc_whole(struct pt_regs *ctx)
+{
+	__u32 zero = 0, tid = vt_tid();
+	__u64 bias = PT_REGS_IP(ctx) - layout.func_vaddr, klass = 0, sym = 0, size;
+	struct vt_hs_alloc_key *key;
+	__u16 len = 0;
+
+	add(VT_HS_C_ALLOCS, 1);
+	size = object_size(bias, (const void *)PT_REGS_PARM2(ctx), &klass);
+	if (!size)
+		add(VT_HS_L_SIZE_UNREADABLE, 1);
+	key = bpf_map_lookup_elem(&alloc_scratch, &zero);
+	if (!key)
+		return 0;
+	__builtin_memset(key, 0, sizeof(*key));
+	if (!klass || bpf_probe_read_user(&sym, 8, (void *)(klass + layout.name_offset)) || !sym ||
+	    bpf_probe_read_user(&len, 2, (void *)(sym + layout.symbol_length_offset)))
+		add(VT_HS_L_UNREADABLE, 1);
+	else
+		copy_name(key->klass, sizeof(key->klass),
+			  (const char *)(sym + layout.symbol_body_offset), len);
+	site(key, tid);
+	count_alloc(key, size);
 	return 0;
 }
 
@@ -225,10 +281,8 @@ SEC("usdt")
 int BPF_USDT(hs_object_alloc, long jtid, const char *name, long name_len, long arg_size)
 {
 	struct vt_hs_alloc_key *key;
-	struct vt_hs_alloc_val one = { .count = 1 }, *v;
 	__u32 zero = 0, tid = vt_tid();
 	__u64 *pending, size;
-	enum vt_got got;
 
 	add(VT_HS_C_ALLOCS, 1);
 	pending = bpf_map_lookup_elem(&pending_size, &tid);
@@ -245,23 +299,7 @@ int BPF_USDT(hs_object_alloc, long jtid, const char *name, long name_len, long a
 	__builtin_memset(key, 0, sizeof(*key));
 	copy_name(key->klass, sizeof(key->klass), name, name_len);
 	site(key, tid);
-	one.bytes = size;
-	v = bpf_map_lookup_elem(&allocs, key);
-	if (v) {
-		v->count++;
-		v->bytes += size;
-		return 0;
-	}
-	v = vt_insert(&allocs, key, &one, &got);
-	if (!v) {
-		if (got == VT_GOT_REFUSED)
-			add(VT_HS_L_MAP_FULL, 1);
-		return 0;
-	}
-	if (got == VT_GOT_OLD) {    /* another CPU inserted the key first */
-		v->count++;
-		v->bytes += size;
-	}
+	count_alloc(key, size);
 	return 0;
 }
 

@@ -69,6 +69,10 @@ struct vt_hs_layout {
 	__u64 compressed_vaddr;    /* the UseCompressedClassPointers flag (a bool) */
 	__u32 klass_offset;        /* oopDesc::_metadata */
 	__u32 layout_helper_offset; /* Klass::_layout_helper */
+	__u32 name_offset;         /* Klass::_name (0: not found, object__alloc names the class) */
+	__u32 symbol_length_offset; /* Symbol::_length, a u2 */
+	__u32 symbol_body_offset;  /* Symbol::_body */
+	__u32 pad;
 };
 
 /* One GC, streamed to userspace through a ring buffer. */
@@ -95,6 +99,7 @@ enum vt_hs_counter {
 	VT_HS_L_GC_BUF_FULL,       /* pause not streamed: totals still count it */
 	VT_HS_L_TOO_DEEP,          /* allocation below VT_HS_DEPTH Java frames: no method */
 	VT_HS_L_STACK_MAP_FULL,    /* a thread's frames not kept: its allocations have no method */
+	VT_HS_L_SIZE_UNREADABLE,   /* an object whose class or length could not be read: 0 bytes */
 	VT_HS_L_NO_RETURN,         /* frames dropped without their method__return (see hotspot.bpf.c) */
 	VT_HS_COUNTERS,
 };

@@ -44,6 +44,7 @@
 #include <bpf/libbpf.h>
 
 #include "adapter.h"
+#include "elf_code.h"
 #include "java_names.h"
 #include "profile.h"
 #include "runtime.h"
@@ -72,6 +73,7 @@ static const char *const loss_names[] = {
 	[VT_HS_L_GC_BUF_FULL] = "gc pause buffer full",
 	[VT_HS_L_TOO_DEEP] = "allocation below a Java frame no longer kept (no method)",
 	[VT_HS_L_STACK_MAP_FULL] = "thread stack map full (no method)",
+	[VT_HS_L_SIZE_UNREADABLE] = "object size unreadable (counted with 0 bytes)",
 	[VT_HS_L_NO_RETURN] = "Java frames left without method__return (allocations may name a callee)",
 };
 
@@ -322,6 +324,37 @@ static int process_flags(pid_t pid, const char *path, struct jvm_flags *out, cha
 	return 0;
 }
 
+/* Where dtrace_object_alloc_base itself finds the class name for its
+ * probe: in its first bytes, `mov off8(%rax),%r13` (the Klass's _name),
+ * `movzwl off8(%r13),%ecx` (the Symbol's length) and `lea off8(%r13),%rdx`
+ * (its bytes), as GCC builds Debian's JDK 17. Found, the uprobe does the
+ * whole allocation in one trap; any other build leaves name_offset 0 and
+ * object__alloc names the class. */
+static void find_name_layout(const char *path, uint64_t fn_vaddr, struct vt_hs_layout *l)
+{
+	static const uint8_t klass_name[] = { 0x4c, 0x8b, 0x68 }, sym_len[] = { 0x41, 0x0f, 0xb7, 0x4d },
+			     sym_body[] = { 0x49, 0x8d, 0x55 };
+	uint8_t code[160];
+	uint64_t off;
+	int name = -1, len = -1, body = -1;
+
+	if (vt_elf_code_at(path, fn_vaddr, code, sizeof(code), &off))
+		return;
+	for (size_t i = 0; i + 5 <= sizeof(code); i++) {
+		if (name < 0 && !memcmp(code + i, klass_name, 3))
+			name = code[i + 3];
+		else if (name >= 0 && len < 0 && !memcmp(code + i, sym_len, 4))
+			len = code[i + 4];
+		else if (len >= 0 && body < 0 && !memcmp(code + i, sym_body, 3))
+			body = code[i + 3];
+	}
+	if (name > 0 && len >= 0 && body > 0) {
+		l->name_offset = (uint32_t)name;
+		l->symbol_length_offset = (uint32_t)len;
+		l->symbol_body_offset = (uint32_t)body;
+	}
+}
+
 /* The size uprobe's place and the object layout, in the skeleton's rodata;
  * false (sizes from the probe's argument) when libjvm.so lacks a symbol. */
 static bool set_layout(struct hotspot_bpf *skel, const char *path, uint64_t *func_off)
@@ -337,6 +370,7 @@ static bool set_layout(struct hotspot_bpf *skel, const char *path, uint64_t *fun
 	l.func_vaddr = fn;
 	l.narrow_klass_vaddr = nk;
 	l.compressed_vaddr = comp;
+	find_name_layout(path, fn, &l);
 	memcpy((void *)&skel->rodata->layout, &l, sizeof(l));
 	return true;
 }
@@ -355,7 +389,7 @@ static int hotspot_open(const struct vt_attach_opts *opts, void **state, char *e
 	const char *path = vt_usdt_probe_path(opts->probes, PROVIDER, "gc__begin");
 	struct jvm_flags flags;
 	uint64_t func_off = 0;
-	bool sizes;
+	bool sizes, whole;
 	int err;
 
 	*state = NULL;
@@ -427,18 +461,23 @@ static int hotspot_open(const struct vt_attach_opts *opts, void **state, char *e
 	if (err)
 		goto fail;
 
+	/* one trap per allocation where the name's place is known, else two */
+	whole = sizes && st->skel->rodata->layout.name_offset;
 	if (sizes) {
-		err = vt_adapter_attach_uprobe(&st->a, st->skel->progs.hs_alloc_base, path, NULL,
-					       func_off, 0, 0, errbuf, errlen);
+		err = vt_adapter_attach_uprobe(&st->a, whole ? st->skel->progs.hs_alloc_whole
+							     : st->skel->progs.hs_alloc_base,
+					       path, NULL, func_off, 0, 0, errbuf, errlen);
 		if (err)
 			goto fail;
+		if (whole)
+			note_probe(st, "uprobe:dtrace_object_alloc_base");
 	}
 	const struct {
 		const char *probe;
 		struct bpf_program *prog;
 		bool on;
 	} table[] = {
-		{ "object__alloc", st->skel->progs.hs_object_alloc, true },
+		{ "object__alloc", st->skel->progs.hs_object_alloc, !whole },
 		{ "method__entry", st->skel->progs.hs_method_entry, flags.methods && !opts->no_methods },
 		{ "method__return", st->skel->progs.hs_method_return, flags.methods && !opts->no_methods },
 		{ "gc__begin", st->skel->progs.hs_gc_begin, true },

@@ -46,7 +46,8 @@ void vt_print_log2_hist(FILE *out, const uint64_t *hist, int buckets, const char
 	for (int i = first; i <= last; i++) {
 		uint64_t low = i ? UINT64_C(1) << i : 0;
 		uint64_t high = i >= 63 ? UINT64_MAX : (UINT64_C(1) << (i + 1)) - 1;
-		int stars = (int)(hist[i] * BAR / max);
+		/* 128 bits: a count above 2^64/40 would wrap the product */
+		int stars = (int)((unsigned __int128)hist[i] * BAR / max);
 
 		fprintf(out, "%s%*llu -> %-*llu : %-8llu |%.*s%*s|\n", indent, w,
 			(unsigned long long)low, w, (unsigned long long)high,
@@ -57,8 +58,7 @@ void vt_print_log2_hist(FILE *out, const uint64_t *hist, int buckets, const char
 
 /* ---- escaping ---- */
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
-static int utf8_len(const unsigned char *s)
+int vt_utf8_len(const unsigned char *s)
 {
 	int n;
 	uint32_t cp;
@@ -105,7 +105,7 @@ void vt_json_string(FILE *out, const char *str)
 			fprintf(out, "\\u%04x", *s++);
 			continue;
 		}
-		n = utf8_len(s);
+		n = vt_utf8_len(s);
 		if (!n) {
 			fputs("\\ufffd", out);
 			s++;
@@ -121,13 +121,18 @@ void vt_csv_field(FILE *out, const char *str)
 {
 	const char *s = str ? str : "";
 	size_t len = strlen(s);
-	bool quote = strpbrk(s, ",\"\r\n") || (len && (s[0] == ' ' || s[len - 1] == ' '));
+	/* a spreadsheet runs a cell starting with one of these as a formula */
+	bool formula = len && strchr("=+-@\t\r", s[0]);
+	bool quote = formula || strpbrk(s, ",\"\r\n") ||
+		     (len && (s[0] == ' ' || s[len - 1] == ' '));
 
 	if (!quote) {
 		fputs(s, out);
 		return;
 	}
 	fputc('"', out);
+	if (formula)
+		fputc('\'', out);
 	for (; *s; s++) {
 		if (*s == '"')
 			fputc('"', out);

@@ -19,8 +19,14 @@ void vt_print_log2_hist(FILE *out, const uint64_t *hist, int buckets, const char
  * U+FFFD, so the output is always valid JSON. */
 void vt_json_string(FILE *out, const char *s);
 /* s as one CSV field (RFC 4180: quoted when it holds , " CR LF or starts or
- * ends with a space; quotes doubled). */
+ * ends with a space; quotes doubled). A field starting with = + - @ TAB or
+ * CR, which a spreadsheet would run as a formula, is quoted with a ' put
+ * before it, as OWASP's CSV injection advice says. */
 void vt_csv_field(FILE *out, const char *s);
+
+/* Length of the well-formed UTF-8 sequence at s (1..4), 0 when invalid
+ * (overlong, surrogate, above U+10FFFF, cut short). */
+int vt_utf8_len(const unsigned char *s);
 
 /* "SIGUSR2", "SIGRTMIN+3", or "SIG99" for numbers without a name. */
 const char *vt_signal_name(int signo, char *buf, size_t len);

@@ -67,7 +67,8 @@ static void cell_u64(struct table *t, uint64_t v)
 }
 
 /* A name as the terminal should show it: control bytes and invalid UTF-8
- * as \xNN; "" as empty_as. */
+ * as \xNN and a backslash as \\, so no name reads as an escape it is not;
+ * "" as empty_as. */
 static void cell_name(struct table *t, const char *name, const char *empty_as)
 {
 	const unsigned char *s = (const unsigned char *)(name ? name : "");
@@ -84,15 +85,12 @@ static void cell_name(struct table *t, const char *name, const char *empty_as)
 	}
 	w = buf;
 	while (*s) {
-		int n = 1;
+		int n = vt_utf8_len(s);
 
-		if (*s >= 0x80) {
-			/* accept only well-formed sequences; the rest is escaped */
-			n = (*s >= 0xc2 && *s <= 0xdf) ? 2 : (*s >= 0xe0 && *s <= 0xef) ? 3 :
-			    (*s >= 0xf0 && *s <= 0xf4) ? 4 : 0;
-			for (int i = 1; i < n; i++)
-				if ((s[i] & 0xc0) != 0x80)
-					n = 0;
+		if (*s == '\\') {
+			*w++ = '\\';
+			*w++ = *s++;
+			continue;
 		}
 		if (n == 0 || *s < 0x20 || *s == 0x7f) {
 			w += sprintf(w, "\\x%02x", *s++);

@@ -160,6 +160,9 @@ static int take(const char *cmd, int opt, const char *arg, struct vt_cli_args *a
 	case VT_OPT_INTERVAL:
 		if (vt_parse_seconds(arg, opt == VT_OPT_DURATION ? &a->duration : &a->interval))
 			return vt_usage_error(cmd, "-%c: '%s' is not a positive number of seconds", opt, arg);
+		if (opt == VT_OPT_INTERVAL && a->interval > VT_INTERVAL_MAX_S)
+			return vt_usage_error(cmd, "-i: '%s' is more than %d seconds", arg,
+					      VT_INTERVAL_MAX_S);
 		return 0;
 	case VT_OPT_OUTPUT:
 		if (!*arg)
@@ -224,6 +227,8 @@ static int take(const char *cmd, int opt, const char *arg, struct vt_cli_args *a
 	case VT_OPT_SAMPLE:
 		if (vt_parse_bytes(arg, &a->session.sample_period))
 			return vt_usage_error(cmd, "--sample: '%s' is not a number of bytes", arg);
+		if (a->session.sample_period > VT_SAMPLE_MAX)
+			return vt_usage_error(cmd, "--sample: '%s' is more than 1024G bytes", arg);
 		return 0;
 	case VT_OPT_MAP_ENTRIES:
 		if (vt_parse_u64(arg, &v) || v == 0 || v > (1u << 24))

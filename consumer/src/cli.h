@@ -18,6 +18,11 @@ int vt_parse_bytes(const char *s, uint64_t *out);      /* digits, then K, M or G
 int vt_parse_seconds(const char *s, double *out);      /* a positive number */
 int vt_parse_interval(const char *s, double *out);     /* seconds, or with s, m or h: 10s, 1.5s, 2m */
 
+/* The ceilings of -i (a live view at least once a day) and --sample (one
+ * sample per TiB is as good as none): beyond them, a usage error. */
+#define VT_INTERVAL_MAX_S 86400
+#define VT_SAMPLE_MAX (UINT64_C(1) << 40)
+
 /* -v: libbpf's own log on stderr. Off: libbpf stays quiet and vmtrace
  * reports failures itself in one line. */
 void vt_set_verbose(bool on);

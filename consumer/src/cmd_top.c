@@ -29,7 +29,8 @@ static const char help_text[] =
 	"target exits, or after COUNT views.\n"
 	"\n"
 	"  -p, --pid PID          the process\n"
-	"  -i, --interval SECS    seconds between views (default 1; fractions allowed)\n"
+	"  -i, --interval SECS    seconds between views (default 1; fractions allowed,\n"
+	"                         at most 86400)\n"
 	"  -n, --count COUNT      stop after COUNT views\n"
 	"      --top N            allocation rows shown (default 20, 0: all)\n"
 	"      --map-entries N    size of each counting map (default 16384)\n"
@@ -266,7 +267,7 @@ int vt_cmd_top(int argc, char **argv)
 	vt_profile_init(&prev);
 	memset(&t0, 0, sizeof(t0));
 	for (;;) {
-		enum vt_wait_result w = vt_session_wait(&s, (int)(a.interval * 1000));
+		enum vt_wait_result w = vt_session_wait(&s, (long long)(a.interval * 1000));
 		double now;
 
 		if (w == VT_WAIT_SIGNAL)

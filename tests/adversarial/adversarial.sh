@@ -153,6 +153,29 @@ script)
 	echo "ok: scripts traced through python; 500 calls"
 	;;
 
+numeric_range)
+	# every numeric flag out of its range: one usage line, exit 2, before
+	# anything is attached (pid 1 would be traced otherwise)
+	"$VMTRACE" record -p 1 -o r.data --sample 2000G >vt.out 2>vt.err
+	one_line 2 "^vmtrace: record: --sample: '2000G' is more than 1024G bytes" $? vt.err
+	"$VMTRACE" record -p 1 -o r.data --sample 18446744073709551615 >vt.out 2>vt.err
+	one_line 2 "^vmtrace: record: --sample: '18446744073709551615' is more than" $? vt.err
+	"$VMTRACE" record -p 1 -o r.data --sample 17179869184G >vt.out 2>vt.err
+	one_line 2 "^vmtrace: record: --sample: '17179869184G' is not a number of bytes" $? vt.err
+	"$VMTRACE" top -p 1 -i 86401 >vt.out 2>vt.err
+	one_line 2 "^vmtrace: top: -i: '86401' is more than 86400 seconds" $? vt.err
+	"$VMTRACE" top -p 1 -i 1e300 >vt.out 2>vt.err
+	one_line 2 "^vmtrace: top: -i: '1e300' is not a positive number of seconds" $? vt.err
+	"$VMTRACE" record -p 1 -o r.data -d 1e10 >vt.out 2>vt.err
+	one_line 2 "^vmtrace: record: -d: '1e10' is not a positive number" $? vt.err
+	"$VMTRACE" record -p 1 -o r.data --top 18446744073709551616 >vt.out 2>vt.err
+	one_line 2 "^vmtrace: record: --top: '18446744073709551616' is not a number" $? vt.err
+	"$VMTRACE" record -p 4294967297 -o r.data >vt.out 2>vt.err
+	one_line 2 "^vmtrace: record: -p: '4294967297' is not a process id" $? vt.err
+	"$VMTRACE" record -p 1 -o r.data --map-entries 16777217 >vt.out 2>vt.err
+	one_line 2 "^vmtrace: record: --map-entries: '16777217' is not a number from 1" $? vt.err
+	;;
+
 *)
 	echo "unknown case $CASE"
 	exit 2

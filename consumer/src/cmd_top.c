@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "profile.h"
 #include "report.h"
+#include "report_fmt.h"
 #include "session.h"
 
 #define DEFAULT_ROWS 20
@@ -45,42 +46,53 @@ static const char help_text[] =
 	"  vmtrace top -p 4242\n"
 	"  vmtrace top -p 4242 -i 5 --top 40\n";
 
-/* ---- rows of the previous view, to turn totals into rates ---- */
+/* ---- rows keyed by (class, method), as the view shows them ---- */
 
 static int alloc_cmp(const void *a_, const void *b_)
 {
 	const struct vt_alloc *a = a_, *b = b_;
 	int c = strcmp(a->klass, b->klass);
 
-	if (!c)
-		c = strcmp(a->method, b->method);
-	if (!c)
-		c = strcmp(a->site, b->site);
-	return c;
+	return c ? c : strcmp(a->method, b->method);
 }
 
-/* The previous view's allocation rows, sorted for bsearch (pointers into
- * the previous profile, which the caller keeps). */
-struct prev_rows {
+/* A view's allocation rows merged by (class, method): the profile keys them
+ * by site too, which the view does not show, so one (class, method) would
+ * come up once per site. Sorted for bsearch; the strings point into the
+ * profile, which the caller keeps. */
+struct merged_rows {
 	struct vt_alloc *v;
 	size_t n;
 };
 
-static void prev_rows_set(struct prev_rows *pr, const struct vt_profile *p)
+static int merged_rows_set(struct merged_rows *m, const struct vt_profile *p)
 {
-	free(pr->v);
-	pr->n = 0;
-	pr->v = p->allocs.n ? malloc(p->allocs.n * sizeof(*pr->v)) : NULL;
-	if (!pr->v)
-		return;
-	memcpy(pr->v, p->allocs.v, p->allocs.n * sizeof(*pr->v));
-	pr->n = p->allocs.n;
-	qsort(pr->v, pr->n, sizeof(*pr->v), alloc_cmp);
+	size_t n = 0;
+
+	free(m->v);
+	m->n = 0;
+	m->v = p->allocs.n ? malloc(p->allocs.n * sizeof(*m->v)) : NULL;
+	if (!m->v)
+		return p->allocs.n ? -ENOMEM : 0;
+	memcpy(m->v, p->allocs.v, p->allocs.n * sizeof(*m->v));
+	qsort(m->v, p->allocs.n, sizeof(*m->v), alloc_cmp);
+	for (size_t i = 0; i < p->allocs.n; i++) {
+		/* the profile keeps every column's sum within 64 bits */
+		if (n && !alloc_cmp(&m->v[n - 1], &m->v[i])) {
+			m->v[n - 1].count += m->v[i].count;
+			m->v[n - 1].bytes += m->v[i].bytes;
+			m->v[n - 1].samples += m->v[i].samples;
+		} else {
+			m->v[n++] = m->v[i];
+		}
+	}
+	m->n = n;
+	return 0;
 }
 
-static const struct vt_alloc *prev_find(const struct prev_rows *pr, const struct vt_alloc *a)
+static const struct vt_alloc *merged_find(const struct merged_rows *m, const struct vt_alloc *a)
 {
-	return pr->n ? bsearch(a, pr->v, pr->n, sizeof(*pr->v), alloc_cmp) : NULL;
+	return m->n ? bsearch(a, m->v, m->n, sizeof(*m->v), alloc_cmp) : NULL;
 }
 
 struct top_row {
@@ -169,8 +181,8 @@ static uint64_t pause_quantile(const struct vt_profile *p, double q)
 }
 
 static void print_view(FILE *out, const struct vt_session *s, const struct vt_profile *p,
-		       const struct prev_rows *prev, const struct totals *t0, double dt,
-		       size_t rows, bool clear)
+		       const struct merged_rows *cur, const struct merged_rows *prev,
+		       const struct totals *t0, double dt, size_t rows, bool clear)
 {
 	struct totals t;
 	struct top_row *tr;
@@ -206,25 +218,31 @@ static void print_view(FILE *out, const struct vt_session *s, const struct vt_pr
 	fprintf(out, "signals: %" PRIu64 " received (%.1f/s)  lost: %" PRIu64 "\n\n", t.signals,
 		(double)(t.signals - t0->signals) * rate, t.lost);
 
-	if (!p->allocs.n)
+	if (!cur->n)
 		return;
-	tr = calloc(p->allocs.n, sizeof(*tr));
+	tr = calloc(cur->n, sizeof(*tr));
 	if (!tr)
 		return;
-	for (size_t i = 0; i < p->allocs.n; i++) {
-		const struct vt_alloc *a = &p->allocs.v[i], *b = prev_find(prev, a);
+	for (size_t i = 0; i < cur->n; i++) {
+		const struct vt_alloc *a = &cur->v[i], *b = merged_find(prev, a);
 
 		tr[i].a = a;
 		tr[i].count_rate = (double)(a->count - (b ? b->count : 0)) * rate;
 		tr[i].bytes_rate = (double)(a->bytes - (b ? b->bytes : 0)) * rate;
 	}
-	qsort(tr, p->allocs.n, sizeof(*tr), row_cmp);
+	qsort(tr, cur->n, sizeof(*tr), row_cmp);
 	fprintf(out, "%10s %12s %12s %14s  %-20s %s\n", "ALLOCS/s", "BYTES/s", "ALLOCS", "BYTES",
 		"CLASS", "METHOD");
-	for (size_t i = 0; i < p->allocs.n && (rows == 0 || i < rows); i++)
+	for (size_t i = 0; i < cur->n && (rows == 0 || i < rows); i++) {
+		/* escaped as the text report does: a name cannot draw rows */
+		char *kl = vt_text_name(tr[i].a->klass), *me = vt_text_name(tr[i].a->method);
+
 		fprintf(out, "%10.0f %12.0f %12" PRIu64 " %14" PRIu64 "  %-20s %s\n",
 			tr[i].count_rate, tr[i].bytes_rate, tr[i].a->count, tr[i].a->bytes,
-			tr[i].a->klass, tr[i].a->method);
+			kl ? (*kl ? kl : "-") : "?", me ? (*me ? me : "-") : "?");
+		free(kl);
+		free(me);
+	}
 	free(tr);
 }
 
@@ -240,7 +258,7 @@ int vt_cmd_top(int argc, char **argv)
 	struct vt_cli_args a = { .report.top = DEFAULT_ROWS, .interval = 1.0 };
 	struct vt_session s;
 	struct vt_profile prev, cur;
-	struct prev_rows pr = { 0 };
+	struct merged_rows pr = { 0 }, cr = { 0 };
 	struct totals t0;
 	double last = 0;
 	uint64_t shown = 0;
@@ -285,13 +303,23 @@ int vt_cmd_top(int argc, char **argv)
 			status = 1;
 			break;
 		}
-		print_view(stdout, &s, &cur, &pr, &t0, now - last, (size_t)a.report.top, clear);
+		r = merged_rows_set(&cr, &cur);
+		if (r) {
+			fprintf(stderr, "vmtrace: cannot merge the rows: %s\n", strerror(-r));
+			vt_profile_free(&cur);
+			status = 1;
+			break;
+		}
+		print_view(stdout, &s, &cur, &cr, &pr, &t0, now - last, (size_t)a.report.top, clear);
 		fflush(stdout);
 		last = now;
 		totals_of(&cur, &t0);
-		prev_rows_set(&pr, &cur);
 		vt_profile_free(&prev);
 		prev = cur;   /* pr points into it */
+		free(pr.v);
+		pr = cr;
+		cr.v = NULL;
+		cr.n = 0;
 		shown++;
 		if (w == VT_WAIT_EXITED) {
 			fprintf(stderr, "vmtrace: pid %d exited\n", (int)s.target.pid);
@@ -301,6 +329,7 @@ int vt_cmd_top(int argc, char **argv)
 			break;
 	}
 	free(pr.v);
+	free(cr.v);
 	vt_profile_free(&prev);
 	vt_session_close(&s);
 	return status;

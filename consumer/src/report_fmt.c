@@ -117,6 +117,33 @@ void vt_json_string(FILE *out, const char *str)
 	fputc('"', out);
 }
 
+char *vt_text_name(const char *name)
+{
+	const unsigned char *s = (const unsigned char *)name;
+	char *buf = malloc(strlen(name) * 4 + 1), *w = buf;
+
+	if (!buf)
+		return NULL;
+	while (*s) {
+		int n = vt_utf8_len(s);
+
+		if (*s == '\\') {
+			*w++ = '\\';
+			*w++ = (char)*s++;
+			continue;
+		}
+		if (n == 0 || *s < 0x20 || *s == 0x7f) {
+			w += sprintf(w, "\\x%02x", *s++);
+			continue;
+		}
+		memcpy(w, s, (size_t)n);
+		w += n;
+		s += n;
+	}
+	*w = '\0';
+	return buf;
+}
+
 void vt_csv_field(FILE *out, const char *str)
 {
 	const char *s = str ? str : "";

@@ -18,6 +18,11 @@ void vt_print_log2_hist(FILE *out, const uint64_t *hist, int buckets, const char
 /* s as a JSON string literal with quotes. Invalid UTF-8 bytes become
  * U+FFFD, so the output is always valid JSON. */
 void vt_json_string(FILE *out, const char *s);
+/* name as a terminal should show it, in a new string (NULL on ENOMEM):
+ * control bytes and invalid UTF-8 as \xNN and a backslash as \\, so no
+ * name draws rows of its own, moves the cursor or reads as another. */
+char *vt_text_name(const char *name);
+
 /* s as one CSV field (RFC 4180: quoted when it holds , " CR LF or starts or
  * ends with a space; quotes doubled). A field starting with = + - @ TAB or
  * CR, which a spreadsheet would run as a formula, is quoted with a ' put

@@ -66,42 +66,14 @@ static void cell_u64(struct table *t, uint64_t v)
 	cell(t, "%llu", (unsigned long long)v);
 }
 
-/* A name as the terminal should show it: control bytes and invalid UTF-8
- * as \xNN and a backslash as \\, so no name reads as an escape it is not;
- * "" as empty_as. */
+/* A name as the terminal should show it (vt_text_name); "" as empty_as. */
 static void cell_name(struct table *t, const char *name, const char *empty_as)
 {
-	const unsigned char *s = (const unsigned char *)(name ? name : "");
-	char *buf, *w;
-
-	if (!*s) {
+	if (!name || !*name) {
 		cell(t, "%s", empty_as);
 		return;
 	}
-	buf = malloc(strlen((const char *)s) * 4 + 1);
-	if (!buf) {
-		table_push(t, NULL);
-		return;
-	}
-	w = buf;
-	while (*s) {
-		int n = vt_utf8_len(s);
-
-		if (*s == '\\') {
-			*w++ = '\\';
-			*w++ = *s++;
-			continue;
-		}
-		if (n == 0 || *s < 0x20 || *s == 0x7f) {
-			w += sprintf(w, "\\x%02x", *s++);
-			continue;
-		}
-		memcpy(w, s, (size_t)n);
-		w += n;
-		s += n;
-	}
-	*w = '\0';
-	table_push(t, buf);
+	table_push(t, vt_text_name(name));
 }
 
 static void cell_rate(struct table *t, const struct vt_profile *p, uint64_t v)

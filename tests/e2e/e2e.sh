@@ -323,6 +323,12 @@ top)
 	grep -qE '^allocations: [1-9][0-9]* \(' top.out || fail "no allocations in top: $(cat top.out)"
 	grep -qE '^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+  (Node|String|Float|Point|Array|Hash) ' top.out ||
 		fail "no allocation rows: $(cat top.out)"
+	# one row per (class, method): demovm allocates one from several sites
+	"$VMTRACE" top -p "$DV" -i 0.3 -n 1 --top 0 >top1.out 2>top1.err || fail "vmtrace top exited with $?"
+	sed -nE 's/^ *[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+  //p' top1.out | tr -s ' ' | sort >rows.txt
+	[ -s rows.txt ] || fail "no rows: $(cat top1.out)"
+	dups=$(uniq -d rows.txt)
+	[ -z "$dups" ] || fail "rows shown twice: $dups"
 	kill -0 "$DV" || fail "demovm died"
 	# and it ends by itself when the target exits
 	start_demovm dv demovm --ops 200 --threads 1

@@ -184,6 +184,8 @@ def check_ruby_methods(j, mode, walk=True):
           f"{mode}: no allocation attributed to a C method such as Class#new")
     silent = [l for l in j["lost"] if "silent" in l["what"]]
     check(all(l["count"] == 0 for l in silent), f"{mode}: method probes fired")
+    # code outside any method is named, never an empty method
+    check(all(m != "" for _, m in got), f"{mode}: no allocation with an empty method")
 
 
 def case_ruby_pid(vmtrace, tmp):
@@ -204,6 +206,8 @@ def case_ruby_spawn(vmtrace, tmp):
     data, _ = record_spawn(vmtrace, [RUBY, ALLOCS_RB, "--tracepoint"], tmp)
     j = report(vmtrace, data)
     check_ruby_methods(j, "ruby spawned")
+    check(any(m == "(top level)" for _, m in allocs_by_class_method(j)),
+          "ruby spawned: the script's top-level allocations are in method (top level)")
     check(j["gc"]["mark"] >= 1 and j["gc"]["sweep"] >= 1,
           "ruby spawned: boot's GC cycles seen as mark and sweep phases")
 
@@ -347,6 +351,8 @@ def case_ruby_silent(vmtrace, tmp):
     total = j["allocations_total"]["count"]
     check(silent == [total] and total > 0,
           f"silent method probes: every allocation counted in the loss row ({silent} vs {total})")
+    check(all(a["method"] == "" for a in j["allocations"]),
+          "silent method probes: the method is unknown, not (top level)")
     sites = by_site(vmtrace, data)
     lines = site_lines()
     got = sites.get(("Foo", f"{ALLOCS_RB}:{lines['make_foo']}"))
@@ -546,9 +552,22 @@ def case_python_objects(vmtrace, tmp):
 
 def top_last_gc(vmtrace, argv):
     """vmtrace top on a workload of the Target kind: the gc line of its last
-    view, and that of every view."""
+    view."""
+    gcs = [l for l in top_views(vmtrace, argv).splitlines() if l.startswith("gc:")]
+    return gcs[-1] if gcs else ""
+
+
+def top_last_rows(vmtrace, argv):
+    """The allocation rows of top's last view, each as its "class method" text."""
+    last = top_views(vmtrace, argv).split("vmtrace top - ")[-1]
+    return [m.group(1) for m in
+            (re.match(r"^ *\d+ +\d+ +\d+ +\d+  (.*)$", l) for l in last.splitlines()) if m]
+
+
+def top_views(vmtrace, argv):
+    """vmtrace top --top 0 on a workload of the Target kind: the views after the first."""
     target = Target(argv)
-    top = subprocess.Popen([vmtrace, "top", "-p", str(target.proc.pid), "-i", "0.2"],
+    top = subprocess.Popen([vmtrace, "top", "-p", str(target.proc.pid), "-i", "0.2", "--top", "0"],
                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     for line in top.stdout:            # the first view: attached
         if line.startswith("vmtrace top - "):
@@ -560,8 +579,7 @@ def top_last_gc(vmtrace, argv):
     rest = top.stdout.read()
     check(top.wait(timeout=60) == 0, "vmtrace top exits 0 when the target exits")
     target.proc.wait(timeout=60)
-    gcs = [l for l in rest.splitlines() if l.startswith("gc:")]
-    return gcs[-1] if gcs else ""
+    return rest
 
 
 def case_top_python(vmtrace, tmp):
@@ -578,6 +596,11 @@ def case_top_ruby(vmtrace, tmp):
     check(bool(m) and int(m.group(1)) >= 1 and int(m.group(2)) >= 1,
           f"top, ruby: mark and sweep phases counted and named: {gc!r}")
     check("minor" not in gc and "major" not in gc, "top, ruby: no minor/major for Ruby's phases")
+    rows = top_last_rows(vmtrace, [RUBY, ALLOCS_RB, "--tracepoint"])
+    dups = sorted({r for r in rows if rows.count(r) > 1})
+    check(rows and not dups, f"top, ruby: one row per class and method ({len(rows)} rows; twice: {dups})")
+    check(any(r.split()[0] == "Foo" and r.split()[-1] == "Object#make_foo" for r in rows),
+          f"top, ruby: Foo in Object#make_foo shown: {rows}")
 
 
 CASES = {"ruby-pid": case_ruby_pid, "ruby-spawn": case_ruby_spawn,

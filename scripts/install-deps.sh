@@ -11,6 +11,7 @@ PACKAGES=(
 	libcmocka-dev libclang-rt-14-dev          # unit tests, sanitizers and libFuzzer
 	bpftrace ruby python3.11 python3          # bpftrace tests, stock runtimes
 	jq                                        # test scripts compare JSON
+	libjansson-dev                            # the report fuzzer parses its JSON output
 	protobuf-c-compiler libprotobuf-c-dev     # --format pprof: profile.proto to C
 	golang-github-google-pprof-dev            # profile.proto itself
 	golang-go                                 # go tool pprof reads the pprof tests' output

@@ -166,5 +166,7 @@ struct vt_record_error {
 /* vt_profile_read, also saying where and why a damaged record failed (e
  * may be NULL). */
 int vt_profile_read_detail(struct vt_profile *p, const char *path, struct vt_record_error *e);
+/* The same from an open stream (left open), for readers of memory or pipes. */
+int vt_profile_read_stream(struct vt_profile *p, FILE *f, struct vt_record_error *e);
 
 #endif /* VMTRACE_PROFILE_H */

@@ -468,23 +468,35 @@ out:
 	return err;
 }
 
-int vt_profile_read_detail(struct vt_profile *p, const char *path, struct vt_record_error *e)
+int vt_profile_read_stream(struct vt_profile *p, FILE *f, struct vt_record_error *e)
 {
 	struct vt_record_error ignored;
-	FILE *f;
 	int err;
 
 	if (!e)
 		e = &ignored;
 	memset(e, 0, sizeof(*e));
 	vt_profile_init(p);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
 	err = read_lines(p, f, e);
-	fclose(f);
 	if (err)
 		vt_profile_free(p);
+	return err;
+}
+
+int vt_profile_read_detail(struct vt_profile *p, const char *path, struct vt_record_error *e)
+{
+	FILE *f = fopen(path, "re");
+	int err;
+
+	if (!f) {
+		err = -errno;
+		if (e)
+			memset(e, 0, sizeof(*e));
+		vt_profile_init(p);
+		return err;
+	}
+	err = vt_profile_read_stream(p, f, e);
+	fclose(f);
 	return err;
 }
 

@@ -60,6 +60,24 @@ struct {
 	__type(value, struct vt_name);
 } names SEC(".maps");
 
+/* pointer -> a name of VT_NAME_MAX bytes or more, read whole (up to
+ * VT_LONG_NAME_MAX - 2 bytes) while the target runs: a long name then
+ * survives a target that exits before userspace could read it */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, VT_LONG_NAMES);
+	__type(key, __u64);
+	__type(value, struct vt_long_name);
+} long_names SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vt_long_name);
+} long_scratch SEC(".maps");
+
 /* pointers the kernel could not read: userspace reads them from
  * /proc/PID/mem while the target lives, then deletes them here */
 struct {
@@ -175,7 +193,7 @@ static __noinline int resolve_name(__u64 ptr)
 	struct vt_name *buf;
 	long n, err;
 
-	if (!ptr || bpf_map_lookup_elem(&names, &ptr))
+	if (!ptr || bpf_map_lookup_elem(&names, &ptr) || bpf_map_lookup_elem(&long_names, &ptr))
 		return 0;
 	buf = bpf_map_lookup_elem(&scratch, &zero);
 	if (!buf)
@@ -188,7 +206,17 @@ static __noinline int resolve_name(__u64 ptr)
 		return 0;
 	}
 	if (n >= VT_NAME_MAX) {
+		struct vt_long_name *big = bpf_map_lookup_elem(&long_scratch, &zero);
+
 		lose(VT_LOSS_STR_LONG);
+		n = big ? bpf_probe_read_user_str(big->s, sizeof(big->s), (const void *)ptr) : -1;
+		if (n > 0) {
+			err = bpf_map_update_elem(&long_names, &ptr, big, BPF_NOEXIST);
+			/* a full buffer may hold only the start: userspace reads
+			 * the rest while it can, and has the start if it cannot */
+			if ((!err || err == -EEXIST) && n < VT_LONG_NAME_MAX)
+				return 0;
+		}
 		queue_unresolved(ptr);
 		return 0;
 	}

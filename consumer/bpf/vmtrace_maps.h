@@ -17,6 +17,8 @@
 #endif
 
 #define VT_NAME_MAX 128          /* bytes of a name in the names map, NUL included */
+#define VT_LONG_NAME_MAX 4096    /* bytes of a name in the long-name map, NUL included */
+#define VT_LONG_NAMES 256        /* names of VT_NAME_MAX bytes or more the kernel keeps */
 #define VT_MAX_CPUS 1024         /* bound of the per-CPU loop at gc__end */
 #define VT_SIGNALS 65            /* signal numbers 0..64 (VT_MAX_SIGNAL) */
 #define VT_LOG2_BUCKETS 64       /* bucket i holds [2^i, 2^(i+1)) ns; 0 goes to bucket 0 */
@@ -48,6 +50,10 @@ struct vt_count_val {
 
 struct vt_name {
 	char s[VT_NAME_MAX];
+};
+
+struct vt_long_name {            /* a name too long for struct vt_name */
+	char s[VT_LONG_NAME_MAX];
 };
 
 struct vt_gc_start {             /* per thread, from gc__begin to gc__end */
@@ -136,9 +142,10 @@ struct vt_batch_state {          /* one entry per kind, all CPUs */
 	X(GSI_MAP_FULL, "global serial map full (events)")                         \
 	X(NAMES_MAP_FULL, "name map full (names read from /proc)")                 \
 	X(STR_FAULT, "string unreadable in BPF (read from /proc)")                 \
-	X(STR_LONG, "name longer than 127 bytes (read from /proc)")                \
+	X(STR_LONG, "name longer than 127 bytes (long-name map)")                  \
 	X(UNRESOLVED_FULL, "unresolved name queue full")                           \
 	X(STR_UNREADABLE, "string never readable (named <unreadable>)")            \
+	X(STR_TRUNCATED, "name cut short (shown ending in ...(truncated))")        \
 	X(GC_RINGBUF_FULL, "gc pause ring buffer full (pauses)")                   \
 	X(TIMELINE_RINGBUF_FULL, "event ring buffer full (timeline events)")       \
 	X(TIMELINE_CAP, "timeline longer than its cap (timeline events)")          \

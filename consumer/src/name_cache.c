@@ -46,6 +46,7 @@ struct name_entry *vt_name_cache_get(struct name_cache *c, uint64_t ptr)
 	if (!e->ptr) {
 		e->ptr = ptr;
 		e->name = NULL;
+		e->cut = false;
 		c->n++;
 	}
 	return e;

@@ -5,12 +5,14 @@
 #ifndef VT_NAME_CACHE_H
 #define VT_NAME_CACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct name_entry {
 	uint64_t ptr;          /* 0 = empty slot */
 	char *name;            /* NULL while unreadable */
+	bool cut;              /* name is only the start of a longer one */
 };
 
 struct name_cache {

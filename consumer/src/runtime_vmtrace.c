@@ -11,14 +11,14 @@
  * what turns sampling on.
  *
  * The maps are keyed by the target's string pointers (vmtrace_maps.h).
- * Names come from, in order: this adapter's cache, the BPF `names` map, the
- * target's memory through /proc/PID/mem (the kernel cannot fault a page in
- * from a uprobe; a read from /proc can), and finally "<unreadable 0x...>",
- * counted. poll() reads the pointers the kernel could not while the target
+ * Names come from vmtrace_names.c: its cache, the BPF `names` and
+ * `long_names` maps, the target's memory through /proc/PID/mem (the kernel
+ * cannot fault a page in from a uprobe; a read from /proc can), and finally
+ * "<unreadable 0x...>", counted; a name longer than could be read ends in
+ * "...(truncated)", counted. poll() reads the pointers the kernel could not while the target
  * still lives, and drains the GC ring buffer so no pause is lost.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,12 +30,12 @@
 #include <bpf/libbpf.h>
 
 #include "adapter.h"
-#include "name_cache.h"
 #include "profile.h"
 #include "runtime.h"
 #include "vmtrace_events.h"
 #include "vmtrace_batch.h"
 #include "vmtrace_maps.h"
+#include "vmtrace_names.h"
 #include "vmtrace.skel.h"
 
 #if defined(__has_include)
@@ -46,7 +46,6 @@
 #endif
 
 #define PROVIDER "vmtrace"
-#define NAME_READ_MAX 4096    /* longest name read from /proc/PID/mem */
 #define PROC_PID_INIT_INO 0xEFFFFFFCu
 
 static const char *const loss_names[VT_LOSS__COUNT] = {
@@ -60,118 +59,30 @@ static const char *const loss_names[VT_LOSS__COUNT] = {
 struct vmtrace_state {
 	struct vt_adapter a;        /* events: struct vt_gc_event */
 	struct vmtrace_bpf *skel;
-	int mem_fd;                 /* /proc/PID/mem, -1 when it could not be opened */
 	uint64_t sample_period;
 	struct vt_batch_end batch;  /* the kinds attached through alloc__batch / free__batch */
 	uint64_t unflushed;         /* rounds that never came (vt_batch_finish) */
-	struct name_cache names;
+	struct vt_names names;      /* set up once the maps are loaded */
+	bool names_ready;
 	char probes_used[512];
 	char period_env[64];        /* VMTRACE_SAMPLE_PERIOD=N for a spawned command */
 };
 
-/* Read the NUL-terminated string at ptr from the target's memory. */
-static char *read_target_string(struct vmtrace_state *st, uint64_t ptr)
-{
-	char buf[NAME_READ_MAX];
-	size_t have = 0;
-
-	/* opened on first need, not at open(): a spawned target has not run
-	 * exec yet then, and the file would show the memory it leaves behind */
-	if (st->mem_fd < 0) {
-		char mem[64];
-
-		snprintf(mem, sizeof(mem), "/proc/%d/mem", (int)st->a.pid);
-		st->mem_fd = open(mem, O_RDONLY | O_CLOEXEC);
-		if (st->mem_fd < 0)
-			return NULL;
-	}
-	while (have < sizeof(buf)) {
-		/* small chunks first: most names are short and may end just
-		 * before an unmapped page */
-		size_t want = have ? sizeof(buf) - have : 64;
-		ssize_t n = pread(st->mem_fd, buf + have, want, (off_t)(ptr + have));
-
-		if (n <= 0)
-			return NULL;
-		char *nul = memchr(buf + have, '\0', (size_t)n);
-		if (nul)
-			return strdup(buf);
-		have += (size_t)n;
-	}
-	return NULL; /* longer than NAME_READ_MAX: not a name */
-}
-
-/* The name behind ptr, or NULL while nobody can read it. */
-static const char *resolve(struct vmtrace_state *st, uint64_t ptr, int *err)
-{
-	struct vt_name kname;
-	struct name_entry *e;
-
-	if (!ptr)
-		return "";
-	e = vt_name_cache_get(&st->names, ptr);
-	if (!e) {
-		*err = -ENOMEM;
-		return NULL;
-	}
-	if (e->name)
-		return e->name;
-	if (bpf_map_lookup_elem(bpf_map__fd(st->skel->maps.names), &ptr, &kname) == 0) {
-		kname.s[VT_NAME_MAX - 1] = '\0';
-		e->name = strdup(kname.s);
-	} else {
-		e->name = read_target_string(st, ptr);
-		/* so the kernel stops retrying it for new keys */
-		if (e->name && strlen(e->name) < VT_NAME_MAX) {
-			memset(&kname, 0, sizeof(kname));
-			strcpy(kname.s, e->name);
-			bpf_map_update_elem(bpf_map__fd(st->skel->maps.names), &ptr, &kname, BPF_NOEXIST);
-		}
-	}
-	return e->name;
-}
-
 /* A name for a row of the report: never NULL; unreadable ones are named by
- * their address and counted in *unreadable. */
+ * their address and counted in *unreadable, cut ones counted in *cut. */
 static const char *name_for(struct vmtrace_state *st, uint64_t ptr, char *fallback, size_t len,
-			    uint64_t *unreadable, int *err)
+			    uint64_t *unreadable, uint64_t *cut, int *err)
 {
-	const char *s = resolve(st, ptr, err);
+	bool was_cut;
+	const char *s = vt_names_get(&st->names, ptr, &was_cut, err);
 
-	if (s)
+	if (s) {
+		*cut += was_cut;
 		return s;
+	}
 	snprintf(fallback, len, "<unreadable 0x%" PRIx64 ">", ptr);
 	(*unreadable)++;
 	return fallback;
-}
-
-/* Names the kernel could not read: read them now, while the target lives. */
-static void drain_unresolved(struct vmtrace_state *st)
-{
-	int fd = bpf_map__fd(st->skel->maps.unresolved);
-	uint64_t key, next;
-	int err = 0;
-	uint64_t *done = NULL;
-	size_t ndone = 0, cap = 0;
-
-	if (bpf_map_get_next_key(fd, NULL, &next))
-		return;
-	do {
-		key = next;
-		resolve(st, key, &err);
-		if (ndone == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			uint64_t *d = realloc(done, ncap * sizeof(*d));
-			if (!d)
-				break;
-			done = d;
-			cap = ncap;
-		}
-		done[ndone++] = key;
-	} while (bpf_map_get_next_key(fd, &key, &next) == 0);
-	for (size_t i = 0; i < ndone; i++)
-		bpf_map_delete_elem(fd, &done[i]);
-	free(done);
 }
 
 static int on_gc_event(void *ctx, void *data, size_t size)
@@ -190,8 +101,9 @@ static int on_gc_event(void *ctx, void *data, size_t size)
 /* A name on the timeline: the rows of the maps count an unreadable one already. */
 static const char *event_name(void *ctx, uint64_t ptr, char *fallback, size_t len)
 {
+	struct vmtrace_state *st = ctx;
 	int err = 0;
-	const char *s = resolve(ctx, ptr, &err);
+	const char *s = vt_names_get(&st->names, ptr, NULL, &err);
 
 	if (s)
 		return s;
@@ -204,7 +116,7 @@ static const char *event_name(void *ctx, uint64_t ptr, char *fallback, size_t le
 struct collect_ctx {
 	struct vmtrace_state *st;
 	struct vt_profile *out;
-	uint64_t unreadable;
+	uint64_t unreadable, cut;
 	int err;
 };
 
@@ -215,9 +127,9 @@ static int alloc_row(const void *key, const void *val, void *ctx_)
 	struct collect_ctx *c = ctx_;
 	struct vmtrace_state *st = c->st;
 	char f1[40], f2[40], f3[40];
-	const char *kl = name_for(st, k->klass, f1, sizeof(f1), &c->unreadable, &c->err);
-	const char *me = name_for(st, k->method, f2, sizeof(f2), &c->unreadable, &c->err);
-	const char *si = name_for(st, k->site, f3, sizeof(f3), &c->unreadable, &c->err);
+	const char *kl = name_for(st, k->klass, f1, sizeof(f1), &c->unreadable, &c->cut, &c->err);
+	const char *me = name_for(st, k->method, f2, sizeof(f2), &c->unreadable, &c->cut, &c->err);
+	const char *si = name_for(st, k->site, f3, sizeof(f3), &c->unreadable, &c->cut, &c->err);
 
 	if (c->err)
 		return c->err;
@@ -233,7 +145,7 @@ static int free_row(const void *key, const void *val, void *ctx_)
 	struct collect_ctx *c = ctx_;
 	struct vmtrace_state *st = c->st;
 	char f1[40];
-	const char *kl = name_for(st, k->a, f1, sizeof(f1), &c->unreadable, &c->err);
+	const char *kl = name_for(st, k->a, f1, sizeof(f1), &c->unreadable, &c->cut, &c->err);
 
 	if (c->err)
 		return c->err;
@@ -247,8 +159,8 @@ static int mcr_row(const void *key, const void *val, void *ctx_)
 	struct collect_ctx *c = ctx_;
 	struct vmtrace_state *st = c->st;
 	char f1[40], f2[40];
-	const char *kl = name_for(st, k->a, f1, sizeof(f1), &c->unreadable, &c->err);
-	const char *me = name_for(st, k->b, f2, sizeof(f2), &c->unreadable, &c->err);
+	const char *kl = name_for(st, k->a, f1, sizeof(f1), &c->unreadable, &c->cut, &c->err);
+	const char *me = name_for(st, k->b, f2, sizeof(f2), &c->unreadable, &c->cut, &c->err);
 
 	if (c->err)
 		return c->err;
@@ -262,7 +174,7 @@ static int ccr_row(const void *key, const void *val, void *ctx_)
 	struct collect_ctx *c = ctx_;
 	struct vmtrace_state *st = c->st;
 	char f1[40];
-	const char *nm = name_for(st, k->a, f1, sizeof(f1), &c->unreadable, &c->err);
+	const char *nm = name_for(st, k->a, f1, sizeof(f1), &c->unreadable, &c->cut, &c->err);
 
 	if (c->err)
 		return c->err;
@@ -276,7 +188,7 @@ static int gsi_row(const void *key, const void *val, void *ctx_)
 	struct collect_ctx *c = ctx_;
 	struct vmtrace_state *st = c->st;
 	char f1[40];
-	const char *rs = name_for(st, k->a, f1, sizeof(f1), &c->unreadable, &c->err);
+	const char *rs = name_for(st, k->a, f1, sizeof(f1), &c->unreadable, &c->cut, &c->err);
 
 	if (c->err)
 		return c->err;
@@ -350,10 +262,20 @@ static int vmtrace_collect(void *state, struct vt_profile *out)
 	if (err)
 		return err;
 	losses[VT_LOSS_STR_UNREADABLE] += c.unreadable;
+	losses[VT_LOSS_STR_TRUNCATED] += c.cut;
 	losses[VT_LOSS_BUS_DROPPED] += stats.bus_dropped_total;
 	losses[VT_LOSS_TIMELINE_CAP] += timeline_dropped;
 	losses[VT_LOSS_BATCH_UNFLUSHED] += st->unflushed;
-	return vt_adapter_add_losses(out, loss_names, losses, 0, VT_LOSS__COUNT);
+	for (int i = 0; i < VT_LOSS__COUNT; i++) {
+		/* why a name took another way than the names map: it was read
+		 * all the same, or is counted as unreadable or cut */
+		if (i == VT_LOSS_NAMES_MAP_FULL || i == VT_LOSS_STR_FAULT || i == VT_LOSS_STR_LONG)
+			continue;
+		err = vt_profile_add_lost(out, loss_names[i], losses[i]);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 static int vmtrace_poll(void *state, int timeout_ms)
@@ -361,7 +283,8 @@ static int vmtrace_poll(void *state, int timeout_ms)
 	struct vmtrace_state *st = state;
 	int n = ring_buffer__poll(st->a.rb, timeout_ms);
 
-	drain_unresolved(st);
+	if (st->names_ready)
+		vt_names_drain(&st->names);
 	if (n < 0)
 		return n;
 	return st->a.events.err;
@@ -390,9 +313,8 @@ static void vmtrace_close(void *state)
 	 * again before the counting programs go */
 	vt_adapter_release(&st->a);
 	vmtrace_bpf__destroy(st->skel);
-	if (st->mem_fd >= 0)
-		close(st->mem_fd);
-	vt_name_cache_free(&st->names);
+	if (st->names_ready)
+		vt_names_free(&st->names);
 	free(st);
 }
 
@@ -453,7 +375,6 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
-	st->mem_fd = -1;
 	st->sample_period = opts->sample_period;
 	err = vt_adapter_init(&st->a, PROVIDER, "", opts->pid, sizeof(struct vt_gc_event),
 			      errbuf, errlen);
@@ -481,6 +402,9 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 		vt_adapter_load_failed(err, errbuf, errlen);
 		goto fail;
 	}
+	vt_names_init(&st->names, opts->pid, bpf_map__fd(st->skel->maps.names),
+		      bpf_map__fd(st->skel->maps.long_names), bpf_map__fd(st->skel->maps.unresolved));
+	st->names_ready = true;
 
 	/* batch buffers: the largest key, and the largest value of a hash map or array */
 	err = vt_adapter_buffers(&st->a, sizeof(struct vt_alloc_key), sizeof(struct vt_signal_val),

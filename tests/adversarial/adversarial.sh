@@ -153,6 +153,49 @@ script)
 	echo "ok: scripts traced through python; 500 calls"
 	;;
 
+long_names)
+	# names past the names map (127 bytes) and past one BPF read (4094) in a
+	# target that exits at once: whole, or cut visibly and counted as cut;
+	# a name read whole is never counted as lost
+	"$VMTRACE" record -o n.data --format json -- "$HOST" --names 100,200,4000,5000,70000 \
+		>vt.out 2>vt.err || fail "record exited with $?: $(cat vt.err)"
+	"$PY" - vt.out <<'PYEOF' || fail "long names: $(cat vt.err)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+def name(n):
+    return "N" + "".join(chr(48 + i % 10) for i in range(1, n))
+MARK = "...(truncated)"
+got = {a["class"]: a["count"] for a in r["allocations"]}
+bad = []
+cut = 0
+for n in (100, 200, 4000, 5000, 70000):
+    full = name(n)
+    if full in got:
+        continue
+    heads = [k for k in got if k.endswith(MARK) and full.startswith(k[:-len(MARK)])]
+    # cut at what BPF read (4095) or what /proc gives (65535)
+    if n >= 4095 and len(heads) == 1 and len(heads[0]) - len(MARK) in (4095, 65535):
+        cut += 1
+        continue
+    bad.append(f"{n} bytes: not whole and not cut visibly")
+if any("unreadable" in k for k in got):
+    bad.append("a name shown as unreadable")
+# two names cut to the same start share a row
+if sum(got.values()) != 5 or sum(c for k, c in got.items() if k.endswith(MARK)) != cut:
+    bad.append(f"want 5 allocations, {cut} of them under a cut name: {list(got.values())}")
+lost = {l["what"]: l["count"] for l in r["lost"]}
+want = {w: c for w, c in lost.items() if "cut short" in w}
+if list(want.values()) != [cut]:
+    bad.append(f"cut names counted {want}, want {cut}")
+if r["lost_total"] != cut:
+    bad.append(f"lost_total {r['lost_total']}, want {cut} (the cut names only): {lost}")
+if bad:
+    print("\n".join(bad))
+    sys.exit(1)
+print(f"ok: 5 long names, {cut} cut and counted, lost_total {r['lost_total']}")
+PYEOF
+	;;
+
 numeric_range)
 	# every numeric flag out of its range: one usage line, exit 2, before
 	# anything is attached (pid 1 would be traced otherwise)

@@ -256,6 +256,13 @@ nomem:
 	return -ENOMEM;
 }
 
+/* profile.proto's numbers are int64: a count past 2^63-1 is written as
+ * 2^63-1 rather than wrapping negative */
+static int64_t i64(uint64_t v)
+{
+	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
 static int add_samples(struct builder *b, const struct vt_profile *p)
 {
 	char filebuf[4096];
@@ -264,7 +271,7 @@ static int add_samples(struct builder *b, const struct vt_profile *p)
 	if (p->has_allocations) {
 		for (size_t i = 0; i < p->allocs.n; i++) {
 			const struct vt_alloc *a = &p->allocs.v[i];
-			int64_t v[2] = { (int64_t)a->count, (int64_t)a->bytes };
+			int64_t v[2] = { i64(a->count), i64(a->bytes) };
 			size_t n = stack_of(a, f, filebuf, sizeof(filebuf));
 			if (add_sample(b, f, n, v, 2))
 				return -ENOMEM;
@@ -273,7 +280,7 @@ static int add_samples(struct builder *b, const struct vt_profile *p)
 	}
 	for (size_t i = 0; i < p->calls.n; i++) {
 		const struct vt_keyed_count *c = &p->calls.v[i];
-		int64_t v = (int64_t)c->count;
+		int64_t v = i64(c->count);
 
 		f[0] = (struct frame){ c->name, c->name2 ? c->name2 : "", 0 };
 		if (add_sample(b, f, 1, &v, 1))
@@ -384,14 +391,16 @@ int vt_pprof_encode(const struct vt_profile *p, uint8_t **buf, size_t *len)
 		period_type.type = types[1].type;
 		period_type.unit = types[1].unit;
 		prof.period_type = &period_type;
-		prof.period = (int64_t)p->sample_period;
+		prof.period = i64(p->sample_period);
 	}
 	prof.default_sample_type = types[p->has_allocations ? 1 : 0].type;
 	comment = intern(&b.strs, p->target);
 	prof.n_comment = 1;
 	prof.comment = &comment;
-	prof.time_nanos = (int64_t)p->start_unix_ns;
-	prof.duration_nanos = p->duration_s > 0 ? (int64_t)(p->duration_s * 1e9) : 0;
+	prof.time_nanos = i64(p->start_unix_ns);
+	/* a duration up to the reader's 1e10 s is past int64's 9.2e18 ns */
+	prof.duration_nanos = !(p->duration_s > 0) ? 0 :
+			      p->duration_s * 1e9 < 9e18 ? (int64_t)(p->duration_s * 1e9) : INT64_MAX;
 	if (b.labels[0].key < 0 || b.labels[1].key < 0 || b.labels[1].str < 0 || comment < 0 ||
 	    types[0].type < 0 || types[1].type < 0 || types[0].unit < 0 || types[1].unit < 0)
 		goto out;

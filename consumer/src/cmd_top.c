@@ -189,11 +189,15 @@ static void print_view(FILE *out, const struct vt_session *s, const struct vt_pr
 	char b1[32], b2[32];
 	double rate = dt > 0 ? 1.0 / dt : 0;
 
+	char *cmdline = s->cmdline ? vt_text_name(s->cmdline) : NULL;
+
 	totals_of(p, &t);
 	if (clear)
 		fputs("\033[H\033[2J", out);
+	/* the command line is the target's to choose: escaped like any name */
 	fprintf(out, "vmtrace top - pid %d (%s) - %s probes - %.1fs\n", (int)s->target.pid,
-		s->cmdline ? s->cmdline : "?", s->rt->name, vt_session_elapsed(s));
+		cmdline ? cmdline : "?", s->rt->name, vt_session_elapsed(s));
+	free(cmdline);
 	if (!p->has_allocations) {
 		fputs("allocations: this runtime has no allocation probes\n", out);
 	} else {

@@ -196,6 +196,20 @@ print(f"ok: 5 long names, {cut} cut and counted, lost_total {r['lost_total']}")
 PYEOF
 	;;
 
+top_escapes)
+	# top shows the target's command line and names escaped: an escape
+	# sequence in argv reaches the terminal as text, never as bytes
+	"$HOST" --marker "$(printf 'm\033[2Jx\\y')" --ignore-term >host.out 2>host.err &
+	HP=$!
+	PIDS+=("$HP")
+	wait_for [ -e "$(printf 'm\033[2Jx\\y')" ]
+	"$VMTRACE" top -p "$HP" -i 0.3 -n 2 >top.out 2>top.err || fail "top exited with $?: $(cat top.err)"
+	grep -q '^vmtrace top - pid' top.out || fail "no view: $(cat top.out)"
+	LC_ALL=C grep -q "$(printf '\033')" top.out && fail "an escape byte reached the output"
+	grep -qF 'm\x1b[2Jx\\y' top.out || fail "command line not shown escaped: $(head -1 top.out)"
+	echo "ok: $(head -1 top.out)"
+	;;
+
 numeric_range)
 	# every numeric flag out of its range: one usage line, exit 2, before
 	# anything is attached (pid 1 would be traced otherwise)

@@ -301,15 +301,10 @@ int vt_cmd_top(int argc, char **argv)
 		}
 		now = vt_session_elapsed(&s);
 		r = vt_session_collect(&s, &cur);
+		if (!r)
+			r = merged_rows_set(&cr, &cur);
 		if (r) {
 			fprintf(stderr, "vmtrace: cannot read the counters: %s\n", strerror(-r));
-			vt_profile_free(&cur);
-			status = 1;
-			break;
-		}
-		r = merged_rows_set(&cr, &cur);
-		if (r) {
-			fprintf(stderr, "vmtrace: cannot merge the rows: %s\n", strerror(-r));
 			vt_profile_free(&cur);
 			status = 1;
 			break;

@@ -15,28 +15,7 @@
 #include "profile.h"
 #include "report.h"
 
-/* ---- capture ---- */
-
-struct capture {
-	FILE *f;
-	char *buf;
-	size_t len;
-};
-
-static FILE *capture_open(struct capture *c)
-{
-	c->buf = NULL;
-	c->len = 0;
-	c->f = open_memstream(&c->buf, &c->len);
-	assert_non_null(c->f);
-	return c->f;
-}
-
-static char *capture_close(struct capture *c)
-{
-	assert_int_equal(fclose(c->f), 0);
-	return c->buf;
-}
+#include "report_capture.h"
 
 static char *render(const struct vt_profile *p, enum vt_format fmt, enum vt_group by,
 		    enum vt_sort sort, size_t top)
@@ -59,12 +38,6 @@ static void assert_render(const struct vt_profile *p, enum vt_format fmt, enum v
 		fail();
 	}
 	free(got);
-}
-
-static void assert_contains(const char *hay, const char *needle)
-{
-	if (!strstr(hay, needle))
-		fail_msg("missing \"%s\" in:\n%s", needle, hay);
 }
 
 /* ---- profiles ---- */

@@ -14,26 +14,7 @@
 #include "report.h"
 #include "report_fmt.h"
 
-struct capture {
-	FILE *f;
-	char *buf;
-	size_t len;
-};
-
-static FILE *capture_open(struct capture *c)
-{
-	c->buf = NULL;
-	c->len = 0;
-	c->f = open_memstream(&c->buf, &c->len);
-	assert_non_null(c->f);
-	return c->f;
-}
-
-static char *capture_close(struct capture *c)
-{
-	assert_int_equal(fclose(c->f), 0);
-	return c->buf;
-}
+#include "report_capture.h"
 
 static char *render(const struct vt_profile *p, enum vt_format fmt)
 {
@@ -42,14 +23,6 @@ static char *render(const struct vt_profile *p, enum vt_format fmt)
 
 	assert_int_equal(vt_report_print(capture_open(&c), p, &o), 0);
 	return capture_close(&c);
-}
-
-static void assert_contains(const char *hay, const char *needle)
-{
-	if (!strstr(hay, needle)) {
-		print_error("--- want\n%s\n--- in\n%s---\n", needle, hay);
-		fail();
-	}
 }
 
 /* A name holding a literal "\x0a" must not print as a name holding a

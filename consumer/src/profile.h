@@ -168,5 +168,8 @@ struct vt_record_error {
 int vt_profile_read_detail(struct vt_profile *p, const char *path, struct vt_record_error *e);
 /* The same from an open stream (left open), for readers of memory or pipes. */
 int vt_profile_read_stream(struct vt_profile *p, FILE *f, struct vt_record_error *e);
+/* The whole record into an open stream (left open), as vt_profile_write
+ * writes it into its file; 0 or -errno. */
+int vt_profile_write_stream(const struct vt_profile *p, FILE *f);
 
 #endif /* VMTRACE_PROFILE_H */

@@ -193,8 +193,7 @@ static int install(const char *tmp, const char *path, bool force)
 	return 0;
 }
 
-/* The whole record into f; 0 or -errno. */
-static int write_record(FILE *f, const struct vt_profile *p)
+int vt_profile_write_stream(const struct vt_profile *p, FILE *f)
 {
 	unsigned long lines;
 
@@ -233,7 +232,7 @@ static int write_special(const struct vt_profile *p, const char *path)
 		close(fd);
 		return err;
 	}
-	err = write_record(f, p);
+	err = vt_profile_write_stream(p, f);
 	if (fclose(f) && !err)
 		err = -errno;
 	return err;
@@ -295,7 +294,7 @@ int vt_profile_write(const struct vt_profile *p, const char *path, bool force)
 		unlink(tmp);
 		return err;
 	}
-	err = write_record(f, p);
+	err = vt_profile_write_stream(p, f);
 	if (!err && fsync(fd))
 		err = -errno;
 	if (fclose(f) && !err)

@@ -8,6 +8,7 @@
  *   text    valid UTF-8 with no control byte but the newline: no name draws
  *           rows or moves a terminal's cursor
  *   folded  "frame;frame weight" lines, no control byte, a decimal weight
+ * and the record written back reads again and writes the same bytes.
  * The grouping, sort and --top come from the input's last bytes.
  */
 #include <errno.h>
@@ -134,6 +135,40 @@ static void check_folded(const char *out, size_t len)
 	}
 }
 
+/* p written, read back and written again: the same bytes both times. */
+static void check_round_trip(const struct vt_profile *p)
+{
+	char *a = NULL, *b = NULL;
+	size_t alen = 0, blen = 0;
+	struct vt_record_error e;
+	struct vt_profile q;
+	FILE *f = open_memstream(&a, &alen);
+	int err;
+
+	if (!f || vt_profile_write_stream(p, f) || fclose(f))
+		abort();
+	f = fmemopen(a, alen, "r");
+	if (!f)
+		abort();
+	err = vt_profile_read_stream(&q, f, &e);
+	fclose(f);
+	if (err == -ENOMEM) {
+		free(a);
+		return;
+	}
+	if (err)
+		FAIL("the record written does not read back: line %lu: %s\n%.*s\n", e.line, e.what,
+		     (int)alen, a);
+	f = open_memstream(&b, &blen);
+	if (!f || vt_profile_write_stream(&q, f) || fclose(f))
+		abort();
+	if (alen != blen || memcmp(a, b, alen))
+		FAIL("written twice, two records:\n%.*s\n---\n%.*s\n", (int)alen, a, (int)blen, b);
+	vt_profile_free(&q);
+	free(a);
+	free(b);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct vt_record_error e;
@@ -153,6 +188,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FAIL("refused with %d and no reason '%s'\n", err, e.what);
 		return 0;
 	}
+	check_round_trip(&p);
 	for (int f = 0; f < VT_FORMAT__COUNT; f++) {
 		uint8_t k = data[size - 1];
 		struct vt_report_opts o = { (enum vt_format)f, (enum vt_group)(k & 3),

@@ -3,7 +3,7 @@
  * a record file. The reader must accept it or refuse it with a reason; a
  * profile it accepts must render in every --format without a sanitizer
  * report, and each output must hold to what its consumers rely on:
- *   json    parses (jansson) as one object
+ *   json, perfetto  parse (jansson) as one object
  *   csv     every row of a section has its header's number of fields (RFC 4180)
  *   text    valid UTF-8 with no control byte but the newline: no name draws
  *           rows or moves a terminal's cursor
@@ -205,7 +205,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (err && err != -ENOMEM)
 			FAIL("--format %s: error %d\n", vt_format_name(o.format), err);
 		if (!err) {
-			if (o.format == VT_FORMAT_JSON)
+			if (o.format == VT_FORMAT_JSON || o.format == VT_FORMAT_PERFETTO)
 				check_json(out, len);
 			else if (o.format == VT_FORMAT_CSV)
 				check_csv(out, len);

@@ -12,7 +12,7 @@ import os
 import subprocess
 import sys
 
-FORMATS = ("text", "json", "csv", "folded", "pprof")
+FORMATS = ("text", "json", "csv", "folded", "pprof", "perfetto")
 
 
 def render(vmtrace, path, fmt, *extra):
@@ -46,6 +46,8 @@ def main():
                 j = json.loads(out)
                 if j["lost_total"] != sum(l["count"] for l in j["lost"]):
                     raise SystemExit(f"FAIL {path}: lost_total is not the sum of lost")
+            elif fmt == "perfetto":
+                json.loads(out)
             elif fmt == "csv":
                 check_csv(path, out)
         for by in ("class", "method", "site"):

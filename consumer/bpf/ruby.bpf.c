@@ -382,7 +382,7 @@ static __always_inline void count_object(__u64 klass, __u32 type, __u64 bytes, _
 
 		if (w == VT_RB_WALK_BAD) {
 			key->file[0] = '\0';
-			key->line = 0;
+			key->line = VT_RB_LINE_WALK_FAILED;
 			add(VT_RB_L_FRAME_BAD, 1);
 		} else if (w == VT_RB_WALK_OK && track_methods) {
 			frame_method(key, ep, body, &truncated);

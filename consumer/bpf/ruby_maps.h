@@ -45,10 +45,14 @@
 /* GC phases: the index of the gc_collections slot and the pause kind. */
 enum vt_rb_gc_phase { VT_RB_GC_MARK = 0, VT_RB_GC_SWEEP = 1, VT_RB_GC_PHASES = 2 };
 
+/* The line of an allocation whose frames could not be read, so that it is
+ * told apart from one made outside any Ruby method (no frame at all). */
+#define VT_RB_LINE_WALK_FAILED 0xffffffffu
+
 struct vt_rb_alloc_key {
 	__u64 klass;              /* the class allocated (a VALUE of the target; 0: hidden) */
 	__u32 type;               /* its ruby_value_type */
-	__u32 line;
+	__u32 line;               /* VT_RB_LINE_WALK_FAILED: the frame walk failed */
 	char mklass[VT_RB_NAME];  /* the innermost Ruby method's class, "" = none */
 	char method[VT_RB_NAME];  /* that method's name, "" = none */
 	char file[VT_RB_FILE];    /* the allocation site, "" when no probe gave one */

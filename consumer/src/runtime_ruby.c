@@ -108,7 +108,7 @@ static const char *type_name(uint32_t t)
 struct alloc_rows {
 	struct vt_profile *out;
 	struct bpf_map *names;
-	bool top_level;      /* the method probes fire: no method is top-level code */
+	bool top_level;      /* methods are known: no method is top-level code */
 };
 
 #define TOP_LEVEL "(top level)"
@@ -142,7 +142,8 @@ static int alloc_row(const void *key, const void *val, void *ctx)
 	if (meth[0] && mklass[0])
 		snprintf(method, sizeof(method), "%s#%s", mklass, meth);
 	else
-		snprintf(method, sizeof(method), "%s", meth[0] || !rows->top_level ? meth : TOP_LEVEL);
+		snprintf(method, sizeof(method), "%s",
+			 meth[0] || !rows->top_level || k->line == VT_RB_LINE_WALK_FAILED ? meth : TOP_LEVEL);
 	if (file[0])
 		snprintf(site, sizeof(site), "%s:%u", file, k->line);
 	else
@@ -167,7 +168,7 @@ static int ruby_collect(void *state, struct vt_profile *out)
 	if (err)
 		return err;
 	struct alloc_rows rows = { out, st->skel->maps.class_names,
-				   st->methods && c[VT_RB_C_METHOD_ENTRIES] };
+				   st->methods && (st->walk || c[VT_RB_C_METHOD_ENTRIES]) };
 	err = vt_adapter_read_hash(&st->a, st->skel->maps.allocs, alloc_row, &rows);
 	if (err)
 		return err;

@@ -42,4 +42,7 @@ provider vmtrace {
 	 * on: those events then cost no trap (see docs/probes.md) */
 	probe alloc__batch(const void *batch, uint64_t bytes);
 	probe free__batch(const void *batch, uint64_t bytes);
+	/* a consumer that wants allocations per VM stack is attached here
+	 * (never fires; only its semaphore matters, see docs/stacks.md) */
+	probe stacks__armed(uint64_t max_depth);
 };

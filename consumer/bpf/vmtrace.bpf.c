@@ -138,6 +138,24 @@ struct {
 	__type(value, struct vt_batch_buf);
 } batch_scratch SEC(".maps");
 
+/* stack id -> frames, shared by all CPUs: each stack once, so an
+ * allocation's key carries only the id (docs/stacks.md) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, VT_DEFAULT_MAP_ENTRIES);
+	__type(key, __u64);
+	__type(value, struct vt_stack_val);
+} stacks SEC(".maps");
+
+/* the stack being read out of a STACK batch, per CPU */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vt_stack_val);
+} stack_scratch SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, VT_BATCH_KINDS);
@@ -253,11 +271,11 @@ static __always_inline struct vt_count_val *count_pair(void *map, __u64 a, __u64
 }
 
 /* Add one allocation key's counts (a per-event hit, or a batch record). */
-static __always_inline void add_alloc(__u64 klass, __u64 method, __u64 site, __u64 count,
-				      __u64 bytes, __u64 samples)
+static __always_inline void add_alloc(__u64 klass, __u64 method, __u64 site, __u64 stack,
+				      __u64 count, __u64 bytes, __u64 samples)
 {
 	static const struct vt_alloc_val zero;
-	struct vt_alloc_key key = { klass, method, site };
+	struct vt_alloc_key key = { klass, method, site, stack };
 	struct vt_alloc_val *v;
 	struct vt_stats *st;
 	enum vt_got got;
@@ -303,7 +321,7 @@ SEC("usdt")
 int BPF_USDT(on_alloc, void *klass, void *method, __u64 size, void *site, __u64 weight)
 {
 	if (in_target())
-		add_alloc((__u64)klass, (__u64)method, (__u64)site, weight, size * weight, 1);
+		add_alloc((__u64)klass, (__u64)method, (__u64)site, 0, weight, size * weight, 1);
 	return 0;
 }
 
@@ -311,6 +329,9 @@ struct batch_walk {
 	struct vt_batch_buf *buf;
 	__u32 record_size;
 	__u16 kind;
+	struct vt_stack_val *stack;      /* STACK batches: the stack being read */
+	__u32 left;                  /* ... its frames still to come */
+	__u64 id;
 };
 
 /* bpf_loop's body: record i of the batch. A plain loop over a few hundred
@@ -325,9 +346,57 @@ static long add_record(__u32 i, void *ctx)
 		return 1;
 	r = (struct vt_batch_rec *)(w->buf->b + off);
 	if (w->kind == VT_BATCH_ALLOC)
-		add_alloc(r->klass, r->method, r->site, r->count, r->bytes, r->samples);
+		add_alloc(r->klass, r->method, r->site,
+			  w->record_size >= sizeof(struct vt_batch_rec) ? r->stack : 0, r->count,
+			  r->bytes, r->samples);
 	else
 		add_free(r->klass, r->count, r->bytes);
+	return 0;
+}
+
+/* The stack read so far is whole: keep it, once. */
+static __always_inline void stack_done(struct batch_walk *w)
+{
+	long err = bpf_map_update_elem(&stacks, &w->id, w->stack, BPF_NOEXIST);
+
+	if (err && err != -EEXIST)
+		lose(VT_LOSS_STACK_MAP_FULL);
+}
+
+/* bpf_loop's body for a STACK batch: record i is a head or a frame. */
+static long add_stack_record(__u32 i, void *ctx)
+{
+	struct batch_walk *w = ctx;
+	__u64 off = sizeof(struct vt_batch_hdr) + (__u64)i * sizeof(struct vt_stack_frame);
+	struct vt_stack_val *st = w->stack;
+
+	if (off > VT_BATCH_MAX_BYTES - sizeof(struct vt_stack_frame))
+		return 1;
+	if (w->left == 0) {
+		struct vt_stack_head *h = (struct vt_stack_head *)(w->buf->b + off);
+
+		if (!h->id || h->depth > VT_STACK_MAX_DEPTH) {
+			lose(VT_LOSS_BATCH_BAD);
+			return 1;
+		}
+		w->id = h->id;
+		st->depth = h->depth;
+		st->flags = h->flags;
+		w->left = h->depth;
+		if (w->left == 0)
+			stack_done(w);
+		return 0;
+	}
+	struct vt_stack_frame *f = (struct vt_stack_frame *)(w->buf->b + off);
+	__u32 at = st->depth - w->left;
+
+	if (at >= VT_STACK_MAX_DEPTH)
+		return 1;
+	st->f[at] = *f;
+	resolve_name(f->name);
+	resolve_name(f->file);
+	if (--w->left == 0)
+		stack_done(w);
 	return 0;
 }
 
@@ -356,9 +425,24 @@ int BPF_USDT(on_batch, void *batch, __u64 len)
 		return 0;
 	}
 	h = (struct vt_batch_hdr *)w.buf->b;
+	if (h->magic == VT_BATCH_MAGIC && h->version >= VT_BATCH_VERSION && h->kind == VT_BATCH_STACK) {
+		if (h->record_size != sizeof(struct vt_stack_frame) ||
+		    sizeof(*h) + (__u64)h->count * sizeof(struct vt_stack_frame) > len) {
+			lose(VT_LOSS_BATCH_BAD);
+			return 0;
+		}
+		w.stack = bpf_map_lookup_elem(&stack_scratch, &zero);
+		if (!w.stack)
+			return 0;
+		w.left = 0;
+		bpf_loop(h->count, add_stack_record, &w, 0);
+		if (w.left)
+			lose(VT_LOSS_BATCH_BAD); /* a stack cut off by the batch's end */
+		return 0;
+	}
 	if (h->magic != VT_BATCH_MAGIC || h->version < VT_BATCH_VERSION ||
 	    (h->kind != VT_BATCH_ALLOC && h->kind != VT_BATCH_FREE) ||
-	    h->record_size < sizeof(struct vt_batch_rec) || h->record_size > VT_BATCH_MAX_BYTES ||
+	    h->record_size < VT_BATCH_REC_V1 || h->record_size > VT_BATCH_MAX_BYTES ||
 	    sizeof(*h) + (__u64)h->count * h->record_size > len) {
 		lose(VT_LOSS_BATCH_BAD);
 		return 0;

@@ -27,8 +27,9 @@
 #define VT_DEFAULT_MAP_ENTRIES 16384
 #define VT_GC_RINGBUF_BYTES (256 * 1024)
 
-struct vt_alloc_key {            /* object__alloc: (class, method, site) */
+struct vt_alloc_key {            /* object__alloc: (class, method, site), and the VM stack */
 	__u64 klass, method, site;   /* pointers in the target; 0 = NULL */
+	__u64 stack;                 /* a key of `stacks`; 0 = no stack taken */
 };
 
 struct vt_alloc_val {
@@ -105,7 +106,9 @@ struct vt_stats {                /* per CPU, one entry */
 #define VT_BATCH_MAX_BYTES 16384      /* one bpf_probe_read_user into scratch */
 #define VT_BATCH_ALLOC 1
 #define VT_BATCH_FREE 2
-#define VT_BATCH_KINDS 2
+#define VT_BATCH_STACK 3            /* frames of new stacks (alloc__batch) */
+#define VT_BATCH_KINDS 2             /* kinds with counts: ALLOC, FREE */
+#define VT_BATCH_REC_V1 48           /* a count record before `stack` was appended */
 #define VT_BATCH_ROUND_END 0x1u
 #define VT_BATCH_EXIT 0x2u
 
@@ -119,6 +122,28 @@ struct vt_batch_hdr {
 struct vt_batch_rec {
 	__u64 klass, method, site;
 	__u64 count, bytes, samples;
+	__u64 stack;
+};
+
+/* VM stacks (provider/include/vmtrace/frames.h; docs/stacks.md): a STACK
+ * batch is heads and frames of 24 bytes each. */
+#define VT_STACK_MAX_DEPTH 128
+#define VT_STACK_CUT 0x1u
+
+struct vt_stack_head {
+	__u64 id;
+	__u32 depth, flags;
+	__u64 zero;
+};
+
+struct vt_stack_frame {
+	__u64 name, file;            /* pointers in the target; 0 = none */
+	__s64 line;
+};
+
+struct vt_stack_val {                /* the value of `stacks`: innermost frame first */
+	__u32 depth, flags;
+	struct vt_stack_frame f[VT_STACK_MAX_DEPTH];
 };
 
 struct vt_batch_buf {            /* a batch copied out of the target */
@@ -157,7 +182,10 @@ struct vt_batch_state {          /* one entry per kind, all CPUs */
 	X(BATCH_FAULT, "batch unreadable in BPF (batches)")                        \
 	X(BATCH_BAD, "batch malformed or of an unknown version (batches)")         \
 	X(BATCH_PROVIDER, "provider could not count in its thread table (events)") \
-	X(BATCH_UNFLUSHED, "batched counts not flushed at the end (rounds)")
+	X(BATCH_UNFLUSHED, "batched counts not flushed at the end (rounds)")       \
+	X(STACK_MAP_FULL, "stack map full (stacks)")                               \
+	X(STACK_CUT, "stack cut at 128 frames (allocations)")                      \
+	X(STACK_MISSING, "stack's frames never arrived (allocations)")
 
 enum vt_loss {
 #define VT_X_ENUM(e, s) VT_LOSS_##e,

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <bpf/libbpf.h>
 
@@ -139,6 +140,7 @@ static const struct {
 	{ VT_OPT_PUSH_TRIES, "push-tries", required_argument },
 	{ VT_OPT_LISTEN, "listen", required_argument },
 	{ VT_OPT_LINGER, "linger", required_argument },
+	{ VT_OPT_STACK, "stack", required_argument },
 	{ VT_OPT_VERBOSE, "verbose", no_argument },
 	{ VT_OPT_HELP, "help", no_argument },
 };
@@ -245,6 +247,16 @@ static int take(const char *cmd, int opt, const char *arg, struct vt_cli_args *a
 	case VT_OPT_NO_FRAME_WALK:
 		a->session.no_frame_walk = true;
 		return 0;
+	case VT_OPT_STACK: {
+		static const char *const modes[] = { "none", "vm", "native", "both" };
+
+		for (uint32_t m = 0; m < 4; m++)
+			if (!strcmp(arg, modes[m])) {
+				a->session.stacks = m;
+				return 0;
+			}
+		return vt_usage_error(cmd, "--stack: '%s' is not one of vm, native, both, none", arg);
+	}
 	case VT_OPT_VERBOSE:
 		vt_set_verbose(true);
 		return 0;

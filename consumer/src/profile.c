@@ -216,6 +216,7 @@ void vt_profile_free(struct vt_profile *p)
 		free(p->events.v[i].name2);
 	}
 	free(p->events.v);
+	vt_stack_table_free(&p->stacks);
 	idx = p->index;
 	if (idx) {
 		struct vt_hidx *all[] = { &idx->allocs, &idx->mcr, &idx->ccr, &idx->gsi,
@@ -256,19 +257,29 @@ static void alloc_key(const void *row, struct key *k)
 	k->s[0] = a->klass;
 	k->s[1] = a->method;
 	k->s[2] = a->site;
+	k->num = a->stack;
 }
 
 int vt_profile_add_alloc(struct vt_profile *p, const char *klass, const char *method,
 			 const char *site, uint64_t count, uint64_t bytes, uint64_t samples)
 {
+	return vt_profile_add_alloc_stack(p, klass, method, site, 0, count, bytes, samples);
+}
+
+int vt_profile_add_alloc_stack(struct vt_profile *p, const char *klass, const char *method,
+			       const char *site, uint32_t stack, uint64_t count, uint64_t bytes,
+			       uint64_t samples)
+{
 	struct vt_profile_index *idx = index_of(p);
-	struct key key = { { klass, method, site }, 0 };
+	struct key key = { { klass, method, site }, stack };
 	struct vt_alloc *a;
 	long row;
 	int err;
 
 	if (!idx)
 		return -ENOMEM;
+	if (stack > p->stacks.n)
+		return -EINVAL;
 	err = add_totals(idx, (const enum total[]){ T_ALLOC_COUNT, T_ALLOC_BYTES, T_ALLOC_SAMPLES },
 			 (const uint64_t[]){ count, bytes, samples }, 3);
 	if (err)
@@ -285,6 +296,7 @@ int vt_profile_add_alloc(struct vt_profile *p, const char *klass, const char *me
 		a->klass = strdup(nz(klass));
 		a->method = strdup(nz(method));
 		a->site = strdup(nz(site));
+		a->stack = stack;
 		if (!a->klass || !a->method || !a->site) {
 			free(a->klass);
 			free(a->method);
@@ -300,6 +312,27 @@ int vt_profile_add_alloc(struct vt_profile *p, const char *klass, const char *me
 	a->bytes += bytes;
 	a->samples += samples;
 	return 0;
+}
+
+int vt_profile_add_stack(struct vt_profile *p, const struct vt_frame *frames, uint32_t depth,
+			 bool cut, uint32_t *id)
+{
+	return vt_stack_table_add(&p->stacks, frames, depth, cut, id);
+}
+
+int vt_profile_stack_from(struct vt_profile *dst, const struct vt_profile *src, uint32_t id,
+			  uint32_t *out)
+{
+	const struct vt_stack *s;
+
+	if (id == 0) {
+		*out = 0;
+		return 0;
+	}
+	if (id > src->stacks.n)
+		return -EINVAL;
+	s = &src->stacks.v[id - 1];
+	return vt_stack_table_add(&dst->stacks, s->frames, s->depth, s->cut, out);
 }
 
 static void keyed_key(const void *row, struct key *k)

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "profile_stack.h"
+
 /* The gc__begin kind argument: 0 = minor, 1 = major for vmtrace's provider;
  * Ruby's mark and sweep phases and CPython's generations 0, 1, 2 use the
  * same slots (vt_gc_kind_name names them per runtime). */
@@ -21,11 +23,13 @@
 #define VT_MAX_SIGNAL 65
 #define VT_HIST_BUCKETS 64 /* log2 buckets: bucket i holds [2^i, 2^(i+1)) ns */
 
-struct vt_alloc {               /* one (class, method, site) */
+struct vt_alloc {               /* one (class, method, site), under one stack */
 	char *klass, *method, *site; /* site "" when the runtime gave none */
 	uint64_t count, bytes;       /* scaled by the sampling weights */
 	uint64_t samples;            /* probe hits behind this row */
+	uint32_t stack;              /* 0: no stack; else stacks.v[stack - 1] */
 };
+
 
 struct vt_keyed_count {         /* a count per one or two names */
 	char *name, *name2;          /* name2 "" where the key has one name */
@@ -103,6 +107,7 @@ struct vt_profile {
 	VT_VEC(struct vt_lost) lost;                         /* every loss counter, zeros included */
 	VT_VEC(struct vt_free) frees;
 	VT_VEC(struct vt_event) events;                      /* in the order they happened */
+	struct vt_stack_table stacks;                        /* each stack once */
 	void *index;                 /* private: the adders' lookup tables */
 };
 
@@ -119,6 +124,17 @@ int vt_profile_set_meta(struct vt_profile *p, const char *runtime, const char *p
 			const char *target, int32_t pid);
 int vt_profile_add_alloc(struct vt_profile *p, const char *klass, const char *method,
 			 const char *site, uint64_t count, uint64_t bytes, uint64_t samples);
+/* ... counted under stack (0: none; else a number from vt_profile_add_stack) */
+int vt_profile_add_alloc_stack(struct vt_profile *p, const char *klass, const char *method,
+			       const char *site, uint32_t stack, uint64_t count, uint64_t bytes,
+			       uint64_t samples);
+/* Intern a stack (frames root first, depth >= 1, copied): *id gets its
+ * number, the same for the same frames. 0, -ENOMEM, -EINVAL (depth 0). */
+int vt_profile_add_stack(struct vt_profile *p, const struct vt_frame *frames, uint32_t depth,
+			 bool cut, uint32_t *id);
+/* The number in dst of src's stack id (interned into dst); 0 stays 0. */
+int vt_profile_stack_from(struct vt_profile *dst, const struct vt_profile *src, uint32_t id,
+			  uint32_t *out);
 int vt_profile_add_method_cache_reset(struct vt_profile *p, const char *klass,
 				      const char *method, uint64_t count);
 int vt_profile_add_constant_cache_reset(struct vt_profile *p, const char *name, uint64_t count);

@@ -37,9 +37,15 @@ static int subtract(struct vt_profile *w, const struct vt_profile *late, const s
 
 #define EACH(vec, p) for (size_t i = 0; !err && i < (p)->vec.n; i++)
 	/* early's keys first, with nothing in them */
-	EACH(allocs, early)
-		err = vt_profile_add_alloc(w, early->allocs.v[i].klass, early->allocs.v[i].method,
-					   early->allocs.v[i].site, 0, 0, 0);
+	EACH(allocs, early) {
+		uint32_t sid = 0;
+
+		err = vt_profile_stack_from(w, early, early->allocs.v[i].stack, &sid);
+		if (!err)
+			err = vt_profile_add_alloc_stack(w, early->allocs.v[i].klass,
+							 early->allocs.v[i].method,
+							 early->allocs.v[i].site, sid, 0, 0, 0);
+	}
 	EACH(method_cache_resets, early)
 		err = vt_profile_add_method_cache_reset(w, early->method_cache_resets.v[i].name,
 							early->method_cache_resets.v[i].name2, 0);
@@ -56,10 +62,15 @@ static int subtract(struct vt_profile *w, const struct vt_profile *late, const s
 	EACH(signals, early)
 		err = vt_profile_add_signal(w, early->signals.v[i].signo, 0, 0, 0, 0, NULL);
 	/* then late's counts */
-	EACH(allocs, late)
-		err = vt_profile_add_alloc(w, late->allocs.v[i].klass, late->allocs.v[i].method,
-					   late->allocs.v[i].site, late->allocs.v[i].count,
-					   late->allocs.v[i].bytes, late->allocs.v[i].samples);
+	EACH(allocs, late) {
+		const struct vt_alloc *a = &late->allocs.v[i];
+		uint32_t sid = 0;
+
+		err = vt_profile_stack_from(w, late, a->stack, &sid);
+		if (!err)
+			err = vt_profile_add_alloc_stack(w, a->klass, a->method, a->site, sid, a->count,
+							 a->bytes, a->samples);
+	}
 	EACH(method_cache_resets, late)
 		err = vt_profile_add_method_cache_reset(w, late->method_cache_resets.v[i].name,
 							late->method_cache_resets.v[i].name2,

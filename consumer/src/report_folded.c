@@ -27,6 +27,33 @@ static void frame(FILE *out, const char *s, bool first)
 	}
 }
 
+/* With stacks: each allocation row as its whole stack, root first, then
+ * the class allocated as the leaf; rows without a stack as their method.
+ * A stack cut at the walk's depth starts with "[cut]". */
+static int folded_stacks(FILE *out, const struct vt_profile *p, const struct vt_report_opts *o)
+{
+	for (size_t i = 0; i < p->allocs.n; i++) {
+		const struct vt_alloc *a = &p->allocs.v[i];
+		uint64_t w = o->sort == VT_SORT_BYTES ? a->bytes : a->count;
+
+		if (!w)
+			continue;
+		if (a->stack) {
+			const struct vt_stack *s = &p->stacks.v[a->stack - 1];
+
+			if (s->cut)
+				frame(out, "[cut]", true);
+			for (uint32_t f = 0; f < s->depth; f++)
+				frame(out, s->frames[f].name, f == 0 && !s->cut);
+		} else {
+			frame(out, a->method, true);
+		}
+		frame(out, a->klass, false);
+		fprintf(out, " %llu\n", (unsigned long long)w);
+	}
+	return 0;
+}
+
 int vt_report_folded(FILE *out, const struct vt_profile *p, const struct vt_report_opts *o)
 {
 	struct vt_alloc_table t;
@@ -50,6 +77,8 @@ int vt_report_folded(FILE *out, const struct vt_profile *p, const struct vt_repo
 		free(s);
 		return 0;
 	}
+	if (p->stacks.n)
+		return folded_stacks(out, p, o);
 	err = vt_alloc_table_build(p, o, &t);
 	if (err)
 		return err;

@@ -27,6 +27,9 @@ enum vt_event_set {
 	VT_EVENTS_ALL = (1 << 5) - 1,
 };
 
+/* --stack: which stacks allocations are counted under (docs/stacks.md) */
+enum vt_stack_mode { VT_STACK_NONE = 0, VT_STACK_VM = 1, VT_STACK_NATIVE = 2, VT_STACK_BOTH = 3 };
+
 struct vt_attach_opts {
 	pid_t pid;                        /* the target */
 	const struct vt_usdt_list *probes; /* every USDT probe mapped by the target */
@@ -38,6 +41,7 @@ struct vt_attach_opts {
 	bool no_frame_walk;               /* --no-frame-walk: sites and methods from the probes */
 	bool spawned;                     /* pid is a command held back before exec */
 	bool verbose;                     /* -v: libbpf's log */
+	uint32_t stacks;                  /* --stack: enum vt_stack_mode bits */
 };
 
 struct vt_runtime {

@@ -34,6 +34,7 @@
 #include "runtime.h"
 #include "vmtrace_events.h"
 #include "vmtrace_batch.h"
+#include "vmtrace_stacks.h"
 #include "vmtrace_maps.h"
 #include "vmtrace_names.h"
 #include "vmtrace.skel.h"
@@ -117,8 +118,16 @@ struct collect_ctx {
 	struct vmtrace_state *st;
 	struct vt_profile *out;
 	uint64_t unreadable, cut;
+	uint64_t stack_cut, stack_missing; /* allocations (samples) */
 	int err;
 };
+
+static const char *frame_name(void *ctx, uint64_t ptr, char *fallback, size_t len)
+{
+	struct collect_ctx *c = ctx;
+
+	return name_for(c->st, ptr, fallback, len, &c->unreadable, &c->cut, &c->err);
+}
 
 static int alloc_row(const void *key, const void *val, void *ctx_)
 {
@@ -135,7 +144,14 @@ static int alloc_row(const void *key, const void *val, void *ctx_)
 		return c->err;
 	if (!v->samples)
 		return 0; /* a key another CPU created but whose update we lost: nothing to add */
-	return vt_profile_add_alloc(c->out, kl, me, si, v->count, v->bytes, v->samples);
+	uint32_t sid = 0;
+	if (k->stack) {
+		int err = vt_vm_stack_of(bpf_map__fd(st->skel->maps.stacks), k->stack, c->out, frame_name,
+					 c, v->samples, &sid, &c->stack_cut, &c->stack_missing);
+		if (err || c->err)
+			return err ? err : c->err;
+	}
+	return vt_profile_add_alloc_stack(c->out, kl, me, si, sid, v->count, v->bytes, v->samples);
 }
 
 static int free_row(const void *key, const void *val, void *ctx_)
@@ -266,6 +282,8 @@ static int vmtrace_collect(void *state, struct vt_profile *out)
 	losses[VT_LOSS_BUS_DROPPED] += stats.bus_dropped_total;
 	losses[VT_LOSS_TIMELINE_CAP] += timeline_dropped;
 	losses[VT_LOSS_BATCH_UNFLUSHED] += st->unflushed;
+	losses[VT_LOSS_STACK_CUT] += c.stack_cut;
+	losses[VT_LOSS_STACK_MISSING] += c.stack_missing;
 	for (int i = 0; i < VT_LOSS__COUNT; i++) {
 		/* why a name took another way than the names map: it was read
 		 * all the same, or is counted as unreadable or cut */
@@ -363,6 +381,45 @@ static void set_pid_filter(struct vmtrace_bpf *skel, pid_t pid)
 		skel->rodata->targ_ns_dev = sb.st_dev;
 		skel->rodata->targ_ns_ino = sb.st_ino;
 	}
+}
+
+/* --stack vm: check the host's frame descriptor, then hold stacks__armed,
+ * whose semaphore makes the provider walk the VM stack at each allocation. */
+static int arm_stacks(struct vmtrace_state *st, const struct vt_attach_opts *opts, char *errbuf,
+		      size_t errlen)
+{
+	const struct vt_usdt_list *pl = opts->probes;
+	bool armed = false;
+	int err;
+
+	if (opts->stacks & VT_STACK_NATIVE) {
+		snprintf(errbuf, errlen, "--stack native: not supported for vmtrace's provider yet "
+			 "(its allocations are counted in the process, where no BPF program runs)");
+		return -ENOTSUP;
+	}
+	for (size_t i = 0; i < pl->n && !armed; i++) {
+		const struct vt_usdt_probe *p = &pl->v[i];
+
+		if (strcmp(p->provider, PROVIDER) || strcmp(p->name, "stacks__armed"))
+			continue;
+		if (!vt_usdt_has_probe(pl, PROVIDER, p->path, "alloc__batch"))
+			continue;
+		err = vt_vm_stacks_prepare(opts->pid, pl, opts->spawned, errbuf, errlen);
+		if (err)
+			return err;
+		err = vt_adapter_attach(&st->a, st->skel->progs.on_sample_armed, p->path, p->name, 0,
+					errbuf, errlen);
+		if (err)
+			return err;
+		note_used(st, p->name);
+		armed = true;
+	}
+	if (!armed) {
+		snprintf(errbuf, errlen, "--stack vm: the target's libvmtrace has no stacks__armed probe "
+			 "(too old for stacks)");
+		return -ENOTSUP;
+	}
+	return 0;
 }
 
 static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *errbuf, size_t errlen)
@@ -486,6 +543,11 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 		goto fail;
 	}
 
+	if (opts->stacks) {
+		err = arm_stacks(st, opts, errbuf, errlen);
+		if (err)
+			goto fail;
+	}
 	if (opts->sample_period) {
 		if (!armed_somewhere) {
 			err = -ENOTSUP;

@@ -227,3 +227,12 @@ int vt_sample_armed_count(pid_t pid, const struct vt_usdt_list *probes, uint16_t
 		return err;
 	return proc_mem_io(pid, addr, count, sizeof(*count), 0);
 }
+
+int vt_provider_read(pid_t pid, const struct vt_usdt_list *probes, const char *symbol, void *buf,
+		     size_t len)
+{
+	uint64_t addr;
+	int err = locate(pid, probes, symbol, &addr);
+
+	return err ? err : proc_mem_io(pid, addr, buf, len, 0);
+}

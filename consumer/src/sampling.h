@@ -32,6 +32,11 @@ int vt_sample_armed_count(pid_t pid, const struct vt_usdt_list *probes, uint16_t
 int vt_provider_write_u64(pid_t pid, const struct vt_usdt_list *probes, const char *symbol,
 			  uint64_t value);
 
+/* Read len bytes of the variable `symbol` of the libvmtrace of pid. Same
+ * errors. */
+int vt_provider_read(pid_t pid, const struct vt_usdt_list *probes, const char *symbol, void *buf,
+		     size_t len);
+
 /* The runtime address in pid of the dynamic or static symbol `name` of the
  * module at `module` (a path as /proc/PID/maps names it). */
 int vt_proc_symbol_address(pid_t pid, const char *module, const char *name, uint64_t *addr);

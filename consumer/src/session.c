@@ -186,6 +186,12 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 		}
 	}
 
+	if (o->stacks && strcmp(s->rt->name, "vmtrace") != 0) {
+		snprintf(err, errlen, "--stack: %s's stacks are not walked yet; stacks come from hosts "
+			 "that embed libvmtrace", s->rt->name);
+		return -ENOTSUP;
+	}
+
 	struct vt_attach_opts ao = {
 		.pid = s->target.pid,
 		.probes = &s->probes,
@@ -197,6 +203,7 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 		.no_frame_walk = o->no_frame_walk,
 		.spawned = s->target.spawned,
 		.verbose = o->verbose,
+		.stacks = o->stacks,
 	};
 	r = s->rt->open(&ao, &s->state, err, errlen);
 	if (r)

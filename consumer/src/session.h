@@ -23,6 +23,7 @@ struct vt_session_opts {
 	bool no_methods;
 	bool no_frame_walk;        /* --no-frame-walk */
 	bool verbose;
+	uint32_t stacks;           /* --stack: enum vt_stack_mode */
 };
 
 struct vt_session {

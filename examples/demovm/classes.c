@@ -136,12 +136,17 @@ struct obj *vm_send(struct vm_thread *t, struct vm_method_cache *cache,
 
 	const struct vm_method *caller = t->method;
 	unsigned sp = t->sp;
+	struct vm_frame frame = { t->frame, m->qualified, m->file, m->line,
+				  callpath_enter(&t->paths, t->frame->path, m->id) };
 
+	/* the frame is whole before it is linked: an allocation may walk it */
+	__atomic_store_n(&t->frame, &frame, __ATOMIC_RELEASE);
 	t->method = m;
 	vmtrace_method_entry(m->owner->name, m->name, m->file, m->line);
 	struct obj *result = m->impl(t, self, other, n);
 	vmtrace_method_return(m->owner->name, m->name, m->file, m->line);
 	t->method = caller;
+	t->frame = frame.caller;
 	t->sp = sp; /* the callee's temporaries die with its frame */
 	return result;
 }

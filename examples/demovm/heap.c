@@ -94,6 +94,7 @@ struct obj *vm_new(struct vm_thread *t, const struct vm_class *klass, unsigned l
 	h->allocated_since_gc += size;
 
 	truth_alloc(&t->truth, klass->id, t->method->id, size);
+	callpath_alloc(&t->paths, t->frame->path, klass->id, size);
 	vmtrace_alloc(klass->name, t->method->qualified, size, site);
 	return o;
 }

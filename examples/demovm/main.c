@@ -217,6 +217,7 @@ static void *worker_main(void *arg)
 	struct vm_thread *t = w->vm;
 
 	vmtrace_profile_thread_register(); /* lets --profile walk this stack */
+	vmtrace_frames_thread((void *const *)&t->frame); /* lets --stack vm walk its VM stack */
 	while (!__atomic_load_n(&stop_requested, __ATOMIC_RELAXED)) {
 		if (w->opt->ops_set && t->ops >= w->opt->ops)
 			break;
@@ -388,8 +389,14 @@ int main(int argc, char **argv)
 	for (unsigned s = 0; s < VM_SIGNAL_MAX; s++)
 		total->signals[s] = __atomic_load_n(&signals_delivered[s], __ATOMIC_RELAXED);
 
+	struct vm_paths **paths = calloc(opt.threads, sizeof(*paths));
+	if (!paths)
+		return fail("cannot allocate the truth", ENOMEM);
+	for (unsigned i = 0; i < opt.threads; i++)
+		paths[i] = &workers[i].vm->paths;
 	struct truth_run info = { .seed = opt.seed, .ops = opt.ops_set ? opt.ops : 0,
-				  .threads = opt.threads, .global_serial = vm_global_serial() };
+				  .threads = opt.threads, .global_serial = vm_global_serial(),
+				  .paths = paths };
 	int status = started == opt.threads || !run ? 0 : 1;
 	if (opt.truth) {
 		err = truth_write(opt.truth, total, &info);
@@ -410,5 +417,6 @@ int main(int argc, char **argv)
 	}
 	free(workers);
 	free(total);
+	free(paths);
 	return status;
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "callpath.h"
 #include "truth.h"
 
 void truth_merge(struct truth *into, const struct truth *from)
@@ -145,6 +146,8 @@ void truth_print(FILE *out, const struct truth *t, const struct truth_run *run)
 			(unsigned long long)tc->count, (unsigned long long)tc->bytes);
 	}
 	list_close(out, n);
+	if (run->paths)
+		callpath_print(out, run->paths, run->threads);
 
 	n = 0;
 	for (unsigned c = 0; c < vm_class_count(); c++)

@@ -33,10 +33,12 @@ struct truth {
 };
 
 /* What the run was asked to do, echoed at the top of the file. */
+struct vm_paths;
 struct truth_run {
 	uint64_t seed, ops;
 	unsigned threads;
 	uint64_t global_serial;
+	struct vm_paths *const *paths;          /* each thread's, for "stacks"; NULL: none */
 };
 
 static inline void truth_alloc(struct truth *t, unsigned klass, unsigned method, uint64_t size)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "callpath.h"
 #include "classes.h"
 #include "constants.h"
 #include "heap.h"
@@ -24,6 +25,9 @@ struct vm_thread {
 	unsigned index;
 	uint64_t rng;                         /* per-thread, from seed + index */
 	const struct vm_method *method;       /* allocations are charged to it */
+	struct vm_frame *frame;               /* the innermost VM frame (libvmtrace walks from here) */
+	struct vm_frame bottom;               /* Object#main's */
+	struct vm_paths paths;                /* truth per call path */
 	struct obj *stack[VM_STACK_SLOTS];    /* roots: the live temporaries */
 	unsigned sp;
 	struct obj *globals[VM_GLOBAL_SLOTS]; /* roots: long-lived objects */

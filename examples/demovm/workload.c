@@ -23,6 +23,8 @@ enum call_site {
 	CALL_CHURN,
 	CALL_INSPECT,
 	CALL_CONCAT,
+	CALL_GROW,
+	CALL_INSPECT_REPORT,
 	CALL__COUNT
 };
 _Static_assert(CALL__COUNT <= VM_CALL_SITES, "too many call sites");
@@ -174,24 +176,28 @@ static struct obj *report_render(struct vm_thread *t, struct obj *self, struct o
 					    "concat", key, value, 0);
 	}
 	t->checksum += vm_constant_get(&t->constant_caches[CREAD_EPSILON], VM_CONST_EPSILON);
+	/* Object#inspect again, from a second caller */
+	vm_send(t, &t->method_caches[CALL_INSPECT_REPORT], k_report, "inspect", h, NULL, n);
 	return h;
 }
 
-static struct obj *build_tree(struct vm_thread *t, unsigned depth)
+/* Tree#grow: a subtree of n levels, each level a recursive call (so each
+ * depth is its own VM stack). */
+static struct obj *tree_grow(struct vm_thread *t, struct obj *self, struct obj *other, uint64_t depth)
 {
+	(void)self, (void)other;
 	struct obj *left, *right, *node;
 
 	if (depth == 0)
 		return NULL;
-	left = build_tree(t, depth - 1);
+	left = vm_send(t, &t->method_caches[CALL_GROW], k_tree, "grow", NULL, NULL, depth - 1);
 	vm_push(t, left);
-	right = build_tree(t, depth - 1);
+	right = vm_send(t, &t->method_caches[CALL_GROW], k_tree, "grow", NULL, NULL, depth - 1);
 	vm_push(t, right);
 	NEW(node, k_node, 0);
 	node->ref[0] = left;
 	node->ref[1] = right;
 	set_double(node, (double)depth);
-	t->sp -= 2;
 	return node;
 }
 
@@ -201,7 +207,8 @@ static struct obj *tree_build(struct vm_thread *t, struct obj *self, struct obj 
 {
 	(void)self, (void)other;
 	unsigned slot = vm_random_below(t, 6);
-	struct obj *root = build_tree(t, 2 + (unsigned)(n % 5));
+	struct obj *root = vm_send(t, &t->method_caches[CALL_GROW], k_tree, "grow", NULL, NULL,
+				   2 + (unsigned)(n % 5));
 
 	t->globals[slot] = root;
 	return root;
@@ -302,10 +309,12 @@ void workload_boot(void)
 	DEFINE(k_parser, "tokenize", parser_tokenize);
 	DEFINE(k_report, "render", report_render);
 	DEFINE(k_tree, "build", tree_build);
+	DEFINE(k_tree, "grow", tree_grow);
 	DEFINE(k_matrix, "multiply", matrix_multiply);
 	DEFINE(k_cache, "fill", cache_fill);
 	DEFINE(k_bench, "churn", bench_churn);
 	constants_init();
+	callpath_describe();
 }
 
 /* ---- running ---- */
@@ -322,6 +331,9 @@ void workload_thread_init(struct vm_thread *t, unsigned index, uint64_t seed,
 	t->index = index;
 	t->rng = z ? z : 1;
 	t->method = m_main;
+	t->bottom = (struct vm_frame){ NULL, m_main->qualified, m_main->file, m_main->line, 0 };
+	t->frame = &t->bottom;
+	callpath_init(&t->paths, m_main->id);
 	heap_init(&t->heap, kind == WORKLOAD_ALLOC ? VM_ALLOC_MINOR_BUDGET : VM_MINOR_BUDGET);
 }
 

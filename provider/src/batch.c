@@ -44,6 +44,7 @@
 #include "batch_internal.h"
 #include "batch_table.h"
 #include "primitives.h"
+#include "stacks.h"
 
 #define FLUSH_TICK_NS 25000000ull     /* how often the flush thread looks at requests */
 #define IDLE_TICK_NS 250000000ull     /* ... while nobody batches */
@@ -55,7 +56,7 @@ enum { REC_FREE, REC_LIVE };
 
 struct deferred {
 	uint16_t kind;
-	uint64_t key[3], bytes, weight;
+	uint64_t key[4], bytes, weight;
 };
 
 struct vt_thread {
@@ -64,6 +65,7 @@ struct vt_thread {
 	_Atomic int lock;               /* held by whoever flushes or replaces tables */
 	volatile int busy;              /* the owner (or its handler) is adding or flushing */
 	struct vt_table *tab[KINDS];    /* replaced only by the owner, under the lock */
+	struct vt_stacks *stacks;       /* VM stacks (stacks.c); the owner makes it once */
 	_Atomic uint32_t dtail;         /* deferred queue: claimed up to here (handlers) */
 	uint32_t dhead;                 /* ... folded up to here (owner) */
 	struct deferred dq[DEFERRED];
@@ -82,6 +84,7 @@ static int have_exit_key;
 /* rounds: the flush thread, gc-less exits and the process's last round */
 static pthread_mutex_t round_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct vt_batch_buf round_buf[KINDS];
+static struct vt_batch_buf round_stack_buf; /* a round's STACK batches */
 static uint32_t round_no;
 
 enum { FLUSHER_NONE, FLUSHER_RUNNING, FLUSHER_FAILED };
@@ -108,8 +111,12 @@ static int kind_on(int k)
 /* Flush every table of t (its lock held) into bufs[kind - 1], or mark it
  * delivered for kinds nobody batches now. A thread's own flush (round 0)
  * sends each kind's last batch at once; a round sends them at its end. */
-static void flush_thread(struct vt_thread *t, struct vt_batch_buf *const bufs[KINDS], uint32_t round)
+static void flush_thread(struct vt_thread *t, struct vt_batch_buf *const bufs[KINDS],
+			 struct vt_batch_buf *stack_buf, uint32_t round)
 {
+	/* the frames of new stacks go ahead of the counts that name them */
+	if (t->stacks)
+		vt_stacks_flush(t->stacks, stack_buf, round, kind_on(VMTRACE_BATCH_ALLOC - 1));
 	for (int k = 0; k < KINDS; k++) {
 		struct vt_flush f = { bufs[k], (uint16_t)(k + 1), round, kind_on(k) };
 
@@ -126,7 +133,7 @@ static void flush_own(struct vt_thread *t)
 {
 	struct vt_batch_buf *const bufs[KINDS] = { &t->buf, &t->buf };
 
-	flush_thread(t, bufs, 0);
+	flush_thread(t, bufs, &t->buf, 0);
 }
 
 /* ---- the thread's own record ---- */
@@ -216,6 +223,8 @@ static int replace_table(struct vt_thread *t, int k)
 	if (old) {
 		struct vt_flush f = { &t->buf, (uint16_t)(k + 1), 0, kind_on(k) };
 
+		if (t->stacks && k == VMTRACE_BATCH_ALLOC - 1)
+			vt_stacks_flush(t->stacks, &t->buf, 0, kind_on(k));
 		vt_table_flush(old, &f);
 		vt_flush_end(&f, 0, 0);
 	}
@@ -225,17 +234,17 @@ static int replace_table(struct vt_thread *t, int k)
 	return 0;
 }
 
-static void add(struct vt_thread *t, int k, const uint64_t key[3], uint64_t bytes, uint64_t weight)
+static void add(struct vt_thread *t, int k, const uint64_t key[4], uint64_t bytes, uint64_t weight)
 {
 	struct vt_slot *sl = NULL;
 
 	if (VMTRACE_UNLIKELY(!t->tab[k]) && replace_table(t, k))
 		goto lost;
-	sl = vt_table_get(t->tab[k], key[0], key[1], key[2]);
+	sl = vt_table_get(t->tab[k], key[0], key[1], key[2], key[3]);
 	if (VMTRACE_UNLIKELY(!sl)) {
 		if (replace_table(t, k))
 			goto lost;
-		sl = vt_table_get(t->tab[k], key[0], key[1], key[2]);
+		sl = vt_table_get(t->tab[k], key[0], key[1], key[2], key[3]);
 	}
 	vt_slot_add(sl, bytes, weight);
 	return;
@@ -244,7 +253,7 @@ lost:
 }
 
 /* A handler interrupted its thread's add: queue the event (claim, then write). */
-static void defer(struct vt_thread *t, int k, const uint64_t key[3], uint64_t bytes, uint64_t weight)
+static void defer(struct vt_thread *t, int k, const uint64_t key[4], uint64_t bytes, uint64_t weight)
 {
 	uint32_t i = atomic_load_explicit(&t->dtail, memory_order_relaxed);
 
@@ -274,11 +283,39 @@ static void fold(struct vt_thread *t)
 	}
 }
 
+/* The calling thread's stack id (0: none), its frames interned; busy. */
+static uint64_t take_stack(struct vt_thread *t)
+{
+	int must_flush;
+	uint64_t id;
+
+	if (VMTRACE_UNLIKELY(!t->stacks)) {
+		struct vt_stacks *s = vt_stacks_new();
+
+		if (!s)
+			return 0;
+		lock(t); /* a flush reads t->stacks under the lock */
+		t->stacks = s;
+		unlock(t);
+		vmtrace__fire_stacks_armed(VMTRACE_STACK_MAX_DEPTH);
+	}
+	id = vt_stacks_take(t->stacks, &must_flush);
+	if (VMTRACE_UNLIKELY(must_flush)) {
+		/* its frames are waiting to be sent: send them, start over */
+		lock(t);
+		vt_stacks_flush(t->stacks, &t->buf, 0, kind_on(VMTRACE_BATCH_ALLOC - 1));
+		vt_stacks_rewind(t->stacks);
+		unlock(t);
+		id = vt_stacks_take(t->stacks, &must_flush);
+	}
+	return id;
+}
+
 void vmtrace__batch_count(int kind, uint64_t klass, uint64_t method, uint64_t site, uint64_t size,
-			  uint64_t weight)
+			  uint64_t weight, int want_stack)
 {
 	struct vt_thread *t = self;
-	const uint64_t key[3] = { klass, method, site };
+	uint64_t key[4] = { klass, method, site, 0 };
 	int k = kind - 1;
 
 	if (VMTRACE_UNLIKELY(!t) && !(t = thread_attach())) {
@@ -289,11 +326,17 @@ void vmtrace__batch_count(int kind, uint64_t klass, uint64_t method, uint64_t si
 	if (VMTRACE_UNLIKELY(atomic_load_explicit(&flusher_state, memory_order_relaxed) == FLUSHER_NONE))
 		start_flusher();
 	if (VMTRACE_UNLIKELY(t->busy)) {
+		/* a handler: the id only; if its frames were never interned the
+		 * consumer counts the stack as lost */
+		if (want_stack && vt_stacks_ready())
+			key[3] = vt_stacks_take(NULL, &(int){ 0 });
 		defer(t, k, key, size * weight, weight);
 		return;
 	}
 	t->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
+	if (want_stack && vt_stacks_ready())
+		key[3] = take_stack(t);
 	add(t, k, key, size * weight, weight);
 	if (VMTRACE_UNLIKELY(t->dhead != atomic_load_explicit(&t->dtail, memory_order_relaxed)))
 		fold(t);
@@ -337,7 +380,7 @@ static void round_all(uint32_t flags, uint64_t request)
 			continue;
 		lock(t);
 		if (atomic_load_explicit(&t->state, memory_order_relaxed) == REC_LIVE)
-			flush_thread(t, bufs, round_no);
+			flush_thread(t, bufs, &round_stack_buf, round_no);
 		unlock(t);
 	}
 	for (int k = 0; k < KINDS; k++) {

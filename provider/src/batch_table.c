@@ -66,6 +66,7 @@ void vt_table_flush(struct vt_table *t, struct vt_flush *f)
 			r->klass = sl->key[0];
 			r->method = sl->key[1];
 			r->site = sl->key[2];
+			r->stack = sl->key[3];
 			r->count = c - sl->sent[0];
 			r->bytes = b - sl->sent[1];
 			r->samples = s - sl->sent[2];

@@ -24,7 +24,7 @@
 
 struct vt_slot {
 	_Atomic uint64_t used;      /* 1 once key[] is written (release) */
-	uint64_t key[3];            /* klass, method, site */
+	uint64_t key[4];            /* klass, method, site, stack */
 	_Atomic uint64_t count, bytes, samples; /* cumulative; the owner's stores only */
 	uint64_t sent[3];           /* count, bytes, samples delivered; under the lock */
 };
@@ -48,19 +48,21 @@ _Static_assert(sizeof(struct vt_batch_buf) <= VMTRACE_BATCH_MAX_BYTES, "a batch 
 struct vt_table *vt_table_new(uint32_t slots);
 void vt_table_free(struct vt_table *t);
 
-/* The slot of key (k, m, s), inserted when missing; NULL when the table is
+/* The slot of key (k, m, s, st), inserted when missing; NULL when the table is
  * half full and the key is new (the caller grows it). Owner only. */
-static inline uint64_t vt_table_hash(uint64_t k, uint64_t m, uint64_t s)
+static inline uint64_t vt_table_hash(uint64_t k, uint64_t m, uint64_t s, uint64_t st)
 {
 	/* the pointers are aligned, so their low bits are zero: the slot
 	 * index comes from the product's high bits */
-	uint64_t h = (k ^ (m * 0xC2B2AE3D27D4EB4Full) ^ (s * 0x165667B19E3779F9ull)) * 0x9E3779B97F4A7C15ull;
+	uint64_t h = (k ^ (m * 0xC2B2AE3D27D4EB4Full) ^ (s * 0x165667B19E3779F9ull) ^ st) *
+		     0x9E3779B97F4A7C15ull;
 	return h >> 40;
 }
 
-static inline struct vt_slot *vt_table_get(struct vt_table *t, uint64_t k, uint64_t m, uint64_t s)
+static inline struct vt_slot *vt_table_get(struct vt_table *t, uint64_t k, uint64_t m, uint64_t s,
+					   uint64_t st)
 {
-	for (uint32_t i = (uint32_t)vt_table_hash(k, m, s) & t->mask;; i = (i + 1) & t->mask) {
+	for (uint32_t i = (uint32_t)vt_table_hash(k, m, s, st) & t->mask;; i = (i + 1) & t->mask) {
 		struct vt_slot *sl = &t->slot[i];
 
 		if (!atomic_load_explicit(&sl->used, memory_order_relaxed)) {
@@ -69,11 +71,12 @@ static inline struct vt_slot *vt_table_get(struct vt_table *t, uint64_t k, uint6
 			sl->key[0] = k;
 			sl->key[1] = m;
 			sl->key[2] = s;
+			sl->key[3] = st;
 			t->used++;
 			atomic_store_explicit(&sl->used, 1, memory_order_release);
 			return sl;
 		}
-		if (sl->key[0] == k && sl->key[1] == m && sl->key[2] == s)
+		if (sl->key[0] == k && sl->key[1] == m && sl->key[2] == s && sl->key[3] == st)
 			return sl;
 	}
 }

@@ -40,7 +40,8 @@ SEMAPHORE_AT(bus__dropped, BUS_DROPPED, 11);
 SEMAPHORE_AT(sample__armed, SAMPLE_ARMED, 12);
 SEMAPHORE_AT(alloc__batch, ALLOC_BATCH, 13);
 SEMAPHORE_AT(free__batch, FREE_BATCH, 14);
-_Static_assert(VMTRACE_PROBE__COUNT == 15, "a probe without a semaphore");
+SEMAPHORE_AT(stacks__armed, STACKS_ARMED, 15);
+_Static_assert(VMTRACE_PROBE__COUNT == 16, "a probe without a semaphore");
 /* the host's inline check reads an event's gate and its batch gate: one line */
 _Static_assert(VMTRACE_PROBE__COUNT * sizeof(vmtrace_gate) <= 64, "gates beyond one cache line");
 
@@ -77,6 +78,12 @@ void vmtrace__fire_bus_dropped(int event_kind, uint64_t total_dropped)
 {
 	if (SEMAPHORE(BUS_DROPPED))
 		VMTRACE_BUS_DROPPED(event_kind, total_dropped);
+}
+
+void vmtrace__fire_stacks_armed(uint64_t max_depth)
+{
+	if (SEMAPHORE(STACKS_ARMED))
+		VMTRACE_STACKS_ARMED(max_depth);
 }
 
 /* ---- batched counts (batch.c) ---- */

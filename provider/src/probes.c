@@ -161,7 +161,7 @@ void vmtrace__alloc(const char *klass, const char *method, uint64_t size, const 
 		uint64_t weight = sample_weight(size);
 		if (weight && SEMAPHORE(ALLOC_BATCH))
 			vmtrace__batch_count(VMTRACE_BATCH_ALLOC, (uint64_t)klass, (uint64_t)method,
-					     (uint64_t)site, size, weight);
+					     (uint64_t)site, size, weight, SEMAPHORE(STACKS_ARMED) != 0);
 		if (weight && SEMAPHORE(OBJECT_ALLOC))
 			VMTRACE_OBJECT_ALLOC(klass, method, size, site, weight);
 	}
@@ -174,7 +174,7 @@ void vmtrace__alloc(const char *klass, const char *method, uint64_t size, const 
 void vmtrace__free(const char *klass, uint64_t size)
 {
 	if (SEMAPHORE(FREE_BATCH))
-		vmtrace__batch_count(VMTRACE_BATCH_FREE, (uint64_t)klass, 0, 0, size, 1);
+		vmtrace__batch_count(VMTRACE_BATCH_FREE, (uint64_t)klass, 0, 0, size, 1, 0);
 	if (SEMAPHORE(OBJECT_FREE))
 		VMTRACE_OBJECT_FREE(klass, size);
 	if (SUBSCRIBED(OBJECT_FREE)) {

@@ -641,6 +641,11 @@ def check_oneliner_maps(probe, label, text, truth, seen):
         n = m.get((), 0)
         if n < 1 or maps.get("@bytes", {}).get((), 0) < 40 * n:
             fail(f"{label}: no batches, or batches shorter than their header: {maps}")
+    elif probe == "stacks__armed":
+        # stacks are walked only for batched counts: with no batching
+        # tracer attached, no thread starts taking stacks
+        if re.search(r"^tid \d+ takes stacks", text, re.M) or maps:
+            fail(f"{label}: stacks__armed fired with no batching tracer:\n{text}")
     elif probe == "sample__armed":
         # no consumer set a sampling period: the process stays exact
         if re.search(r"^tid \d+ samples every", text, re.M) or maps:

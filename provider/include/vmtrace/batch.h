@@ -27,6 +27,8 @@
 enum vmtrace_batch_kind {
 	VMTRACE_BATCH_ALLOC = 1,          /* object__alloc per (klass, method, site) */
 	VMTRACE_BATCH_FREE = 2,           /* object__free per klass (method, site 0) */
+	VMTRACE_BATCH_STACK = 3,          /* the frames of new stacks (<vmtrace/frames.h>), through
+					     alloc__batch, before the counts that use them */
 };
 
 /* flags of a batch */
@@ -46,14 +48,34 @@ struct vmtrace_batch {
 	/* followed by `count` records of record_size bytes */
 };
 
-/* One key's counts gained since its last delivery (v1: 48 bytes). Keys are
- * the interned string pointers the events carried. */
+/* One key's counts gained since its last delivery (v1: 48 bytes; the
+ * stack was appended, 56). Keys are the interned string pointers the events
+ * carried, and the id of the VM stack they were counted under. */
 struct vmtrace_batch_record {
 	uint64_t klass, method, site;     /* pointers in the process; 0 = NULL */
 	uint64_t count;                   /* sum of weights (1 per event when exact) */
 	uint64_t bytes;                   /* sum of size * weight */
 	uint64_t samples;                 /* events */
+	uint64_t stack;                   /* stack id; 0 = none taken (stacks not armed) */
 };
+
+/* A STACK batch's records are 24 bytes each: every stack is one head, then
+ * `depth` frames, innermost first. Ids are a 64-bit hash of the frames, so
+ * every thread names one stack alike; a stack may be sent more than once. */
+struct vmtrace_batch_stack_head {
+	uint64_t id;                      /* never 0 */
+	uint32_t depth;                   /* frames that follow, at most VMTRACE_STACK_MAX_DEPTH */
+	uint32_t flags;                   /* VMTRACE_STACK_* */
+	uint64_t zero;
+};
+#define VMTRACE_STACK_CUT 0x1u            /* deeper than VMTRACE_STACK_MAX_DEPTH: the outer frames are missing */
+
+struct vmtrace_batch_frame {
+	uint64_t name, file;              /* pointers in the process; 0 = none */
+	int64_t line;                     /* 0 = none */
+};
+_Static_assert(sizeof(struct vmtrace_batch_stack_head) == sizeof(struct vmtrace_batch_frame),
+	       "stack records are of one size");
 
 #define VMTRACE_BATCH_MAX_RECORDS \
 	((VMTRACE_BATCH_MAX_BYTES - sizeof(struct vmtrace_batch)) / sizeof(struct vmtrace_batch_record))

@@ -39,7 +39,8 @@ extern "C" {
 	X(BUS_DROPPED, bus__dropped)                                           \
 	X(SAMPLE_ARMED, sample__armed)                                         \
 	X(ALLOC_BATCH, alloc__batch)                                           \
-	X(FREE_BATCH, free__batch)
+	X(FREE_BATCH, free__batch)                                             \
+	X(STACKS_ARMED, stacks__armed)
 
 enum vmtrace_probe {
 #define VMTRACE_X_ENUM(e, n) VMTRACE_PROBE_##e,
@@ -217,5 +218,6 @@ uint64_t vmtrace_sample_period_effective(void);
 
 #include <vmtrace/batch.h>
 #include <vmtrace/bus.h>
+#include <vmtrace/frames.h>
 
 #endif /* VMTRACE_VMTRACE_H */

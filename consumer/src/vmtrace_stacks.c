@@ -1,0 +1,107 @@
+/*
+ * vmtrace_stacks.c: VM stacks of a host that embeds libvmtrace
+ * (vmtrace_stacks.h; docs/stacks.md has the design).
+ *
+ * The host describes its frame chain to libvmtrace, which exports the
+ * descriptor as `vmtrace_frames`; the consumer reads it from the running
+ * process and refuses --stack vm, clearly, when it is missing, damaged or
+ * of a version it does not know, rather than record stacks it cannot
+ * trust. The stacks themselves arrive in the BPF `stacks` map (id ->
+ * frames, innermost first), sent by the provider once per consumer.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "sampling.h"
+#include "vmtrace/batch.h"
+#include "vmtrace/frames.h"
+#include "vmtrace_maps.h"
+#include "vmtrace_stacks.h"
+
+_Static_assert(VT_STACK_MAX_DEPTH == VMTRACE_STACK_MAX_DEPTH, "stack depth");
+_Static_assert(VT_STACK_CUT == VMTRACE_STACK_CUT, "stack flags");
+_Static_assert(sizeof(struct vt_stack_frame) == sizeof(struct vmtrace_batch_frame), "stack frame");
+
+#define FIELD_MAX 4096
+
+static bool field_ok(int32_t off, bool optional)
+{
+	return (optional && off == VMTRACE_FRAME_NONE) || (off >= 0 && off <= FIELD_MAX);
+}
+
+int vt_vm_stacks_prepare(pid_t pid, const struct vt_usdt_list *probes, bool spawned, char *errbuf,
+			 size_t errlen)
+{
+	struct vmtrace_frames_desc d;
+	struct timespec now;
+	uint64_t epoch;
+	int err;
+
+	if (spawned)
+		return 0; /* it describes its frames once it runs; nothing to resend */
+	err = vt_provider_read(pid, probes, "vmtrace_frames", &d, sizeof(d));
+	if (err == -ENOENT) {
+		snprintf(errbuf, errlen, "--stack vm: the libvmtrace of pid %d has no frame descriptor "
+			 "(vmtrace_frames): too old for stacks", (int)pid);
+		return err;
+	}
+	if (err) {
+		snprintf(errbuf, errlen, "--stack vm: cannot read the frame descriptor of pid %d: %s",
+			 (int)pid, strerror(-err));
+		return err;
+	}
+	if (d.magic == 0) {
+		snprintf(errbuf, errlen, "--stack vm: pid %d has not described its VM frames "
+			 "(vmtrace_frames_describe)", (int)pid);
+		return -ENOENT;
+	}
+	if (d.magic != VMTRACE_FRAMES_MAGIC || d.version != VMTRACE_FRAMES_VERSION ||
+	    d.max_depth != VMTRACE_STACK_MAX_DEPTH || !field_ok(d.layout.caller, false) ||
+	    !field_ok(d.layout.name, false) || !field_ok(d.layout.file, true) ||
+	    !field_ok(d.layout.line, true)) {
+		snprintf(errbuf, errlen, "--stack vm: the frame descriptor of pid %d is damaged or of a "
+			 "version this vmtrace does not know (version %u)", (int)pid, d.version);
+		return -EPROTONOSUPPORT;
+	}
+	/* stacks the threads sent to an earlier consumer must reach this one */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	epoch = ((uint64_t)getpid() << 40) ^ ((uint64_t)now.tv_sec << 20) ^ (uint64_t)now.tv_nsec;
+	err = vt_provider_write_u64(pid, probes, "vmtrace_stacks_epoch", epoch | 1);
+	if (err)
+		snprintf(errbuf, errlen, "--stack vm: cannot write into pid %d: %s", (int)pid,
+			 strerror(-err));
+	return err;
+}
+
+int vt_vm_stack_of(int stacks_fd, uint64_t id, struct vt_profile *out, vt_frame_name_fn *name,
+		   void *ctx, uint64_t samples, uint32_t *sid, uint64_t *cut, uint64_t *missing)
+{
+	static struct vt_stack_val v; /* 3 KiB: not on the stack */
+	static char fallback[VT_STACK_MAX_DEPTH][2][40];
+	struct vt_frame frames[VT_STACK_MAX_DEPTH];
+	uint32_t depth;
+
+	if (bpf_map_lookup_elem(stacks_fd, &id, &v) || v.depth == 0 || v.depth > VT_STACK_MAX_DEPTH) {
+		struct vt_frame lost = { "[stack lost]", "", 0 };
+
+		*missing += samples;
+		return vt_profile_add_stack(out, &lost, 1, false, sid);
+	}
+	depth = v.depth;
+	for (uint32_t i = 0; i < depth; i++) {
+		const struct vt_stack_frame *f = &v.f[depth - 1 - i]; /* root first */
+
+		frames[i].name = (char *)name(ctx, f->name, fallback[i][0], sizeof(fallback[i][0]));
+		frames[i].file = (char *)(f->file ? name(ctx, f->file, fallback[i][1],
+							 sizeof(fallback[i][1])) : "");
+		frames[i].line = f->line;
+	}
+	if (v.flags & VT_STACK_CUT)
+		*cut += samples;
+	return vt_profile_add_stack(out, frames, depth, (v.flags & VT_STACK_CUT) != 0, sid);
+}

@@ -1,0 +1,34 @@
+/*
+ * vmtrace_stacks.h: VM stacks from a host that embeds libvmtrace
+ * (docs/stacks.md): checking the frame descriptor the host exported, and
+ * turning the BPF `stacks` map's ids into the profile's stacks.
+ */
+#ifndef VMTRACE_VMTRACE_STACKS_H
+#define VMTRACE_VMTRACE_STACKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "profile.h"
+#include "usdt_notes.h"
+
+/* Check the frame descriptor (vmtrace_frames) of a running pid and ask its
+ * threads to send their stacks' frames again (vmtrace_stacks_epoch). A
+ * command not yet started has nothing to check (spawned). 0, or a negative
+ * errno with a one-line reason in errbuf. */
+int vt_vm_stacks_prepare(pid_t pid, const struct vt_usdt_list *probes, bool spawned, char *errbuf,
+			 size_t errlen);
+
+/* A pointer's name for a frame: never NULL (fallback holds len bytes). */
+typedef const char *vt_frame_name_fn(void *ctx, uint64_t ptr, char *fallback, size_t len);
+
+/* Stack id (a key of the `stacks` map at stacks_fd) as a stack of out:
+ * *sid its number. A stack cut at the walk's depth adds samples to *cut; one
+ * whose frames never reached the map is the one frame "[stack lost]" and
+ * adds samples to *missing. 0 or -ENOMEM. */
+int vt_vm_stack_of(int stacks_fd, uint64_t id, struct vt_profile *out, vt_frame_name_fn *name,
+		   void *ctx, uint64_t samples, uint32_t *sid, uint64_t *cut, uint64_t *missing);
+
+#endif /* VMTRACE_VMTRACE_STACKS_H */

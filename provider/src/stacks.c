@@ -1,0 +1,241 @@
+/*
+ * stacks.c: walking the host's VM frames and interning the stacks of a
+ * thread (stacks.h; docs/stacks.md says why the walk happens here).
+ *
+ * Batched counting fires no probe per allocation, so no BPF program runs
+ * where the stack is: the walk must happen in the process. It reads the
+ * chain the host described (vmtrace_frames_describe), innermost frame
+ * first, from the pointer the thread registered (vmtrace_frames_thread):
+ * two or three loads per frame, and a multiply-xor hash per frame names
+ * the stack. The id joins (class, method, site) in the thread's count
+ * table; a stack's frames are sent once per consumer (vmtrace_stacks_epoch
+ * says which), in STACK batches ahead of the counts that use them.
+ *
+ * The chain is the host's own memory, read without a fault guard: the
+ * host promises that it is whole whenever it allocates (frames.h). A
+ * chain longer than VMTRACE_STACK_MAX_DEPTH (or a cycle) is cut there and
+ * the stack flagged VMTRACE_STACK_CUT, which the consumer reports as lost.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "batch_table.h"
+#include "primitives.h"
+#include "stacks.h"
+
+VMTRACE_HIDDEN volatile struct vmtrace_frames_desc vmtrace__frames_store;
+extern volatile struct vmtrace_frames_desc vmtrace_frames __attribute__((alias("vmtrace__frames_store")));
+VMTRACE_HIDDEN volatile uint64_t vmtrace__stacks_epoch_store;
+extern volatile uint64_t vmtrace_stacks_epoch __attribute__((alias("vmtrace__stacks_epoch_store")));
+
+/* this thread's innermost-frame pointer, as the host gave it */
+static __thread void *const *root __attribute__((tls_model("initial-exec")));
+
+#define FRAME_FIELD_MAX 4096
+
+static int offset_ok(int32_t off, int optional)
+{
+	return (optional && off == VMTRACE_FRAME_NONE) || (off >= 0 && off <= FRAME_FIELD_MAX);
+}
+
+int vmtrace_frames_describe(const struct vmtrace_frame_layout *l)
+{
+	if (!l || !offset_ok(l->caller, 0) || !offset_ok(l->name, 0) || !offset_ok(l->file, 1) ||
+	    !offset_ok(l->line, 1))
+		return -EINVAL;
+	vmtrace__frames_store.layout.caller = l->caller;
+	vmtrace__frames_store.layout.name = l->name;
+	vmtrace__frames_store.layout.file = l->file;
+	vmtrace__frames_store.layout.line = l->line;
+	vmtrace__frames_store.version = VMTRACE_FRAMES_VERSION;
+	vmtrace__frames_store.max_depth = VMTRACE_STACK_MAX_DEPTH;
+	__atomic_store_n(&vmtrace__frames_store.magic, VMTRACE_FRAMES_MAGIC, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void vmtrace_frames_thread(void *const *current)
+{
+	root = current;
+}
+
+int vt_stacks_ready(void)
+{
+	return root && __atomic_load_n(&vmtrace__frames_store.magic, __ATOMIC_ACQUIRE) == VMTRACE_FRAMES_MAGIC;
+}
+
+static inline uint64_t load_u64(const char *frame, int32_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, frame + off, sizeof(v));
+	return v;
+}
+
+static inline int64_t load_i32(const char *frame, int32_t off)
+{
+	int32_t v;
+
+	memcpy(&v, frame + off, sizeof(v));
+	return v;
+}
+
+/* Walk into out[] (innermost first): the depth, with *flags and the hash. */
+static uint32_t walk(struct vmtrace_batch_frame *out, uint64_t *hash, uint32_t *flags)
+{
+	const struct vmtrace_frame_layout l = { vmtrace__frames_store.layout.caller,
+						vmtrace__frames_store.layout.name,
+						vmtrace__frames_store.layout.file,
+						vmtrace__frames_store.layout.line };
+	const char *f = *root;
+	uint64_t h = 0x9E3779B97F4A7C15ull;
+	uint32_t d = 0;
+
+	*flags = 0;
+	for (; f; f = (const char *)load_u64(f, l.caller)) {
+		uint64_t name = load_u64(f, l.name);
+		uint64_t file = l.file >= 0 ? load_u64(f, l.file) : 0;
+		int64_t line = l.line >= 0 ? load_i32(f, l.line) : 0;
+
+		if (d == VMTRACE_STACK_MAX_DEPTH) {
+			*flags |= VMTRACE_STACK_CUT;
+			break;
+		}
+		if (out) {
+			out[d].name = name;
+			out[d].file = file;
+			out[d].line = line;
+		}
+		h = (h ^ name) * 0xC2B2AE3D27D4EB4Full;
+		h = (h ^ file ^ ((uint64_t)line << 48)) * 0x165667B19E3779F9ull;
+		d++;
+	}
+	h ^= (uint64_t)d * 0x9E3779B97F4A7C15ull + *flags;
+	h ^= h >> 31;
+	*hash = h ? h : 1; /* 0 means "no stack" */
+	return d;
+}
+
+/* Is id in the known set? Inserted when not (and there is room). */
+static int known_or_add(struct vt_stacks *s, uint64_t id)
+{
+	uint32_t mask = VT_STACKS_KNOWN - 1;
+
+	for (uint32_t i = (uint32_t)(id >> 40) & mask;; i = (i + 1) & mask) {
+		if (s->known[i] == id)
+			return 1;
+		if (s->known[i] == 0) {
+			if (2 * (s->nknown + 1) > VT_STACKS_KNOWN) {
+				/* full: forget them all; their frames are sent again */
+				memset(s->known, 0, sizeof(s->known));
+				s->nknown = 0;
+				i = (uint32_t)(id >> 40) & mask;
+			}
+			s->known[i] = id;
+			s->nknown++;
+			return 0;
+		}
+	}
+}
+
+uint64_t vt_stacks_take(struct vt_stacks *s, int *must_flush)
+{
+	uint64_t id, epoch;
+	uint32_t depth, flags, n;
+
+	*must_flush = 0;
+	if (!s) {
+		walk(NULL, &id, &flags);
+		return id;
+	}
+	if (!*root)
+		return 0;
+	depth = walk(s->walk, &id, &flags);
+	epoch = __atomic_load_n(&vmtrace__stacks_epoch_store, __ATOMIC_RELAXED);
+	if (VMTRACE_UNLIKELY(epoch != s->epoch)) {
+		memset(s->known, 0, sizeof(s->known));
+		s->nknown = 0;
+		s->epoch = epoch;
+	}
+	n = atomic_load_explicit(&s->npend, memory_order_relaxed);
+	if (n + 1 + depth > VT_STACKS_PEND) {
+		*must_flush = 1;
+		return 0;
+	}
+	if (known_or_add(s, id))
+		return id;
+	struct vmtrace_batch_stack_head *head = (void *)&s->pend[n];
+	head->id = id;
+	head->depth = depth;
+	head->flags = flags;
+	head->zero = 0;
+	memcpy(&s->pend[n + 1], s->walk, depth * sizeof(s->walk[0]));
+	atomic_store_explicit(&s->npend, n + 1 + depth, memory_order_release);
+	return id;
+}
+
+/* what a batch buffer holds after its header */
+#define STACK_RECS (sizeof(((struct vt_batch_buf *)0)->rec) / (sizeof(struct vmtrace_batch_frame)))
+
+static void send(struct vt_batch_buf *buf, const struct vmtrace_batch_frame *recs, uint32_t n,
+		 uint32_t round)
+{
+	struct vmtrace_batch *h = &buf->h;
+
+	h->magic = VMTRACE_BATCH_MAGIC;
+	h->version = VMTRACE_BATCH_VERSION;
+	h->kind = VMTRACE_BATCH_STACK;
+	h->record_size = sizeof(struct vmtrace_batch_frame);
+	h->count = n;
+	h->flags = 0;
+	h->round = round;
+	h->lost = 0;
+	h->request = 0;
+	memcpy(h + 1, recs, n * sizeof(*recs));
+	vmtrace__fire_batch(VMTRACE_BATCH_ALLOC, h, sizeof(*h) + (uint64_t)n * sizeof(*recs));
+	h->count = 0;
+}
+
+void vt_stacks_flush(struct vt_stacks *s, struct vt_batch_buf *buf, uint32_t round, int deliver)
+{
+	uint32_t end = atomic_load_explicit(&s->npend, memory_order_acquire);
+	uint32_t i = s->sent;
+
+	_Static_assert(STACK_RECS >= 1 + VMTRACE_STACK_MAX_DEPTH, "a whole stack fits one batch");
+	while (deliver && i < end) {
+		/* whole stacks only, so a batch never splits one */
+		uint32_t n = 0;
+
+		while (i + n < end) {
+			const struct vmtrace_batch_stack_head *hd = (const void *)&s->pend[i + n];
+
+			if (n + 1 + hd->depth > STACK_RECS)
+				break;
+			n += 1 + hd->depth;
+		}
+		send(buf, &s->pend[i], n, round);
+		i += n;
+	}
+	s->sent = end;
+}
+
+void vt_stacks_rewind(struct vt_stacks *s)
+{
+	if (s->sent == atomic_load_explicit(&s->npend, memory_order_relaxed)) {
+		s->sent = 0;
+		atomic_store_explicit(&s->npend, 0, memory_order_relaxed);
+	}
+}
+
+struct vt_stacks *vt_stacks_new(void)
+{
+	struct vt_stacks *s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return s == MAP_FAILED ? NULL : s;
+}
+
+void vt_stacks_free(struct vt_stacks *s)
+{
+	if (s)
+		munmap(s, sizeof(*s));
+}

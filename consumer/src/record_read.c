@@ -31,7 +31,10 @@ enum {
 	SEEN_START = 1 << 9,     /* optional: version 1 records lack it */
 };
 
-#define MAX_FIELDS (4 + VT_HIST_BUCKETS + 2)
+#define STACK_MAX_FRAMES 128     /* frames of a `stack` line at most */
+/* the longest items: a signal with its histogram, a stack of 128 frames */
+#define MAX_FIELDS (3 + 3 * STACK_MAX_FRAMES > 4 + VT_HIST_BUCKETS + 2 ? 3 + 3 * STACK_MAX_FRAMES \
+							      : 4 + VT_HIST_BUCKETS + 2)
 
 /* Splits line at single spaces; empty fields are malformed. */
 static int split(char *line, char **field, int max)
@@ -120,6 +123,33 @@ static int once(unsigned *seen, unsigned bit)
 	return 0;
 }
 
+/* "stack CUT DEPTH" then DEPTH times "=name =file line", root first: the
+ * next stack number. A stack seen before is malformed (writers write each
+ * once, and numbers must follow the lines). */
+static int parse_stack(struct vt_profile *p, char **f, int n)
+{
+	struct vt_frame frames[STACK_MAX_FRAMES];
+	long cut, depth;
+	uint32_t id;
+	int err;
+
+	if (n < 3 || get_int(f[1], 0, 1, &cut) || get_int(f[2], 1, STACK_MAX_FRAMES, &depth) ||
+	    n != 3 + 3 * depth)
+		return -1;
+	for (long i = 0; i < depth; i++) {
+		long line;
+
+		if (get_str(f[3 + 3 * i], &frames[i].name) || get_str(f[4 + 3 * i], &frames[i].file) ||
+		    get_int(f[5 + 3 * i], INT32_MIN, INT32_MAX, &line))
+			return -1;
+		frames[i].line = line;
+	}
+	err = vt_profile_add_stack(p, frames, (uint32_t)depth, cut == 1, &id);
+	if (err)
+		return err == -EINVAL ? -1 : err;
+	return id == p->stacks.n ? 0 : -1;
+}
+
 /* One item line: 0, -1 when malformed, -ENOMEM. */
 static int parse_item(struct vt_profile *p, char **f, int n, unsigned *seen)
 {
@@ -194,6 +224,15 @@ static int parse_item(struct vt_profile *p, char **f, int n, unsigned *seen)
 		    get_u64(f[4], &u[0]) || get_u64(f[5], &u[1]) || get_u64(f[6], &u[2]))
 			return -1;
 		return vt_profile_add_alloc(p, s1, s2, s3, u[0], u[1], u[2]);
+	}
+	if (!strcmp(key, "stack"))
+		return parse_stack(p, f, n);
+	if (!strcmp(key, "alloc_stack")) {
+		if (n != 8 || get_u64(f[1], &u[3]) || u[3] == 0 || u[3] > p->stacks.n ||
+		    get_str(f[2], &s1) || get_str(f[3], &s2) || get_str(f[4], &s3) ||
+		    get_u64(f[5], &u[0]) || get_u64(f[6], &u[1]) || get_u64(f[7], &u[2]))
+			return -1;
+		return vt_profile_add_alloc_stack(p, s1, s2, s3, (uint32_t)u[3], u[0], u[1], u[2]);
 	}
 	if (!strcmp(key, "method_cache_reset") || !strcmp(key, "call")) {
 		if (n != 4 || get_str(f[1], &s1) || get_str(f[2], &s2) || get_u64(f[3], &u[0]))

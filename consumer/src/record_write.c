@@ -77,10 +77,25 @@ static unsigned long write_items(FILE *f, const struct vt_profile *p)
 		fprintf(f, " %" PRIu64, p->gc_collections[k]);
 	fputc('\n', f), lines++;
 
+	/* stacks before the rows that name them by number */
+	for (size_t i = 0; i < p->stacks.n; i++, lines++) {
+		const struct vt_stack *s = &p->stacks.v[i];
+
+		fprintf(f, "stack %d %" PRIu32, s->cut ? 1 : 0, s->depth);
+		for (uint32_t k = 0; k < s->depth; k++) {
+			put_str(f, s->frames[k].name);
+			put_str(f, s->frames[k].file);
+			fprintf(f, " %" PRId64, s->frames[k].line);
+		}
+		fputc('\n', f);
+	}
 	for (size_t i = 0; i < p->allocs.n; i++, lines++) {
 		const struct vt_alloc *a = &p->allocs.v[i];
 
-		fputs("alloc", f);
+		if (a->stack)
+			fprintf(f, "alloc_stack %" PRIu32, a->stack);
+		else
+			fputs("alloc", f);
 		put_str(f, a->klass);
 		put_str(f, a->method);
 		put_str(f, a->site);

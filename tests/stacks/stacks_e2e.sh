@@ -1,0 +1,135 @@
+#!/bin/bash
+# stacks_e2e.sh CASE BIN TBIN: allocations per VM stack (--stack vm), real
+# BPF against demovm, compared with demovm's own count per call path.
+#   spawn      record -- demovm: folded stacks (count and bytes) and the
+#              record file read back equal the truth
+#   pid        attach to a waiting demovm (static), then the same
+#   pid_shared the same with libvmtrace.so
+#   reattach   a second consumer after a first one still gets every stack's
+#              frames (none lost)
+#   errors     a host without a frame descriptor, a bad --stack, native
+set -uo pipefail
+
+CASE=$1
+BIN=$2
+TBIN=$3
+HERE=$(cd "$(dirname "$0")" && pwd)
+PY=/usr/bin/python3
+VMTRACE=$BIN/vmtrace
+OPS=1500
+
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP: $CASE needs root (real BPF)"
+	exit 77
+fi
+
+. "$(dirname "$0")/../lib/harness.sh"
+vt_harness stacks
+
+wait_line() { # FILE REGEX [PID]
+	for _ in $(seq 300); do
+		grep -qE "$2" "$1" 2>/dev/null && return 0
+		if [ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null; then
+			grep -qE "$2" "$1" 2>/dev/null && return 0
+			fail "pid $3 ended before a line matching '$2' in $1"
+		fi
+		sleep 0.1
+	done
+	fail "no line matching '$2' in $1"
+}
+
+compare() { # TRUTH FOLDED [count|bytes]
+	"$PY" "$HERE/compare_stacks.py" "$@" >compare.out 2>&1 || fail "$(cat compare.out)"
+	cat compare.out
+}
+
+lost_of() { # RECORD WHAT-PREFIX -> count
+	"$VMTRACE" report "$1" --format json | "$PY" -c '
+import json, sys
+print(sum(l["count"] for l in json.load(sys.stdin)["lost"] if l["what"].startswith(sys.argv[1])))' "$2"
+}
+
+check_record() { # the record file keeps the stacks
+	"$VMTRACE" report rec.data --format folded >report.folded 2>report.err ||
+		fail "report exited with $?"
+	compare truth.json report.folded
+	"$VMTRACE" report rec.data --format folded --sort bytes >bytes.folded 2>report.err ||
+		fail "report --sort bytes exited with $?"
+	compare truth.json bytes.folded bytes
+	for what in "stack map full" "stack cut" "stack's frames never arrived"; do
+		[ "$(lost_of rec.data "$what")" = 0 ] || fail "lost: $what"
+	done
+}
+
+case_pid() { # VARIANT
+	"$BIN/$1" --quiet --wait --ops $OPS --threads 2 --truth truth.json >dv.out 2>dv.err &
+	DV=$!
+	PIDS+=("$DV")
+	wait_line dv.out '^ready$' "$DV"
+	"$VMTRACE" record --stack vm -p "$DV" -o rec.data --format folded >vt.out 2>vt.err &
+	VT=$!
+	PIDS+=("$VT")
+	wait_line vt.err '^vmtrace: recording pid' "$VT"
+	kill -USR1 "$DV"
+	wait "$DV" || fail "demovm exited with $?"
+	wait "$VT" || fail "vmtrace record exited with $?"
+	compare truth.json vt.out
+	check_record
+}
+
+case "$CASE" in
+spawn)
+	"$VMTRACE" record --stack vm -o rec.data --format folded -- "$BIN/demovm" --ops $OPS \
+		--threads 2 --truth truth.json --quiet >vt.out 2>vt.err || fail "vmtrace record exited with $?"
+	compare truth.json vt.out
+	check_record
+	;;
+pid) case_pid demovm ;;
+pid_shared) case_pid demovm-shared ;;
+reattach)
+	"$BIN/demovm" --quiet --threads 1 --duration 0 >dv.out 2>dv.err &
+	DV=$!
+	PIDS+=("$DV")
+	sleep 0.3
+	for n in 1 2; do
+		"$VMTRACE" record --stack vm -p "$DV" -d 1 -o rec$n.data >vt$n.out 2>vt$n.err ||
+			fail "record $n exited with $?"
+		"$VMTRACE" report rec$n.data --format folded >f$n.folded || fail "report $n"
+		[ -s f$n.folded ] || fail "record $n: no stacks"
+		! grep -q '\[stack lost\]' f$n.folded || fail "record $n: stacks whose frames never came"
+		[ "$(lost_of rec$n.data "stack's frames never arrived")" = 0 ] || fail "record $n: lost stacks"
+		grep -q '^Object#main;Tree#build;Tree#grow;Tree#grow;Node ' f$n.folded ||
+			fail "record $n: no recursive stack"
+	done
+	echo "two consumers in turn: every stack's frames reached both"
+	;;
+errors)
+	expect() { # STATUS REGEX ARGS...
+		local want=$1 re=$2
+		shift 2
+		"$VMTRACE" "$@" >err.out 2>err.err
+		local got=$?
+		[ "$got" = "$want" ] || fail "vmtrace $*: exit $got, want $want"
+		[ "$(wc -l <err.err)" = 1 ] || fail "vmtrace $*: want one line on stderr, got: $(cat err.err)"
+		grep -qE -e "$re" err.err || fail "vmtrace $*: '$(cat err.err)' does not match '$re'"
+		echo "ok: vmtrace $* -> $(cat err.err)"
+	}
+	expect 2 "^vmtrace: record: --stack: 'deep' is not one of vm, native, both, none" \
+		record --stack deep -o x.data -- "$BIN/demovm" --ops 1
+	# early_host embeds libvmtrace but describes no frames
+	"$TBIN/early_host" 1 --far >eh.out 2>eh.err &
+	EH=$!
+	PIDS+=("$EH")
+	wait_line eh.out "^fired$" "$EH"
+	expect 1 "--stack vm: pid $EH has not described its VM frames" record --stack vm -p "$EH" -o x.data
+	"$BIN/demovm" --quiet --wait --ops 10 >dv.out 2>dv.err &
+	DV=$!
+	PIDS+=("$DV")
+	wait_line dv.out '^ready$' "$DV"
+	expect 1 "--stack native: not supported" record --stack native -p "$DV" -o x.data
+	;;
+*)
+	echo "unknown case $CASE"
+	exit 2
+	;;
+esac

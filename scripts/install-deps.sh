@@ -12,6 +12,7 @@ PACKAGES=(
 	bpftrace ruby python3.11 python3          # bpftrace tests, stock runtimes
 	jq                                        # test scripts compare JSON
 	libjansson-dev                            # the report fuzzer parses its JSON output
+	nodejs                                    # runs the flame graph page's script in its test
 	protobuf-c-compiler libprotobuf-c-dev     # --format pprof: profile.proto to C
 	golang-github-google-pprof-dev            # profile.proto itself
 	golang-go                                 # go tool pprof reads the pprof tests' output

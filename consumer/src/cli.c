@@ -214,7 +214,7 @@ static int take(const char *cmd, int opt, const char *arg, struct vt_cli_args *a
 		return 0;
 	case VT_OPT_BY:
 		if (vt_parse_group(arg, &a->report.by))
-			return vt_usage_error(cmd, "--by: '%s' is not one of class,method, class, method, site",
+			return vt_usage_error(cmd, "--by: '%s' is not one of class,method, class, method, site, stack",
 					      arg);
 		return 0;
 	case VT_OPT_SORT:

@@ -32,10 +32,10 @@ static int csv_allocations(FILE *out, const struct vt_profile *p, const struct v
 	if (err)
 		return err;
 	fputs("\nsection", out);
-	if (o->by != VT_BY_METHOD)
+	if (o->by != VT_BY_METHOD && o->by != VT_BY_STACK)
 		fputs(",class", out);
 	if (o->by != VT_BY_CLASS)
-		fputs(",method", out);
+		fputs(o->by == VT_BY_STACK ? ",stack" : ",method", out);
 	if (o->by == VT_BY_SITE)
 		fputs(",site", out);
 	fputs(",count,bytes,samples\n", out);
@@ -45,6 +45,8 @@ static int csv_allocations(FILE *out, const struct vt_profile *p, const struct v
 			csv_str(out, t.rows[i].klass);
 		if (t.rows[i].method)
 			csv_str(out, t.rows[i].method);
+		if (t.rows[i].stack)
+			csv_str(out, t.rows[i].stack);
 		if (t.rows[i].site)
 			csv_str(out, t.rows[i].site);
 		csv_u64(out, t.rows[i].count);

@@ -86,7 +86,7 @@ int vt_report_folded(FILE *out, const struct vt_profile *p, const struct vt_repo
 		const struct vt_alloc_row *r = &t.rows[i];
 		bool first = true;
 
-		if (o->by != VT_BY_METHOD)
+		if (o->by != VT_BY_METHOD && o->by != VT_BY_STACK)
 			frame(out, r->klass, first), first = false;
 		if (o->by != VT_BY_CLASS)
 			frame(out, r->method, first), first = false;

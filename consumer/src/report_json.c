@@ -84,6 +84,8 @@ static int json_allocations(FILE *out, const struct vt_profile *p, const struct 
 			json_str(out, "class", r->klass, true);
 		if (r->method)
 			json_str(out, "method", r->method, true);
+		if (r->stack)
+			json_str(out, "stack", r->stack, true);
 		if (r->site)
 			json_str(out, "site", r->site, true);
 		json_u64(out, "count", r->count, true);

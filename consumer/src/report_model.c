@@ -10,7 +10,7 @@
 
 static const char *const group_names[] = {
 	[VT_BY_CLASS_METHOD] = "class,method", [VT_BY_CLASS] = "class",
-	[VT_BY_METHOD] = "method", [VT_BY_SITE] = "site",
+	[VT_BY_METHOD] = "method", [VT_BY_SITE] = "site", [VT_BY_STACK] = "stack",
 };
 static const char *const sort_names[] = {
 	[VT_SORT_COUNT] = "count", [VT_SORT_BYTES] = "bytes",
@@ -69,6 +69,8 @@ static int cmp_row_keys(const void *pa, const void *pb)
 	int c = strcmp_null(a->klass, b->klass);
 
 	if (!c)
+		c = strcmp_null(a->stack, b->stack);
+	if (!c)
 		c = strcmp_null(a->method, b->method);
 	if (!c)
 		c = strcmp_null(a->site, b->site);
@@ -100,6 +102,43 @@ static int cmp_rows_by_bytes(const void *pa, const void *pb)
 	return c ? c : cmp_row_keys(pa, pb);
 }
 
+char *vt_stack_text(const struct vt_stack *s)
+{
+	size_t len = s->cut ? 7 : 1;
+	char *out, *w;
+
+	for (uint32_t i = 0; i < s->depth; i++)
+		len += strlen(s->frames[i].name) + 1;
+	out = w = malloc(len);
+	if (!out)
+		return NULL;
+	if (s->cut)
+		w = stpcpy(w, "[cut];");
+	for (uint32_t i = 0; i < s->depth; i++) {
+		for (const char *c = s->frames[i].name; *c; c++)
+			*w++ = *c == ';' ? ':' : *c;
+		if (i + 1 < s->depth)
+			*w++ = ';';
+	}
+	*w = '\0';
+	return out;
+}
+
+/* --by stack: each stack's text once, for the rows to point at. */
+static int stack_texts(const struct vt_profile *p, struct vt_alloc_table *t)
+{
+	if (!p->stacks.n)
+		return 0;
+	t->texts = calloc(p->stacks.n, sizeof(*t->texts));
+	if (!t->texts)
+		return -ENOMEM;
+	t->ntexts = p->stacks.n;
+	for (size_t i = 0; i < p->stacks.n; i++)
+		if (!(t->texts[i] = vt_stack_text(&p->stacks.v[i])))
+			return -ENOMEM;
+	return 0;
+}
+
 int vt_alloc_table_build(const struct vt_profile *p, const struct vt_report_opts *opts,
 			 struct vt_alloc_table *t)
 {
@@ -112,13 +151,21 @@ int vt_alloc_table_build(const struct vt_profile *p, const struct vt_report_opts
 	rows = calloc(n, sizeof(*rows));
 	if (!rows)
 		return -ENOMEM;
+	t->rows = rows;
+	if (opts->by == VT_BY_STACK && stack_texts(p, t)) {
+		vt_alloc_table_free(t);
+		return -ENOMEM;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct vt_alloc *a = &p->allocs.v[i];
 		struct vt_alloc_row *r = &rows[i];
 
-		r->klass = opts->by == VT_BY_METHOD ? NULL : a->klass;
-		r->method = opts->by == VT_BY_CLASS ? NULL : a->method;
+		r->klass = opts->by == VT_BY_METHOD || opts->by == VT_BY_STACK ? NULL : a->klass;
+		r->method = opts->by == VT_BY_CLASS || opts->by == VT_BY_STACK ? NULL : a->method;
 		r->site = opts->by == VT_BY_SITE ? a->site : NULL;
+		/* a row without a stack stands for its method */
+		if (opts->by == VT_BY_STACK)
+			r->stack = a->stack ? t->texts[a->stack - 1] : a->method;
 		r->count = a->count;
 		r->bytes = a->bytes;
 		r->samples = a->samples;
@@ -150,6 +197,9 @@ void vt_alloc_table_free(struct vt_alloc_table *t)
 	if (!t)
 		return;
 	free(t->rows);
+	for (size_t i = 0; i < t->ntexts; i++)
+		free(t->texts[i]);
+	free(t->texts);
 	memset(t, 0, sizeof(*t));
 }
 

@@ -16,6 +16,7 @@
  * profile; a key the grouping drops is NULL. */
 struct vt_alloc_row {
 	const char *klass, *method, *site;
+	const char *stack;           /* --by stack: "root;...;leaf" (the table's), else NULL */
 	uint64_t count, bytes, samples;
 };
 
@@ -24,6 +25,8 @@ struct vt_alloc_table {
 	size_t n;                    /* rows shown (after --top) */
 	size_t total_rows;           /* rows before --top */
 	uint64_t total_count, total_bytes, total_samples; /* over every row */
+	char **texts;                /* --by stack: the stack names rows point at */
+	size_t ntexts;
 };
 
 /* Groups p's allocations by opts->by, sorts by opts->sort (descending; ties
@@ -64,7 +67,10 @@ void vt_gc_summarize(const struct vt_profile *p, struct vt_gc_summary *out);
 
 /* log2 bucket of v: 0 holds 0 and 1, bucket i holds [2^i, 2^(i+1)). */
 int vt_log2_bucket(uint64_t v);
-/* Parse "class,method|class|method|site" and "count|bytes": 0 or -EINVAL
+/* "root;...;leaf" of a stack (malloc'ed; NULL on -ENOMEM); ';' in a
+ * name becomes ':'. A cut stack starts with "[cut]". */
+char *vt_stack_text(const struct vt_stack *s);
+/* Parse "class,method|class|method|site|stack" and "count|bytes": 0 or -EINVAL
  * (out untouched); and the names back ("?" when out of range). */
 int vt_parse_group(const char *s, enum vt_group *out);
 int vt_parse_sort(const char *s, enum vt_sort *out);

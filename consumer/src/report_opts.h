@@ -21,13 +21,14 @@
 	X(CSV, csv)           \
 	X(FOLDED, folded)     \
 	X(PPROF, pprof)       \
-	X(PERFETTO, perfetto)
+	X(PERFETTO, perfetto) \
+	X(FLAMEGRAPH, flamegraph)
 
 #define VT_FORMAT_ENUM_(up, name) VT_FORMAT_##up,
 enum vt_format { VT_REPORT_FORMATS(VT_FORMAT_ENUM_) VT_FORMAT__COUNT };
 #undef VT_FORMAT_ENUM_
 
-enum vt_group { VT_BY_CLASS_METHOD, VT_BY_CLASS, VT_BY_METHOD, VT_BY_SITE };
+enum vt_group { VT_BY_CLASS_METHOD, VT_BY_CLASS, VT_BY_METHOD, VT_BY_SITE, VT_BY_STACK };
 enum vt_sort { VT_SORT_COUNT, VT_SORT_BYTES };
 
 struct vt_report_opts {

@@ -201,6 +201,7 @@ static const char *group_phrase(enum vt_group by)
 	case VT_BY_CLASS: return "class";
 	case VT_BY_METHOD: return "method";
 	case VT_BY_SITE: return "class, method and site";
+	case VT_BY_STACK: return "stack (root first)";
 	default: return "class and method";
 	}
 }
@@ -228,7 +229,7 @@ static int print_allocations(FILE *out, const struct vt_profile *p,
 		return 0;
 	}
 	fprintf(out, "\nAllocations by %s, sorted by %s:\n", group_phrase(o->by), vt_sort_name(o->sort));
-	if (o->by != VT_BY_METHOD)
+	if (o->by != VT_BY_METHOD && o->by != VT_BY_STACK)
 		*a++ = 'l', keys++;
 	if (o->by != VT_BY_CLASS)
 		*a++ = 'l', keys++;
@@ -241,10 +242,10 @@ static int print_allocations(FILE *out, const struct vt_profile *p,
 		*a++ = 'r', *a++ = 'r';
 	*a = '\0';
 	table_init(&t, (int)(a - align), align);
-	if (o->by != VT_BY_METHOD)
+	if (o->by != VT_BY_METHOD && o->by != VT_BY_STACK)
 		cell(&t, "CLASS");
 	if (o->by != VT_BY_CLASS)
-		cell(&t, "METHOD");
+		cell(&t, o->by == VT_BY_STACK ? "STACK" : "METHOD");
 	if (o->by == VT_BY_SITE)
 		cell(&t, "SITE");
 	cell(&t, "COUNT"), cell(&t, "COUNT%%"), cell(&t, "BYTES"), cell(&t, "BYTES%%");
@@ -263,10 +264,10 @@ static int print_allocations(FILE *out, const struct vt_profile *p,
 			for (int k = 1; k < keys; k++)
 				cell(&t, "%s", "");
 		} else {
-			if (o->by != VT_BY_METHOD)
+			if (o->by != VT_BY_METHOD && o->by != VT_BY_STACK)
 				cell_name(&t, r.klass, "-");
 			if (o->by != VT_BY_CLASS)
-				cell_name(&t, r.method, "-");
+				cell_name(&t, o->by == VT_BY_STACK ? r.stack : r.method, "-");
 			if (o->by == VT_BY_SITE)
 				cell_name(&t, r.site, "-");
 		}

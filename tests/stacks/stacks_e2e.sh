@@ -2,7 +2,8 @@
 # stacks_e2e.sh CASE BIN TBIN: allocations per VM stack (--stack vm), real
 # BPF against demovm, compared with demovm's own count per call path.
 #   spawn      record -- demovm: folded stacks (count and bytes) and the
-#              record file read back equal the truth
+#              record file read back equal the truth; the flame graph page
+#              (run under node) shows them
 #   pid        attach to a waiting demovm (static), then the same
 #   pid_shared the same with libvmtrace.so
 #   reattach   a second consumer after a first one still gets every stack's
@@ -56,6 +57,9 @@ check_record() { # the record file keeps the stacks
 	"$VMTRACE" report rec.data --format folded --sort bytes >bytes.folded 2>report.err ||
 		fail "report --sort bytes exited with $?"
 	compare truth.json bytes.folded bytes
+	"$VMTRACE" report rec.data --by stack --format json >bystack.json 2>report.err ||
+		fail "report --by stack exited with $?"
+	compare truth.json bystack.json by-stack
 	for what in "stack map full" "stack cut" "stack's frames never arrived"; do
 		[ "$(lost_of rec.data "$what")" = 0 ] || fail "lost: $what"
 	done
@@ -83,6 +87,11 @@ spawn)
 		--threads 2 --truth truth.json --quiet >vt.out 2>vt.err || fail "vmtrace record exited with $?"
 	compare truth.json vt.out
 	check_record
+	# the flame graph page shows the same stacks, searchable and zoomable
+	"$VMTRACE" report rec.data --format flamegraph >alloc.html 2>report.err ||
+		fail "report --format flamegraph exited with $?"
+	node "$HERE/flamegraph_check.js" alloc.html report.folded >fg.out 2>&1 || fail "$(cat fg.out)"
+	cat fg.out
 	;;
 pid) case_pid demovm ;;
 pid_shared) case_pid demovm-shared ;;

@@ -6,11 +6,11 @@
  * What goes in (docs/exports.md):
  * - sample types alloc_objects/count and alloc_space/bytes (a runtime
  *   without allocation probes gives calls/count instead);
- * - one sample per allocation row (class, method, site), whose stack is a
- *   list of frames, leaf first: the allocated class, then the allocating
- *   method with the site's file and line. Until the runtimes' stacks are
- *   walked that is the whole stack; stack_of() is the one place that
- *   changes when they are;
+ * - one sample per allocation row (class, method, site, stack), whose stack
+ *   is a list of frames, leaf first: the allocated class, then the
+ *   allocating method with the site's file and line, then, when the row
+ *   has a VM stack (--stack vm), its callers out to the root, each a
+ *   location of its own (stack_of());
  * - labels pid and runtime on every sample; the record's start time and
  *   duration; the sampling period when allocations were sampled.
  * Every string is interned once into the string table (strtab.c), every (function,
@@ -115,7 +115,7 @@ struct frame {
 	int64_t line;                /* 0 when unknown */
 };
 
-#define MAX_FRAMES 2
+#define MAX_FRAMES (2 + 128 + 1) /* class, the frames of a stack, "[cut]" */
 
 /* "file.c:42" -> file "file.c" (copied into buf) and 42; anything else is
  * a file name without a line. */
@@ -138,13 +138,27 @@ static void split_site(const char *site, char *buf, size_t len, const char **fil
 	*line = v;
 }
 
-/* The frames of one allocation row, leaf first. */
-static size_t stack_of(const struct vt_alloc *a, struct frame *f, char *filebuf, size_t len)
+/* The frames of one allocation row, leaf first: the class allocated, the
+ * allocating method at the site, then (with a stack) its callers, each
+ * where its frame says. */
+static size_t stack_of(const struct vt_profile *p, const struct vt_alloc *a, struct frame *f,
+		       char *filebuf, size_t len)
 {
+	const struct vt_stack *s = a->stack ? &p->stacks.v[a->stack - 1] : NULL;
+	size_t n = 2;
+
 	f[0] = (struct frame){ a->klass, "", 0 };
 	f[1].name = a->method;
 	split_site(a->site, filebuf, len, &f[1].file, &f[1].line);
-	return 2;
+	if (!s)
+		return n;
+	/* the innermost frame is the allocating method: its site is sharper */
+	f[1].name = s->frames[s->depth - 1].name;
+	for (uint32_t i = s->depth - 1; i-- > 0 && n < MAX_FRAMES - 1;)
+		f[n++] = (struct frame){ s->frames[i].name, s->frames[i].file, s->frames[i].line };
+	if (s->cut)
+		f[n++] = (struct frame){ "[cut]", "", 0 };
+	return n;
 }
 
 /* ---- the profile message ---- */
@@ -272,7 +286,7 @@ static int add_samples(struct builder *b, const struct vt_profile *p)
 		for (size_t i = 0; i < p->allocs.n; i++) {
 			const struct vt_alloc *a = &p->allocs.v[i];
 			int64_t v[2] = { i64(a->count), i64(a->bytes) };
-			size_t n = stack_of(a, f, filebuf, sizeof(filebuf));
+			size_t n = stack_of(p, a, f, filebuf, sizeof(filebuf));
 			if (add_sample(b, f, n, v, 2))
 				return -ENOMEM;
 		}

@@ -92,6 +92,14 @@ spawn)
 		fail "report --format flamegraph exited with $?"
 	node "$HERE/flamegraph_check.js" alloc.html report.folded >fg.out 2>&1 || fail "$(cat fg.out)"
 	cat fg.out
+	# pprof carries the whole stacks as locations
+	"$VMTRACE" report rec.data --format pprof >alloc.pb.gz 2>report.err || fail "pprof exited with $?"
+	go tool pprof -traces alloc.pb.gz >traces.out 2>traces.err || fail "go tool pprof: $(cat traces.err)"
+	tr -s ' \n' ' ' <traces.out | grep -q "Node Tree#grow Tree#grow Tree#grow Tree#build Object#main" ||
+		fail "pprof: no Node <- Tree#grow x3 <- Tree#build <- Object#main stack"
+	tr -s ' \n' ' ' <traces.out | grep -q "String Object#inspect Report#render Object#main" ||
+		fail "pprof: no String <- Object#inspect <- Report#render <- Object#main stack"
+	echo "pprof: whole stacks as locations"
 	;;
 pid) case_pid demovm ;;
 pid_shared) case_pid demovm-shared ;;

@@ -144,10 +144,12 @@ static int parse_stack(struct vt_profile *p, char **f, int n)
 			return -1;
 		frames[i].line = line;
 	}
+	size_t before = p->stacks.n;
+
 	err = vt_profile_add_stack(p, frames, (uint32_t)depth, cut == 1, &id);
 	if (err)
 		return err == -EINVAL ? -1 : err;
-	return id == p->stacks.n ? 0 : -1;
+	return id == before + 1 ? 0 : -1; /* a new stack, not one seen before */
 }
 
 /* One item line: 0, -1 when malformed, -ENOMEM. */

@@ -31,6 +31,7 @@ const volatile __u32 targ_tgid = 0;     /* 0: no filter */
 const volatile bool targ_use_ns = false; /* vmtrace runs in a child pid namespace */
 const volatile __u64 targ_ns_dev = 0, targ_ns_ino = 0;
 const volatile __u32 nr_cpus = 1;
+const volatile bool native_stacks = false; /* --stack native: take the user stack per event */
 
 /* A per-CPU counting map. Hash maps are not preallocated: preallocating
  * 16384 per-CPU elements per map costs tens of milliseconds at attach, and
@@ -147,6 +148,26 @@ struct {
 	__type(key, __u64);
 	__type(value, struct vt_stack_val);
 } stacks SEC(".maps");
+
+/* --stack native: user stacks by frame pointers, keyed by a hash of their
+ * instruction pointers (a stack trace map's buckets collide and would lose
+ * stacks), each once */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, VT_DEFAULT_MAP_ENTRIES);
+	__type(key, __u64);
+	__type(value, struct vt_native_stack);
+} native_stack_traces SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vt_native_stack);
+} native_scratch SEC(".maps");
+
+
 
 /* the stack being read out of a STACK batch, per CPU */
 struct {
@@ -317,11 +338,44 @@ static __always_inline void add_free(__u64 klass, __u64 count, __u64 bytes)
 	v->bytes += bytes;
 }
 
+/* The id of the calling thread's user stack (kept in native_stack_traces),
+ * or 0 when it could not be taken (counted). */
+static __noinline __u64 native_stack_id(void *ctx)
+{
+	__u64 h = 0x9E3779B97F4A7C15ull, id;
+	struct vt_native_stack *s;
+	__u32 zero = 0;
+	long err;
+
+	s = bpf_map_lookup_elem(&native_scratch, &zero);
+	if (!s)
+		return 0;
+	/* the kernel zeroes what the stack does not fill */
+	if (bpf_get_stack(ctx, s->ip, sizeof(s->ip), BPF_F_USER_STACK) <= 0) {
+		lose(VT_LOSS_NATIVE_STACK_FAIL);
+		return 0;
+	}
+	for (int i = 0; i < VT_NATIVE_DEPTH; i++)
+		h = (h ^ s->ip[i]) * 0xC2B2AE3D27D4EB4Full;
+	id = VT_NATIVE_STACK | (h >> 1);
+	if (!bpf_map_lookup_elem(&native_stack_traces, &id)) {
+		err = bpf_map_update_elem(&native_stack_traces, &id, s, BPF_NOEXIST);
+		if (err && err != -EEXIST)
+			lose(VT_LOSS_STACK_MAP_FULL);
+	}
+	return id;
+}
+
 SEC("usdt")
 int BPF_USDT(on_alloc, void *klass, void *method, __u64 size, void *site, __u64 weight)
 {
-	if (in_target())
-		add_alloc((__u64)klass, (__u64)method, (__u64)site, 0, weight, size * weight, 1);
+	__u64 stack = 0;
+
+	if (!in_target())
+		return 0;
+	if (native_stacks)
+		stack = native_stack_id(ctx);
+	add_alloc((__u64)klass, (__u64)method, (__u64)site, stack, weight, size * weight, 1);
 	return 0;
 }
 

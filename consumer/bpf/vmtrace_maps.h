@@ -128,6 +128,12 @@ struct vt_batch_rec {
 /* VM stacks (provider/include/vmtrace/frames.h; docs/stacks.md): a STACK
  * batch is heads and frames of 24 bytes each. */
 #define VT_STACK_MAX_DEPTH 128
+#define VT_NATIVE_STACK 0x8000000000000000ull /* a stack id's top bit: a native stack's id below it */
+#define VT_NATIVE_DEPTH 127          /* frames of a native stack at most */
+
+struct vt_native_stack {         /* a user stack's instruction pointers, innermost first, 0 after */
+	__u64 ip[VT_NATIVE_DEPTH];
+};
 #define VT_STACK_CUT 0x1u
 
 struct vt_stack_head {
@@ -185,7 +191,8 @@ struct vt_batch_state {          /* one entry per kind, all CPUs */
 	X(BATCH_UNFLUSHED, "batched counts not flushed at the end (rounds)")       \
 	X(STACK_MAP_FULL, "stack map full (stacks)")                               \
 	X(STACK_CUT, "stack cut at 128 frames (allocations)")                      \
-	X(STACK_MISSING, "stack's frames never arrived (allocations)")
+	X(STACK_MISSING, "stack's frames never arrived (allocations)")             \
+	X(NATIVE_STACK_FAIL, "native stack not taken (allocations)")
 
 enum vt_loss {
 #define VT_X_ENUM(e, s) VT_LOSS_##e,

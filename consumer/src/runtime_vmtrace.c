@@ -15,15 +15,20 @@
  * `long_names` maps, the target's memory through /proc/PID/mem (the kernel
  * cannot fault a page in from a uprobe; a read from /proc can), and finally
  * "<unreadable 0x...>", counted; a name longer than could be read ends in
- * "...(truncated)", counted. poll() reads the pointers the kernel could not while the target
- * still lives, and drains the GC ring buffer so no pause is lost.
+ * "...(truncated)", counted. poll() reads the pointers the kernel could not
+ * while the target still lives, and drains the GC ring buffer so no pause
+ * is lost. --stack vm holds stacks__armed (vmtrace_stacks.c);
+ * --stack native takes allocations through the per-event probe instead of
+ * the batches, so the kernel can take each one's user stack.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -34,9 +39,10 @@
 #include "runtime.h"
 #include "vmtrace_events.h"
 #include "vmtrace_batch.h"
+#include "native_symbols.h"
+#include "vmtrace_names.h"
 #include "vmtrace_stacks.h"
 #include "vmtrace_maps.h"
-#include "vmtrace_names.h"
 #include "vmtrace.skel.h"
 
 #if defined(__has_include)
@@ -63,6 +69,8 @@ struct vmtrace_state {
 	uint64_t sample_period;
 	struct vt_batch_end batch;  /* the kinds attached through alloc__batch / free__batch */
 	uint64_t unflushed;         /* rounds that never came (vt_batch_finish) */
+	struct vt_symbolizer *syms; /* --stack native: the target's mappings and symbols */
+	struct timespec maps_read;  /* when syms last read them */
 	struct vt_names names;      /* set up once the maps are loaded */
 	bool names_ready;
 	char probes_used[512];
@@ -102,9 +110,8 @@ static int on_gc_event(void *ctx, void *data, size_t size)
 /* A name on the timeline: the rows of the maps count an unreadable one already. */
 static const char *event_name(void *ctx, uint64_t ptr, char *fallback, size_t len)
 {
-	struct vmtrace_state *st = ctx;
 	int err = 0;
-	const char *s = vt_names_get(&st->names, ptr, NULL, &err);
+	const char *s = vt_names_get(&((struct vmtrace_state *)ctx)->names, ptr, NULL, &err);
 
 	if (s)
 		return s;
@@ -145,7 +152,13 @@ static int alloc_row(const void *key, const void *val, void *ctx_)
 	if (!v->samples)
 		return 0; /* a key another CPU created but whose update we lost: nothing to add */
 	uint32_t sid = 0;
-	if (k->stack) {
+	if (k->stack & VT_NATIVE_STACK) {
+		int err = vt_native_stack_of(bpf_map__fd(st->skel->maps.native_stack_traces),
+					     k->stack, c->out, st->syms, v->samples, &sid,
+					     &c->stack_missing);
+		if (err)
+			return err;
+	} else if (k->stack) {
 		int err = vt_vm_stack_of(bpf_map__fd(st->skel->maps.stacks), k->stack, c->out, frame_name,
 					 c, v->samples, &sid, &c->stack_cut, &c->stack_missing);
 		if (err || c->err)
@@ -224,6 +237,8 @@ static int vmtrace_collect(void *state, struct vt_profile *out)
 	int err;
 
 	/* everything the ring buffer holds now belongs to this collection */
+	if (st->syms)
+		vt_symbolizer_snapshot(st->syms); /* gone: the last mappings read stay */
 	err = vt_adapter_drain(&st->a);
 	if (err)
 		return err;
@@ -278,10 +293,10 @@ static int vmtrace_collect(void *state, struct vt_profile *out)
 	if (err)
 		return err;
 	losses[VT_LOSS_STR_UNREADABLE] += c.unreadable;
-	losses[VT_LOSS_STR_TRUNCATED] += c.cut;
 	losses[VT_LOSS_BUS_DROPPED] += stats.bus_dropped_total;
 	losses[VT_LOSS_TIMELINE_CAP] += timeline_dropped;
 	losses[VT_LOSS_BATCH_UNFLUSHED] += st->unflushed;
+	losses[VT_LOSS_STR_TRUNCATED] += c.cut;
 	losses[VT_LOSS_STACK_CUT] += c.stack_cut;
 	losses[VT_LOSS_STACK_MISSING] += c.stack_missing;
 	for (int i = 0; i < VT_LOSS__COUNT; i++) {
@@ -303,6 +318,8 @@ static int vmtrace_poll(void *state, int timeout_ms)
 
 	if (st->names_ready)
 		vt_names_drain(&st->names);
+	if (st->syms)
+		vt_native_maps_refresh(st->syms, &st->maps_read);
 	if (n < 0)
 		return n;
 	return st->a.events.err;
@@ -333,6 +350,7 @@ static void vmtrace_close(void *state)
 	vmtrace_bpf__destroy(st->skel);
 	if (st->names_ready)
 		vt_names_free(&st->names);
+	vt_symbolizer_free(st->syms);
 	free(st);
 }
 
@@ -383,45 +401,6 @@ static void set_pid_filter(struct vmtrace_bpf *skel, pid_t pid)
 	}
 }
 
-/* --stack vm: check the host's frame descriptor, then hold stacks__armed,
- * whose semaphore makes the provider walk the VM stack at each allocation. */
-static int arm_stacks(struct vmtrace_state *st, const struct vt_attach_opts *opts, char *errbuf,
-		      size_t errlen)
-{
-	const struct vt_usdt_list *pl = opts->probes;
-	bool armed = false;
-	int err;
-
-	if (opts->stacks & VT_STACK_NATIVE) {
-		snprintf(errbuf, errlen, "--stack native: not supported for vmtrace's provider yet "
-			 "(its allocations are counted in the process, where no BPF program runs)");
-		return -ENOTSUP;
-	}
-	for (size_t i = 0; i < pl->n && !armed; i++) {
-		const struct vt_usdt_probe *p = &pl->v[i];
-
-		if (strcmp(p->provider, PROVIDER) || strcmp(p->name, "stacks__armed"))
-			continue;
-		if (!vt_usdt_has_probe(pl, PROVIDER, p->path, "alloc__batch"))
-			continue;
-		err = vt_vm_stacks_prepare(opts->pid, pl, opts->spawned, errbuf, errlen);
-		if (err)
-			return err;
-		err = vt_adapter_attach(&st->a, st->skel->progs.on_sample_armed, p->path, p->name, 0,
-					errbuf, errlen);
-		if (err)
-			return err;
-		note_used(st, p->name);
-		armed = true;
-	}
-	if (!armed) {
-		snprintf(errbuf, errlen, "--stack vm: the target's libvmtrace has no stacks__armed probe "
-			 "(too old for stacks)");
-		return -ENOTSUP;
-	}
-	return 0;
-}
-
 static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *errbuf, size_t errlen)
 {
 	struct vmtrace_state *st;
@@ -444,6 +423,20 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 		goto fail;
 	}
 	set_pid_filter(st->skel, opts->pid);
+	if (opts->stacks == VT_STACK_BOTH) {
+		err = -ENOTSUP;
+		snprintf(errbuf, errlen, "--stack both: not yet; use --stack vm or --stack native");
+		goto fail;
+	}
+	/* native stacks are taken by the kernel at each event: per-event probes */
+	st->skel->rodata->native_stacks = (opts->stacks & VT_STACK_NATIVE) != 0;
+	if (opts->stacks & VT_STACK_NATIVE) {
+		st->syms = vt_symbolizer_new(opts->pid);
+		if (!st->syms) {
+			err = -ENOMEM;
+			goto fail;
+		}
+	}
 	st->skel->rodata->nr_cpus = (__u32)st->a.ncpus;
 	struct bpf_map *counting[] = { st->skel->maps.allocs, st->skel->maps.frees,
 				       st->skel->maps.method_cache_resets,
@@ -519,7 +512,9 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 		if (opts->sample_period &&
 		    (strcmp(p->name, "object__free") == 0 || strcmp(p->name, "free__batch") == 0))
 			continue;
-		if ((strcmp(p->name, "object__alloc") == 0 &&
+		if (strcmp(p->name, "alloc__batch") == 0 && st->syms)
+			continue;
+		if ((strcmp(p->name, "object__alloc") == 0 && !st->syms &&
 		     vt_usdt_has_probe(pl, PROVIDER, p->path, "alloc__batch")) ||
 		    (strcmp(p->name, "object__free") == 0 &&
 		     vt_usdt_has_probe(pl, PROVIDER, p->path, "free__batch")))
@@ -543,10 +538,14 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 		goto fail;
 	}
 
-	if (opts->stacks) {
-		err = arm_stacks(st, opts, errbuf, errlen);
+	if (opts->stacks & VT_STACK_VM) {
+		const char *armed_in = NULL;
+
+		err = vt_vm_stacks_arm(&st->a, st->skel->progs.on_sample_armed, opts, &armed_in, errbuf,
+				       errlen);
 		if (err)
 			goto fail;
+		note_used(st, "stacks__armed");
 	}
 	if (opts->sample_period) {
 		if (!armed_somewhere) {

@@ -105,3 +105,65 @@ int vt_vm_stack_of(int stacks_fd, uint64_t id, struct vt_profile *out, vt_frame_
 		*cut += samples;
 	return vt_profile_add_stack(out, frames, depth, (v.flags & VT_STACK_CUT) != 0, sid);
 }
+
+int vt_vm_stacks_arm(struct vt_adapter *a, struct bpf_program *prog, const struct vt_attach_opts *opts,
+		     const char **path, char *errbuf, size_t errlen)
+{
+	const struct vt_usdt_list *pl = opts->probes;
+	int err;
+
+	for (size_t i = 0; i < pl->n; i++) {
+		const struct vt_usdt_probe *p = &pl->v[i];
+
+		if (strcmp(p->provider, "vmtrace") || strcmp(p->name, "stacks__armed") ||
+		    !vt_usdt_has_probe(pl, "vmtrace", p->path, "alloc__batch"))
+			continue;
+		err = vt_vm_stacks_prepare(opts->pid, pl, opts->spawned, errbuf, errlen);
+		if (!err)
+			err = vt_adapter_attach(a, prog, p->path, p->name, 0, errbuf, errlen);
+		*path = p->path;
+		return err;
+	}
+	snprintf(errbuf, errlen, "--stack vm: the target's libvmtrace has no stacks__armed probe "
+		 "(too old for stacks)");
+	return -ENOTSUP;
+}
+
+int vt_native_stack_of(int fd, uint64_t id, struct vt_profile *out, struct vt_symbolizer *syms,
+		       uint64_t samples, uint32_t *sid, uint64_t *missing)
+{
+	static char fallback[VT_NATIVE_DEPTH][48];
+	struct vt_frame frames[VT_NATIVE_DEPTH];
+	struct vt_native_stack st = { { 0 } };
+	const __u64 *ips = st.ip;
+	uint32_t depth = 0;
+
+	if (bpf_map_lookup_elem(fd, &id, &st) || !ips[0]) {
+		struct vt_frame lost = { "[stack lost]", "", 0 };
+
+		*missing += samples;
+		return vt_profile_add_stack(out, &lost, 1, false, sid);
+	}
+	while (depth < VT_NATIVE_DEPTH && ips[depth])
+		depth++;
+	for (uint32_t i = 0; i < depth; i++) {
+		uint32_t leaf_at = depth - 1 - i; /* root first */
+
+		frames[i].name = (char *)vt_symbolizer_name(syms, ips[leaf_at], leaf_at > 0,
+							    fallback[i], sizeof(fallback[i]));
+		frames[i].file = "";
+		frames[i].line = 0;
+	}
+	return vt_profile_add_stack(out, frames, depth, false, sid);
+}
+
+void vt_native_maps_refresh(struct vt_symbolizer *syms, struct timespec *last)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (last->tv_sec && (now.tv_sec - last->tv_sec) * 1000L + (now.tv_nsec - last->tv_nsec) / 1000000L < 100)
+		return;
+	*last = now;
+	vt_symbolizer_snapshot(syms);
+}

@@ -11,7 +11,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "adapter.h"
+#include "native_symbols.h"
 #include "profile.h"
+#include "runtime.h"
 #include "usdt_notes.h"
 
 /* Check the frame descriptor (vmtrace_frames) of a running pid and ask its
@@ -30,5 +33,21 @@ typedef const char *vt_frame_name_fn(void *ctx, uint64_t ptr, char *fallback, si
  * adds samples to *missing. 0 or -ENOMEM. */
 int vt_vm_stack_of(int stacks_fd, uint64_t id, struct vt_profile *out, vt_frame_name_fn *name,
 		   void *ctx, uint64_t samples, uint32_t *sid, uint64_t *cut, uint64_t *missing);
+
+/* --stack vm: check the host's frame descriptor (vt_vm_stacks_prepare),
+ * then attach prog to stacks__armed, whose semaphore makes the provider
+ * walk the VM stack at each batched allocation. 0, or a negative errno
+ * with the reason in errbuf. */
+int vt_vm_stacks_arm(struct vt_adapter *a, struct bpf_program *prog, const struct vt_attach_opts *opts,
+		     const char **path, char *errbuf, size_t errlen);
+
+/* Native stack id (a key of the native stacks map at fd: instruction
+ * pointers, innermost first) as a stack of out, named by syms. One the map
+ * does not hold is "[stack lost]", adding samples to *missing. */
+int vt_native_stack_of(int fd, uint64_t id, struct vt_profile *out, struct vt_symbolizer *syms,
+		       uint64_t samples, uint32_t *sid, uint64_t *missing);
+
+/* Read the target's mappings again when *last is 100 ms old or more. */
+void vt_native_maps_refresh(struct vt_symbolizer *syms, struct timespec *last);
 
 #endif /* VMTRACE_VMTRACE_STACKS_H */

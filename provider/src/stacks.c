@@ -112,7 +112,10 @@ static uint32_t walk(struct vmtrace_batch_frame *out, uint64_t *hash, uint32_t *
 	}
 	h ^= (uint64_t)d * 0x9E3779B97F4A7C15ull + *flags;
 	h ^= h >> 31;
-	*hash = h ? h : 1; /* 0 means "no stack" */
+	/* 0 means "no stack"; ids with the top bit set are the consumer's
+	 * native stacks (docs/stacks.md) */
+	h &= ~(1ull << 63);
+	*hash = h ? h : 1;
 	return d;
 }
 

@@ -63,7 +63,7 @@ struct vmtrace_batch_record {
  * `depth` frames, innermost first. Ids are a 64-bit hash of the frames, so
  * every thread names one stack alike; a stack may be sent more than once. */
 struct vmtrace_batch_stack_head {
-	uint64_t id;                      /* never 0 */
+	uint64_t id;                      /* never 0; the top bit is always clear */
 	uint32_t depth;                   /* frames that follow, at most VMTRACE_STACK_MAX_DEPTH */
 	uint32_t flags;                   /* VMTRACE_STACK_* */
 	uint64_t zero;

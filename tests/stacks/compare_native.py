@@ -1,0 +1,32 @@
+#!/usr/bin/env python3
+"""compare_native.py TRUTH FOLDED: demovm's allocations against vmtrace's
+folded native stacks (--stack native): every allocation under a stack that
+runs from the worker thread through vm_new into libvmtrace, and the Node
+allocations per depth of the Tree#grow recursion (tree_grow frames) equal
+to the VM truth's per depth."""
+import collections
+import json
+import sys
+
+truth = json.load(open(sys.argv[1]))
+rows = []
+for line in open(sys.argv[2]):
+    key, _, n = line.rstrip("\n").rpartition(" ")
+    rows.append((key.split(";"), int(n)))
+total = sum(a["count"] for a in truth["allocations"])
+got = sum(n for _, n in rows)
+if got != total:
+    sys.exit(f"native stacks hold {got} allocations, the truth {total}")
+for frames, n in rows:
+    if frames[-3:-1] != ["vm_new", "vmtrace__alloc"] or "worker_main" not in frames:
+        sys.exit(f"a stack not from worker_main through vm_new: {';'.join(frames)}")
+want, have = collections.Counter(), collections.Counter()
+for s in truth["stacks"]:
+    if s["class"] == "Node":
+        want[s["stack"].split(";").count("Tree#grow")] += s["count"]
+for frames, n in rows:
+    if frames[-1] == "Node":
+        have[frames.count("tree_grow")] += n
+if want != have:
+    sys.exit(f"Node per recursion depth: truth {dict(want)}, native {dict(have)}")
+print(f"native stacks: {got} allocations; Node per recursion depth {sorted(have.items())} equal the truth")

@@ -24,20 +24,7 @@ fi
 . "$(dirname "$0")/../lib/harness.sh"
 vt_harness e2e
 
-# wait_line FILE REGEX [PID]: until FILE has a matching line (30 s at most:
-# a hang, not a measurement); fails at once if PID ends first.
-wait_line() {
-	for _ in $(seq 300); do
-		grep -qE "$2" "$1" 2>/dev/null && return 0
-		if [ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null; then
-			grep -qE "$2" "$1" 2>/dev/null && return 0
-			fail "pid $3 ended before a line matching '$2' in $1"
-		fi
-		sleep 0.1
-	done
-	fail "no line matching '$2' in $1"
-}
-
+# (wait_line and expect are the harness's.)
 # start_running NAME VARIANT ARGS...: demovm in the background, returned once
 # it runs demovm itself (exec done) and has its probes mapped; pid in DV.
 start_running() {
@@ -178,16 +165,6 @@ names)
 	;;
 
 errors)
-	expect() { # STATUS REGEX ARGS...
-		local want=$1 re=$2
-		shift 2
-		"$VMTRACE" "$@" >err.out 2>err.err
-		local got=$?
-		[ "$got" = "$want" ] || fail "vmtrace $*: exit $got, want $want"
-		[ "$(wc -l <err.err)" = 1 ] || fail "vmtrace $*: want one line on stderr, got: $(cat err.err)"
-		grep -qE "$re" err.err || fail "vmtrace $*: '$(cat err.err)' does not match '$re'"
-		echo "ok: vmtrace $* -> $(cat err.err)"
-	}
 	# a pid that does not exist: the highest pid + 1 is free unless it wrapped
 	nopid=$(( $(cat /proc/sys/kernel/pid_max) - 1 ))
 	kill -0 $nopid 2>/dev/null && fail "pid $nopid exists"

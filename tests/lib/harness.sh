@@ -2,7 +2,8 @@
 # `vt_harness NAME`: it makes a scratch folder $WORK and enters it, and on
 # exit SIGKILLs every pid in PIDS, unmounts every path in MOUNTS and removes
 # $WORK. fail prints the case, the reason and the *.err/*.out files of $WORK.
-# The caller sets CASE.
+# The caller sets CASE. wait_line waits for a line in a file (while a pid
+# lives); expect runs $VMTRACE and wants one exit status and one stderr line.
 
 vt_harness() {
 	WORK=$(mktemp -d "/tmp/vmtrace-$1.XXXXXX")
@@ -26,4 +27,27 @@ fail() {
 		[ -s "$f" ] && { echo "--- $f"; head -c 3000 "$f"; echo; }
 	done
 	exit 1
+}
+
+wait_line() { # FILE REGEX [PID]: until FILE has a line matching REGEX; 30 s at most
+	for _ in $(seq 300); do
+		grep -qE "$2" "$1" 2>/dev/null && return 0
+		if [ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null; then
+			grep -qE "$2" "$1" 2>/dev/null && return 0
+			fail "pid $3 ended before a line matching '$2' in $1"
+		fi
+		sleep 0.1
+	done
+	fail "no line matching '$2' in $1"
+}
+
+expect() { # STATUS REGEX ARGS...: $VMTRACE ARGS exits STATUS with one stderr line matching REGEX
+	local want=$1 re=$2
+	shift 2
+	"$VMTRACE" "$@" >err.out 2>err.err
+	local got=$?
+	[ "$got" = "$want" ] || fail "vmtrace $*: exit $got, want $want"
+	[ "$(wc -l <err.err)" = 1 ] || fail "vmtrace $*: want one line on stderr, got: $(cat err.err)"
+	grep -qE -e "$re" err.err || fail "vmtrace $*: '$(cat err.err)' does not match '$re'"
+	echo "ok: vmtrace $* -> $(cat err.err)"
 }

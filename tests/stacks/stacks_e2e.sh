@@ -30,18 +30,6 @@ fi
 . "$(dirname "$0")/../lib/harness.sh"
 vt_harness stacks
 
-wait_line() { # FILE REGEX [PID]
-	for _ in $(seq 300); do
-		grep -qE "$2" "$1" 2>/dev/null && return 0
-		if [ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null; then
-			grep -qE "$2" "$1" 2>/dev/null && return 0
-			fail "pid $3 ended before a line matching '$2' in $1"
-		fi
-		sleep 0.1
-	done
-	fail "no line matching '$2' in $1"
-}
-
 compare() { # TRUTH FOLDED [count|bytes]
 	"$PY" "$HERE/compare_stacks.py" "$@" >compare.out 2>&1 || fail "$(cat compare.out)"
 	cat compare.out
@@ -131,16 +119,6 @@ reattach)
 	echo "two consumers in turn: every stack's frames reached both"
 	;;
 errors)
-	expect() { # STATUS REGEX ARGS...
-		local want=$1 re=$2
-		shift 2
-		"$VMTRACE" "$@" >err.out 2>err.err
-		local got=$?
-		[ "$got" = "$want" ] || fail "vmtrace $*: exit $got, want $want"
-		[ "$(wc -l <err.err)" = 1 ] || fail "vmtrace $*: want one line on stderr, got: $(cat err.err)"
-		grep -qE -e "$re" err.err || fail "vmtrace $*: '$(cat err.err)' does not match '$re'"
-		echo "ok: vmtrace $* -> $(cat err.err)"
-	}
 	expect 2 "^vmtrace: record: --stack: 'deep' is not one of vm, native, both, none" \
 		record --stack deep -o x.data -- "$BIN/demovm" --ops 1
 	# early_host embeds libvmtrace but describes no frames

@@ -27,7 +27,7 @@ ROUNDS = int(sys.argv[3]) if len(sys.argv) > 3 else 5
 DEMOVM = os.path.join(BIN, "demovm")
 VMTRACE = os.path.join(BIN, "vmtrace")
 WORK = tempfile.mkdtemp(prefix="vmtrace-bench-stacks.")
-WORKLOADS = {"alloc": OPS, "mixed": OPS // 4}
+WORKLOADS = {"alloc": OPS, "mixed": OPS}
 
 
 def run(workload, mode, i):

@@ -67,7 +67,7 @@ int vmtrace_frames_describe(const struct vmtrace_frame_layout *layout);
  * updates it on every call and return); NULL: this thread has no VM stack. */
 void vmtrace_frames_thread(void *const *current);
 
-/* Helper for hosts with a frame struct:
+/* For hosts with a frame struct:
  * VMTRACE_FRAME_LAYOUT(struct my_frame, caller, name, file, line). */
 #define VMTRACE_FRAME_LAYOUT(type, caller_f, name_f, file_f, line_f)                          \
 	((struct vmtrace_frame_layout){ (int32_t)offsetof(type, caller_f),                    \

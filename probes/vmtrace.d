@@ -10,11 +10,13 @@
  * and keep docs/probes.md in step.
  */
 provider vmtrace {
-	/* an object was allocated; weight is 1, or the sampling weight */
+	/* an object was allocated; weight is 1, or the sampling weight; addr
+	 * is the object's address (NULL when the host does not say), appended
+	 * last so scripts written before it keep working */
 	probe object__alloc(const char *klass, const char *method, uint64_t size,
-	                    const char *site, uint64_t weight);
-	/* an object was freed (swept) */
-	probe object__free(const char *klass, uint64_t size);
+	                    const char *site, uint64_t weight, const void *addr);
+	/* an object was freed (swept); addr as at its object__alloc */
+	probe object__free(const char *klass, uint64_t size, const void *addr);
 	/* a runtime-level method was entered / returned from */
 	probe method__entry(const char *klass, const char *method, const char *file, int line);
 	probe method__return(const char *klass, const char *method, const char *file, int line);

@@ -95,7 +95,7 @@ struct obj *vm_new(struct vm_thread *t, const struct vm_class *klass, unsigned l
 
 	truth_alloc(&t->truth, klass->id, t->method->id, size);
 	callpath_alloc(&t->paths, t->frame->path, klass->id, size);
-	vmtrace_alloc(klass->name, t->method->qualified, size, site);
+	vmtrace_alloc_at(klass->name, t->method->qualified, size, site, o);
 	return o;
 }
 
@@ -158,7 +158,7 @@ static void mark_from_roots(struct vm_thread *t, struct marker *mk)
 static void release(struct vm_thread *t, struct obj *o)
 {
 	truth_free(&t->truth, o->klass->id, o->size);
-	vmtrace_free(o->klass->name, o->size);
+	vmtrace_free_at(o->klass->name, o->size, o);
 	free(o);
 }
 

@@ -155,7 +155,8 @@ static inline uint64_t sample_weight(uint64_t size)
 
 /* A batching tracer and a per-event one (bpftrace) may both be attached:
  * each gets every event, with the same weight. */
-void vmtrace__alloc(const char *klass, const char *method, uint64_t size, const char *site)
+void vmtrace__alloc_at(const char *klass, const char *method, uint64_t size, const char *site,
+		       const void *addr)
 {
 	if (SEMAPHORE(OBJECT_ALLOC) | SEMAPHORE(ALLOC_BATCH)) {
 		uint64_t weight = sample_weight(size);
@@ -163,7 +164,7 @@ void vmtrace__alloc(const char *klass, const char *method, uint64_t size, const 
 			vmtrace__batch_count(VMTRACE_BATCH_ALLOC, (uint64_t)klass, (uint64_t)method,
 					     (uint64_t)site, size, weight, SEMAPHORE(STACKS_ARMED) != 0);
 		if (weight && SEMAPHORE(OBJECT_ALLOC))
-			VMTRACE_OBJECT_ALLOC(klass, method, size, site, weight);
+			VMTRACE_OBJECT_ALLOC(klass, method, size, site, weight, addr);
 	}
 	if (SUBSCRIBED(OBJECT_ALLOC)) {
 		struct vmtrace_event ev = { .u.alloc = { klass, method, size, site, 1 } };
@@ -171,16 +172,26 @@ void vmtrace__alloc(const char *klass, const char *method, uint64_t size, const 
 	}
 }
 
-void vmtrace__free(const char *klass, uint64_t size)
+void vmtrace__free_at(const char *klass, uint64_t size, const void *addr)
 {
 	if (SEMAPHORE(FREE_BATCH))
 		vmtrace__batch_count(VMTRACE_BATCH_FREE, (uint64_t)klass, 0, 0, size, 1, 0);
 	if (SEMAPHORE(OBJECT_FREE))
-		VMTRACE_OBJECT_FREE(klass, size);
+		VMTRACE_OBJECT_FREE(klass, size, addr);
 	if (SUBSCRIBED(OBJECT_FREE)) {
 		struct vmtrace_event ev = { .u.free = { klass, size } };
 		publish(VMTRACE_EV_FREE, &ev);
 	}
+}
+
+void vmtrace__alloc(const char *klass, const char *method, uint64_t size, const char *site)
+{
+	vmtrace__alloc_at(klass, method, size, site, NULL);
+}
+
+void vmtrace__free(const char *klass, uint64_t size)
+{
+	vmtrace__free_at(klass, size, NULL);
 }
 
 void vmtrace__method_entry(const char *klass, const char *method, const char *file, int line)

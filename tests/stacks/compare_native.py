@@ -18,7 +18,7 @@ got = sum(n for _, n in rows)
 if got != total:
     sys.exit(f"native stacks hold {got} allocations, the truth {total}")
 for frames, n in rows:
-    if frames[-3:-1] != ["vm_new", "vmtrace__alloc"] or "worker_main" not in frames:
+    if frames[-3:-1] != ["vm_new", "vmtrace__alloc_at"] or "worker_main" not in frames:
         sys.exit(f"a stack not from worker_main through vm_new: {';'.join(frames)}")
 want, have = collections.Counter(), collections.Counter()
 for s in truth["stacks"]:

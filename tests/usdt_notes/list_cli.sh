@@ -29,14 +29,14 @@ expect() {
 
 # A binary: every probe of the ABI, with its arguments and semaphore.
 "$vmtrace" list "$lib" >"$work/lib.txt"
-grep -Eq '^vmtrace +object__alloc +0x[0-9a-f]+ +0x[0-9a-f]+ +(-?[0-9]@[^ ]+ ){4}-?[0-9]@[^ ]+ +.*libvmtrace' \
+grep -Eq '^vmtrace +object__alloc +0x[0-9a-f]+ +0x[0-9a-f]+ +(-?[0-9]@[^ ]+ ){5}-?[0-9]@[^ ]+ +.*libvmtrace' \
 	"$work/lib.txt" || fail "object__alloc row missing: $(cat "$work/lib.txt")"
 tail -1 "$work/lib.txt" | grep -qx '16 probes at 16 sites in 1 module' ||
 	fail "summary: $(tail -1 "$work/lib.txt")"
 "$vmtrace" list --format json "$lib" >"$work/lib.json"
 jq -e '[.probes[] | select(.provider == "vmtrace")] | length == 16' "$work/lib.json" >/dev/null ||
 	fail "json: not 16 vmtrace probes"
-jq -e '.probes[] | select(.name == "object__alloc") | .nargs == 5 and .semaphore > 0 and .address > 0' \
+jq -e '.probes[] | select(.name == "object__alloc") | .nargs == 6 and .semaphore > 0 and .address > 0' \
 	"$work/lib.json" >/dev/null || fail "json: object__alloc fields"
 
 # Processes: probes in the executable (static libvmtrace) and in libvmtrace.so.

@@ -279,7 +279,7 @@ static void check_libvmtrace_probes(const struct vt_usdt_list *l, const char *pa
 {
 	/* every probe of probes/vmtrace.d, with its number of arguments */
 	static const struct { const char *name; int nargs; } abi[] = {
-		{ "object__alloc", 5 }, { "object__free", 2 }, { "method__entry", 4 },
+		{ "object__alloc", 6 }, { "object__free", 3 }, { "method__entry", 4 },
 		{ "method__return", 4 }, { "method__cache__reset", 3 },
 		{ "constant__cache__reset", 2 }, { "global__serial__inc", 2 },
 		{ "gc__begin", 2 }, { "gc__end", 2 }, { "signal__received", 1 },

@@ -97,6 +97,10 @@ enum vmtrace_gc_kind { VMTRACE_GC_MINOR = 0, VMTRACE_GC_MAJOR = 1 };
 #define VMTRACE_ENABLED(P) VMTRACE_UNLIKELY(vmtrace__gate_table()[VMTRACE_PROBE_##P].any)
 
 /* ---- out-of-line halves: call the macros below, not these ---- */
+void vmtrace__alloc_at(const char *klass, const char *method, uint64_t size, const char *site,
+		       const void *addr);
+void vmtrace__free_at(const char *klass, uint64_t size, const void *addr);
+/* the same with addr NULL: kept for hosts built before addresses existed */
 void vmtrace__alloc(const char *klass, const char *method, uint64_t size, const char *site);
 void vmtrace__free(const char *klass, uint64_t size);
 void vmtrace__method_entry(const char *klass, const char *method, const char *file, int line);
@@ -145,24 +149,31 @@ static inline int vmtrace__sample_skip(uint32_t gate, uint64_t size)
 #define VMTRACE_FREE_ENABLED() VMTRACE_UNLIKELY(VMTRACE__GATE_OR_BATCH(OBJECT_FREE, FREE_BATCH))
 
 /* an allocation of `size` bytes of `klass` while running `method`; site is
- * "file:line" or NULL. With sampling on (docs/sampling.md), only sampled
- * allocations reach the probe (or the batch), carrying their weight; the
- * others cost a decrement and a branch here. */
-#define vmtrace_alloc(klass, method, size, site)                               \
+ * "file:line" or NULL; addr is the new object's address, which the matching
+ * vmtrace_free_at() gives again (live heap: docs/live.md). With sampling on
+ * (docs/sampling.md), only sampled allocations reach the probe (or the
+ * batch), carrying their weight; the others cost a decrement and a branch
+ * here. */
+#define vmtrace_alloc_at(klass, method, size, site, addr)                      \
 	do {                                                                   \
 		uint32_t vmtrace__g =                                          \
 			VMTRACE__GATE_OR_BATCH(OBJECT_ALLOC, ALLOC_BATCH);     \
 		if (VMTRACE_UNLIKELY(vmtrace__g)) {                            \
 			uint64_t vmtrace__size = (size);                       \
 			if (!vmtrace__sample_skip(vmtrace__g, vmtrace__size))  \
-				vmtrace__alloc((klass), (method), vmtrace__size, (site)); \
+				vmtrace__alloc_at((klass), (method), vmtrace__size, (site), \
+						  (addr));                     \
 		}                                                              \
 	} while (0)
-#define vmtrace_free(klass, size)                                              \
+/* an object of `klass` and `size` bytes is freed; addr as at its allocation */
+#define vmtrace_free_at(klass, size, addr)                                     \
 	do {                                                                   \
 		if (VMTRACE_FREE_ENABLED())                                    \
-			vmtrace__free((klass), (size));                        \
+			vmtrace__free_at((klass), (size), (addr));             \
 	} while (0)
+/* the same for hosts that do not give addresses (the probes carry NULL) */
+#define vmtrace_alloc(klass, method, size, site) vmtrace_alloc_at(klass, method, size, site, NULL)
+#define vmtrace_free(klass, size) vmtrace_free_at(klass, size, NULL)
 #define vmtrace_method_entry(klass, method, file, line)                        \
 	do {                                                                   \
 		if (VMTRACE_ENABLED(METHOD_ENTRY))                             \

@@ -86,6 +86,8 @@ struct obj *vm_new(struct vm_thread *t, const struct vm_class *klass, unsigned l
 	if (!o)
 		out_of_memory();
 	o->klass = klass;
+	o->site = site;
+	o->method = (uint8_t)t->method->id;
 	o->size = (uint32_t)size;
 	o->len = (uint16_t)len;
 	o->gc_next = h->young;
@@ -203,10 +205,9 @@ static void sweep_old(struct vm_thread *t)
 	}
 }
 
-void vm_gc(struct vm_thread *t)
+static void collect(struct vm_thread *t, int major)
 {
 	struct heap *h = &t->heap;
-	int major = (++h->collections % VM_MAJOR_EVERY) == 0;
 	int kind = major ? VMTRACE_GC_MAJOR : VMTRACE_GC_MINOR;
 	uint64_t start = now_ns();
 	struct marker mk = { .h = h, .major = major };
@@ -227,4 +228,23 @@ void vm_gc(struct vm_thread *t)
 		t->truth.gc_major++;
 	else
 		t->truth.gc_minor++;
+}
+
+void vm_gc(struct vm_thread *t)
+{
+	collect(t, (++t->heap.collections % VM_MAJOR_EVERY) == 0);
+}
+
+void vm_gc_full(struct vm_thread *t)
+{
+	collect(t, 1);
+}
+
+void heap_count_live(struct vm_thread *t)
+{
+	struct obj *lists[2] = { t->heap.young, t->heap.old };
+
+	for (int i = 0; i < 2; i++)
+		for (struct obj *o = lists[i]; o; o = o->gc_next)
+			truth_live(&t->truth, o->klass->id, o->method, o->site, o->size);
 }

@@ -25,12 +25,15 @@
 struct obj {
 	const struct vm_class *klass;
 	struct obj *gc_next;  /* the list of its generation */
+	const char *site;     /* where it was allocated: the truth of the live heap */
 	uint32_t size;        /* bytes, as reported to object__alloc */
 	uint16_t len;         /* elements of a variable-sized instance */
-	uint8_t marked;
-	uint8_t old;
+	uint8_t marked : 1;
+	uint8_t old : 1;
+	uint8_t method;       /* the method it was charged to (< VM_METHOD_MAX) */
 	struct obj *ref[];    /* reference slots, then plain bytes */
 };
+_Static_assert(VM_METHOD_MAX <= 256, "struct obj keeps a method id in a byte");
 
 struct heap {
 	struct obj *young, *old;
@@ -58,5 +61,10 @@ unsigned char *obj_bytes(struct obj *o);
 
 /* Collect now (minor or major by the schedule above). */
 void vm_gc(struct vm_thread *t);
+/* A major collection now, off the schedule: afterwards only what the roots
+ * reach is alive (--leak ends each thread with one). */
+void vm_gc_full(struct vm_thread *t);
+/* Add every object still in the heap (never freed) to the thread's truth. */
+void heap_count_live(struct vm_thread *t);
 
 #endif /* DEMOVM_HEAP_H */

@@ -41,6 +41,8 @@ struct options {
 	int quiet;
 	const char *statsd;   /* HOST:PORT, or NULL */
 	unsigned profile_hz;  /* 0 = no profiler */
+	uint64_t leak;        /* Sessions each thread leaks (--leak) */
+	int leak_set;
 };
 
 static const char usage[] =
@@ -63,7 +65,13 @@ static const char usage[] =
 "                    SIGUSR1 before running, so a tracer can attach first\n"
 "  --truth FILE      at exit write the truth (allocations per class and\n"
 "                    method, frees, cache resets, serial increments, GCs,\n"
-"                    signals received) to FILE as JSON\n"
+"                    signals received, objects alive at the end) to FILE\n"
+"                    as JSON\n"
+"  --leak N          each thread leaks N Session objects from\n"
+"                    Registry#remember (one per op) while the rest churn,\n"
+"                    and ends with a major collection, so what is alive at\n"
+"                    the end is what the roots reach: --leak 0 is the same\n"
+"                    run without the leak"
 "  --quiet           no summary on stderr\n"
 "  --statsd HOST:PORT  send counters and timings to statsd over UDP\n"
 "  --profile HZ      sample stacks HZ times per CPU second; print the top\n"
@@ -101,7 +109,7 @@ static uint64_t parse_u64(const char *flag, const char *s, uint64_t min, uint64_
 static void parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_OPS = 256, OPT_DURATION, OPT_THREADS, OPT_SEED, OPT_WAIT, OPT_TRUTH,
-	       OPT_WORKLOAD, OPT_QUIET, OPT_STATSD, OPT_PROFILE };
+	       OPT_WORKLOAD, OPT_QUIET, OPT_STATSD, OPT_PROFILE, OPT_LEAK };
 	static const struct option longs[] = {
 		{ "ops", required_argument, NULL, OPT_OPS },
 		{ "duration", required_argument, NULL, OPT_DURATION },
@@ -113,6 +121,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "quiet", no_argument, NULL, OPT_QUIET },
 		{ "statsd", required_argument, NULL, OPT_STATSD },
 		{ "profile", required_argument, NULL, OPT_PROFILE },
+		{ "leak", required_argument, NULL, OPT_LEAK },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -165,6 +174,10 @@ static void parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_PROFILE:
 			o->profile_hz = (unsigned)parse_u64("--profile", optarg, 1, 100000, "a rate 1..100000 Hz");
+			break;
+		case OPT_LEAK:
+			o->leak = parse_u64("--leak", optarg, 0, UINT64_MAX / 2, "a number of objects >= 0");
+			o->leak_set = 1;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -223,6 +236,11 @@ static void *worker_main(void *arg)
 			break;
 		workload_op(t, w->opt->workload);
 	}
+	/* with --leak only what the roots reach stays: the garbage of the
+	 * last cycle would differ between runs that leak and runs that do not */
+	if (w->opt->leak_set)
+		vm_gc_full(t);
+	heap_count_live(t);
 	struct timespec cpu;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
 	w->cpu_s = (double)cpu.tv_sec + cpu.tv_nsec / 1e9;
@@ -343,6 +361,7 @@ int main(int argc, char **argv)
 			return fail("cannot allocate a VM thread", ENOMEM);
 		workers[i].opt = &opt;
 		workload_thread_init(workers[i].vm, i, opt.seed, opt.workload);
+		workers[i].vm->leak_left = opt.leak;
 	}
 
 	if (opt.wait)

@@ -6,8 +6,44 @@
 #include "callpath.h"
 #include "truth.h"
 
+/* The live row of (klass, method, site), added empty when new; NULL when full. */
+static struct truth_live_row *live_row(struct truth *t, unsigned klass, unsigned method, const char *site)
+{
+	for (unsigned i = 0; i < t->nlive; i++)
+		if (t->live[i].klass == klass && t->live[i].method == method && t->live[i].site == site)
+			return &t->live[i];
+	if (t->nlive == VM_LIVE_ROWS)
+		return NULL;
+	t->live[t->nlive] = (struct truth_live_row){ site, klass, method, { 0, 0 } };
+	return &t->live[t->nlive++];
+}
+
+void truth_live(struct truth *t, unsigned klass, unsigned method, const char *site, uint64_t size)
+{
+	struct truth_live_row *r = live_row(t, klass, method, site);
+
+	if (!r) {
+		t->live_overflow++;
+		return;
+	}
+	r->n.count++;
+	r->n.bytes += size;
+}
+
 void truth_merge(struct truth *into, const struct truth *from)
 {
+	for (unsigned i = 0; i < from->nlive; i++) {
+		const struct truth_live_row *r = &from->live[i];
+		struct truth_live_row *d = live_row(into, r->klass, r->method, r->site);
+
+		if (!d) {
+			into->live_overflow += r->n.count;
+			continue;
+		}
+		d->n.count += r->n.count;
+		d->n.bytes += r->n.bytes;
+	}
+	into->live_overflow += from->live_overflow;
 	for (unsigned c = 0; c < VM_CLASS_MAX; c++) {
 		for (unsigned m = 0; m < VM_METHOD_MAX; m++) {
 			into->alloc[c][m].count += from->alloc[c][m].count;
@@ -119,6 +155,42 @@ static void put_named_counts(FILE *out, const char *list, const char *field,
 	list_close(out, n);
 }
 
+static int live_cmp(const void *a, const void *b)
+{
+	const struct truth_live_row *x = a, *y = b;
+	int c = strcmp(vm_class_at(x->klass)->name, vm_class_at(y->klass)->name);
+
+	if (!c)
+		c = strcmp(vm_method_at(x->method)->qualified, vm_method_at(y->method)->qualified);
+	if (!c)
+		c = strcmp(x->site ? x->site : "", y->site ? y->site : "");
+	return c;
+}
+
+/* "live": objects never freed per (class, method, site), by those names */
+static void put_live(FILE *out, const struct truth *t)
+{
+	static struct truth_live_row rows[VM_LIVE_ROWS];
+	unsigned n = t->nlive;
+
+	memcpy(rows, t->live, n * sizeof(rows[0]));
+	qsort(rows, n, sizeof(rows[0]), live_cmp);
+	list_open(out, "live");
+	for (unsigned k = 0; k < n; k++) {
+		item_open(out, k);
+		fputs("\"class\": ", out);
+		put_string(out, vm_class_at(rows[k].klass)->name);
+		fputs(", \"method\": ", out);
+		put_string(out, vm_method_at(rows[k].method)->qualified);
+		fputs(", \"site\": ", out);
+		put_string(out, rows[k].site ? rows[k].site : "");
+		fprintf(out, ", \"count\": %llu, \"bytes\": %llu}", (unsigned long long)rows[k].n.count,
+			(unsigned long long)rows[k].n.bytes);
+	}
+	list_close(out, n);
+	fprintf(out, "  \"live_overflow\": %llu,\n", (unsigned long long)t->live_overflow);
+}
+
 void truth_print(FILE *out, const struct truth *t, const struct truth_run *run)
 {
 	static struct row rows[VM_CLASS_MAX * VM_METHOD_MAX + VM_CLASS_MAX];
@@ -164,6 +236,8 @@ void truth_print(FILE *out, const struct truth *t, const struct truth_run *run)
 			(unsigned long long)t->frees[rows[k].i].bytes);
 	}
 	list_close(out, n);
+
+	put_live(out, t);
 
 	/* method "" stands for a whole-class reset (the probe's NULL) */
 	n = 0;

@@ -16,9 +16,18 @@
 #include "constants.h"
 
 #define VM_SIGNAL_MAX 65
+#define VM_LIVE_ROWS 512 /* (class, method, site) keys of the live heap; the program has fewer */
 
 struct truth_count {
 	uint64_t count, bytes;
+};
+
+/* Objects never freed, per (class, method, site): what a live-heap tracer
+ * sees at the end of the run. */
+struct truth_live_row {
+	const char *site;
+	unsigned klass, method;
+	struct truth_count n;
 };
 
 struct truth {
@@ -30,6 +39,9 @@ struct truth {
 	uint64_t serial_incs[VM_REASON__COUNT];
 	uint64_t gc_minor, gc_major;
 	uint64_t signals[VM_SIGNAL_MAX];        /* delivered by the bus, per signo */
+	struct truth_live_row live[VM_LIVE_ROWS]; /* heap_count_live(), at the end */
+	unsigned nlive;
+	uint64_t live_overflow;                 /* objects past VM_LIVE_ROWS keys (never, as written) */
 };
 
 /* What the run was asked to do, echoed at the top of the file. */
@@ -52,6 +64,9 @@ static inline void truth_free(struct truth *t, unsigned klass, uint64_t size)
 	t->frees[klass].count++;
 	t->frees[klass].bytes += size;
 }
+
+/* count one object still alive at the end */
+void truth_live(struct truth *t, unsigned klass, unsigned method, const char *site, uint64_t size);
 
 void truth_merge(struct truth *into, const struct truth *from);
 uint64_t truth_total_allocs(const struct truth *t, uint64_t *bytes);

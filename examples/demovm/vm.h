@@ -18,6 +18,7 @@
 
 #define VM_STACK_SLOTS 1024
 #define VM_GLOBAL_SLOTS 16
+#define VM_LEAK_SLOT 15 /* the list Registry#remember leaks onto (--leak) */
 #define VM_CALL_SITES 32
 #define VM_CONSTANT_SITES 8
 
@@ -37,6 +38,7 @@ struct vm_thread {
 	struct truth truth;
 	uint64_t ops;                         /* workload iterations done */
 	uint64_t signals_raised;
+	uint64_t leak_left;                   /* Sessions --leak still has to leak */
 	double checksum;                      /* keeps the arithmetic alive */
 };
 

@@ -8,7 +8,8 @@
 #include "workload.h"
 
 static struct vm_class *k_object, *k_point, *k_float, *k_string, *k_array, *k_hash,
-	*k_node, *k_geometry, *k_parser, *k_report, *k_tree, *k_matrix, *k_cache, *k_bench;
+	*k_node, *k_geometry, *k_parser, *k_report, *k_tree, *k_matrix, *k_cache, *k_bench,
+	*k_session, *k_registry;
 static const struct vm_method *m_main;
 
 /* Call sites of the program, each with its own method cache per thread. */
@@ -25,6 +26,7 @@ enum call_site {
 	CALL_CONCAT,
 	CALL_GROW,
 	CALL_INSPECT_REPORT,
+	CALL_REMEMBER,
 	CALL__COUNT
 };
 _Static_assert(CALL__COUNT <= VM_CALL_SITES, "too many call sites");
@@ -280,6 +282,21 @@ static struct obj *bench_churn(struct vm_thread *t, struct obj *self, struct obj
 	return o;
 }
 
+/* Registry#remember: a Session linked onto a list no one ever drops: the
+ * leak of --leak. It draws no random numbers, so the rest of the workload
+ * runs exactly as without it. */
+static struct obj *registry_remember(struct vm_thread *t, struct obj *self, struct obj *other, uint64_t n)
+{
+	(void)self, (void)other;
+	struct obj *s;
+
+	NEW(s, k_session, 0);
+	s->ref[0] = t->globals[VM_LEAK_SLOT];
+	memcpy(obj_bytes(s), &n, sizeof(n));
+	t->globals[VM_LEAK_SLOT] = s;
+	return s;
+}
+
 /* ---- boot ---- */
 
 #define DEFINE(klass, name, body) vm_method_define((klass), (name), (body), __FILE__, __LINE__)
@@ -300,6 +317,8 @@ void workload_boot(void)
 	k_matrix = vm_class_define("Matrix", k_object, 0, 0, VM_ELEM_NONE, 0);
 	k_cache = vm_class_define("Cache", k_object, 0, 0, VM_ELEM_NONE, 0);
 	k_bench = vm_class_define("Bench", k_object, 0, 0, VM_ELEM_NONE, 0);
+	k_session = vm_class_define("Session", k_object, 1, 24, VM_ELEM_NONE, 0);
+	k_registry = vm_class_define("Registry", k_object, 0, 0, VM_ELEM_NONE, 0);
 
 	m_main = DEFINE(k_object, "main", NULL);
 	DEFINE(k_object, "inspect", object_inspect);
@@ -313,6 +332,7 @@ void workload_boot(void)
 	DEFINE(k_matrix, "multiply", matrix_multiply);
 	DEFINE(k_cache, "fill", cache_fill);
 	DEFINE(k_bench, "churn", bench_churn);
+	DEFINE(k_registry, "remember", registry_remember);
 	constants_init();
 	callpath_describe();
 }
@@ -396,6 +416,10 @@ static void maintenance(struct vm_thread *t, uint64_t scale)
 
 void workload_op(struct vm_thread *t, enum workload_kind kind)
 {
+	if (t->leak_left) {
+		t->leak_left--;
+		vm_send(t, &t->method_caches[CALL_REMEMBER], k_registry, "remember", NULL, NULL, t->ops);
+	}
 	if (kind == WORKLOAD_ALLOC)
 		vm_send(t, &t->method_caches[CALL_CHURN], k_bench, "churn", NULL, NULL, 0);
 	else

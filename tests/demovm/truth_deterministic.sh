@@ -57,4 +57,26 @@ jq -e --slurpfile one "$work/t1a.json" --slurpfile two "$work/seed8.json" \
 	    | group_by(.class + " " + .method)
 	    | map({(.[0].class + " " + .[0].method): (map(.count) | add)}) | add) == $both' \
 	"$work/t2a.json" >/dev/null || fail "two threads are not seed and seed + 1 side by side"
+
+# live at the end: allocations less frees, per class
+t=$work/t2a.json
+check() { jq -e "$1" "$t" >/dev/null || fail "$2 ($(jq -c "$1" "$t"))"; }
+check '([.allocations[] | {k: .class, v: .count}] + [.frees[] | {k: .class, v: (0 - .count)}]
+	| group_by(.k) | map({(.[0].k): (map(.v) | add)}) | add | with_entries(select(.value != 0)))
+	== ([.live[] | {k: .class, v: .count}] | group_by(.k) | map({(.[0].k): (map(.v) | add)}) | add)' \
+	"live objects per class are allocations less frees"
+check '.live_overflow == 0' "every live key counted"
+
+# --leak N: N Sessions per thread from Registry#remember, and nothing else changes
+"$demovm" --ops $ops --threads 2 --seed 7 --quiet --leak 0 --truth "$work/leak0.json"
+"$demovm" --ops $ops --threads 2 --seed 7 --quiet --leak 25 --truth "$work/leak25.json"
+t=$work/leak25.json
+check '[.live[] | select(.class == "Session")] == [{"class": "Session", "method": "Registry#remember",
+	"site": .live[] | select(.class == "Session") | .site, "count": 50, "bytes": 3200}]' \
+	"--leak 25 on two threads leaves 50 Sessions of 64 bytes alive, from one site"
+jq -e --slurpfile base "$work/leak0.json" \
+	'(.live | map(select(.class != "Session"))) == $base[0].live
+	 and (.allocations | map(select(.class != "Session"))) == $base[0].allocations
+	 and .frees == $base[0].frees' "$t" >/dev/null ||
+	fail "--leak 25 and --leak 0 differ in more than the Session rows"
 echo "truth deterministic: ok"

@@ -194,6 +194,8 @@ static __always_inline void lose_n(enum vt_loss what, __u64 n)
 	vt_count(&losses, what, n);
 }
 
+#include "live.bpf.h"
+
 static __always_inline struct vt_stats *my_stats(void)
 {
 	__u32 zero = 0;
@@ -367,7 +369,7 @@ static __noinline __u64 native_stack_id(void *ctx)
 }
 
 SEC("usdt")
-int BPF_USDT(on_alloc, void *klass, void *method, __u64 size, void *site, __u64 weight)
+int BPF_USDT(on_alloc, void *klass, void *method, __u64 size, void *site, __u64 weight, void *addr)
 {
 	__u64 stack = 0;
 
@@ -376,6 +378,7 @@ int BPF_USDT(on_alloc, void *klass, void *method, __u64 size, void *site, __u64 
 	if (native_stacks)
 		stack = native_stack_id(ctx);
 	add_alloc((__u64)klass, (__u64)method, (__u64)site, stack, weight, size * weight, 1);
+	live_alloc((__u64)addr, (__u64)klass, (__u64)method, (__u64)site, size, weight);
 	return 0;
 }
 
@@ -522,7 +525,7 @@ int BPF_USDT(on_batch, void *batch, __u64 len)
 }
 
 SEC("usdt")
-int BPF_USDT(on_free, void *klass, __u64 size)
+int BPF_USDT(on_free, void *klass, __u64 size, void *addr)
 {
 	struct vt_count_val *v;
 
@@ -531,6 +534,7 @@ int BPF_USDT(on_free, void *klass, __u64 size)
 	v = count_pair(&frees, (__u64)klass, 0, VT_LOSS_FREE_MAP_FULL);
 	if (v)
 		v->bytes += size;
+	live_free((__u64)addr);
 	return 0;
 }
 

@@ -163,6 +163,29 @@ struct vt_batch_state {          /* one entry per kind, all CPUs */
 	__u64 batches;               /* batches taken in */
 };
 
+/* The live heap (--live, docs/live.md): one entry per object allocated and
+ * not yet freed, keyed by its address. The key of its allocation leaves
+ * room for a stack id. */
+#define VT_LIVE_DEFAULT_MAX (1u << 20)
+#define VT_LIVE_DEFAULT_TEMP_NS 10000000ull /* 10 ms */
+
+struct vt_live_obj {
+	__u64 klass, method, site;   /* as in vt_alloc_key */
+	__u64 stack;                 /* a stack id; 0 until stacks exist */
+	__u64 size, weight;          /* bytes of the object; allocations it stands for */
+	__u64 ts_ns;                 /* bpf_ktime_get_ns() at its allocation */
+};
+
+struct vt_live_temp {            /* objects freed within targ_temp_ns, per allocation key */
+	__u64 count, bytes;          /* weighted */
+};
+
+struct vt_live_stats {           /* one entry, all CPUs (atomic adds) */
+	__s64 live_bytes;            /* weighted bytes tracked now */
+	__u64 peak_bytes, peak_ns;   /* the most live_bytes reached, and when */
+	__u64 untracked_frees;       /* frees of objects allocated before tracing (not a loss) */
+};
+
 /* Loss counters: (enum, what the report calls it). Anything not counted
  * where it belongs lands in one of these, never nowhere. */
 #define VT_LOSS_LIST(X)                                                             \
@@ -192,7 +215,9 @@ struct vt_batch_state {          /* one entry per kind, all CPUs */
 	X(STACK_MAP_FULL, "stack map full (stacks)")                               \
 	X(STACK_CUT, "stack cut at 128 frames (allocations)")                      \
 	X(STACK_MISSING, "stack's frames never arrived (allocations)")             \
-	X(NATIVE_STACK_FAIL, "native stack not taken (allocations)")
+	X(NATIVE_STACK_FAIL, "native stack not taken (allocations)")              \
+	X(LIVE_MAP_FULL, "live object map full (objects not tracked)")             \
+	X(LIVE_TEMP_FULL, "temporary allocation map full (frees)")
 
 enum vt_loss {
 #define VT_X_ENUM(e, s) VT_LOSS_##e,

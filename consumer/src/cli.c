@@ -141,6 +141,9 @@ static const struct {
 	{ VT_OPT_LISTEN, "listen", required_argument },
 	{ VT_OPT_LINGER, "linger", required_argument },
 	{ VT_OPT_STACK, "stack", required_argument },
+	{ VT_OPT_LIVE, "live", no_argument },
+	{ VT_OPT_LIVE_MAX, "live-max", required_argument },
+	{ VT_OPT_TEMP, "temp", required_argument },
 	{ VT_OPT_VERBOSE, "verbose", no_argument },
 	{ VT_OPT_HELP, "help", no_argument },
 };
@@ -256,6 +259,24 @@ static int take(const char *cmd, int opt, const char *arg, struct vt_cli_args *a
 				return 0;
 			}
 		return vt_usage_error(cmd, "--stack: '%s' is not one of vm, native, both, none", arg);
+	}
+	case VT_OPT_LIVE:
+		a->session.live = true;
+		return 0;
+	case VT_OPT_LIVE_MAX:
+		if (vt_parse_u64(arg, &v) || v == 0 || v > (1u << 26))
+			return vt_usage_error(cmd, "--live-max: '%s' is not a number from 1 to 67108864",
+					      arg);
+		a->session.live_max = (uint32_t)v;
+		return 0;
+	case VT_OPT_TEMP: {
+		double s;
+
+		if (vt_parse_seconds(arg, &s) || s > 3600)
+			return vt_usage_error(cmd, "--temp: '%s' is not a number of seconds up to 3600",
+					      arg);
+		a->session.temp_ns = (uint64_t)(s * 1e9);
+		return 0;
 	}
 	case VT_OPT_VERBOSE:
 		vt_set_verbose(true);

@@ -44,6 +44,13 @@ static const char help_text[] =
 	"                         suffixes, at most 1024G); counts and bytes become\n"
 	"                         estimates. 0: exact\n"
 	"      --map-entries N    size of each counting map (default 16384)\n"
+	"      --live             the live heap: what is still allocated at the end, by\n"
+	"                         class, method and site (leaks), the peak, temporaries\n"
+	"                         and ages (docs/live.md); per-event probes, dearer\n"
+	"      --live-max N       objects tracked at once (default 1048576); more are\n"
+	"                         counted in Lost\n"
+	"      --temp SECS        freed within SECS of its allocation is temporary\n"
+	"                         (default 0.01)\n"
 	"      --runtime NAME     use this runtime's probes instead of detecting them\n"
 	"      --no-methods       runtimes with method probes: class and site only (cheaper)\n"
 	"      --no-frame-walk    Ruby: sites and methods from Ruby's USDT probes, not\n"
@@ -74,7 +81,8 @@ static const enum vt_opt record_opts[] = {
 	VT_OPT_SORT, VT_OPT_TOP, VT_OPT_SAMPLE, VT_OPT_MAP_ENTRIES, VT_OPT_RUNTIME,
 	VT_OPT_NO_METHODS, VT_OPT_NO_FRAME_WALK, VT_OPT_STACK, VT_OPT_EVERY, VT_OPT_OUT_DIR,
 	VT_OPT_PUSH, VT_OPT_PUSH_NAME,
-	VT_OPT_PUSH_QUEUE, VT_OPT_PUSH_TRIES, VT_OPT_VERBOSE, VT_OPT_HELP, 0,
+	VT_OPT_PUSH_QUEUE, VT_OPT_PUSH_TRIES, VT_OPT_LIVE, VT_OPT_LIVE_MAX, VT_OPT_TEMP,
+	VT_OPT_VERBOSE, VT_OPT_HELP, 0,
 };
 
 static const struct vt_cli_cmd record_cmd = {

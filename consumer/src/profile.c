@@ -211,6 +211,12 @@ void vt_profile_free(struct vt_profile *p)
 	for (size_t i = 0; i < p->frees.n; i++)
 		free(p->frees.v[i].klass);
 	free(p->frees.v);
+	for (size_t i = 0; i < p->live.n; i++) {
+		free(p->live.v[i].klass);
+		free(p->live.v[i].method);
+		free(p->live.v[i].site);
+	}
+	free(p->live.v);
 	for (size_t i = 0; i < p->events.n; i++) {
 		free(p->events.v[i].name);
 		free(p->events.v[i].name2);

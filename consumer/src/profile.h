@@ -79,6 +79,25 @@ struct vt_free {                /* objects freed (object__free), per class */
 	uint64_t count, bytes;
 };
 
+/* Objects allocated and not freed at the end (--live, docs/live.md), per
+ * (class, method, site); count and bytes are weighted like allocations
+ * (pprof's inuse_objects and inuse_space). */
+struct vt_live {
+	char *klass, *method, *site;
+	uint64_t count, bytes;       /* still alive at the end */
+	uint64_t objects;            /* tracked objects behind the row (samples) */
+	uint64_t temp_count, temp_bytes; /* freed within live_info.temp_ns of their allocation */
+};
+
+struct vt_live_info {
+	bool on;                     /* the recording tracked the live heap */
+	uint64_t max_tracked;        /* --live-max */
+	uint64_t temp_ns;            /* --temp */
+	uint64_t peak_bytes;         /* the most live bytes at any moment */
+	int64_t peak_at_ns;          /* when, ns after start_unix_ns */
+	uint64_t age_hist[VT_HIST_BUCKETS]; /* objects alive at the end by log2 age (ns) */
+};
+
 struct vt_lost {                /* events or strings not counted where they belong */
 	char *what;                  /* e.g. "alloc map full", "unreadable string" */
 	uint64_t count;
@@ -108,6 +127,8 @@ struct vt_profile {
 	VT_VEC(struct vt_free) frees;
 	VT_VEC(struct vt_event) events;                      /* in the order they happened */
 	struct vt_stack_table stacks;                        /* each stack once */
+	VT_VEC(struct vt_live) live;                         /* with live_info.on */
+	struct vt_live_info live_info;
 	void *index;                 /* private: the adders' lookup tables */
 };
 
@@ -147,6 +168,8 @@ int vt_profile_add_signal(struct vt_profile *p, int signo, uint64_t received, ui
 int vt_profile_add_call(struct vt_profile *p, const char *name, const char *file, uint64_t count);
 int vt_profile_add_lost(struct vt_profile *p, const char *what, uint64_t count);
 int vt_profile_add_free(struct vt_profile *p, const char *klass, uint64_t count, uint64_t bytes);
+/* Adds to the live row of (klass, method, site) (profile_live.c); sets live_info.on. */
+int vt_profile_add_live(struct vt_profile *p, const struct vt_live *row);
 /* Appends e (its strings copied; NULL is ""). */
 int vt_profile_add_event(struct vt_profile *p, const struct vt_event *e);
 /* "minor"/"major" for vmtrace's provider, "mark"/"sweep" for Ruby,

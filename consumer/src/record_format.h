@@ -7,7 +7,9 @@
 #define VT_RECORD_FORMAT_H
 
 #define RECORD_MAGIC "vmtrace-record"
-#define RECORD_VERSION 2 /* 2 added start_unix_ns, event, gc_pause start and thread */
+/* 2 added start_unix_ns, event, gc_pause start and thread; 3 the live heap
+ * (live_heap, live), which older readers cannot show, so they refuse it */
+#define RECORD_VERSION 3
 #define RECORD_MAGIC_LINE_MAX 64 /* "vmtrace-record N\n" and then some */
 
 #endif

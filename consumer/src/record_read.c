@@ -29,6 +29,7 @@ enum {
 	SEEN_GC = 1 << 8,
 	SEEN_ALL = (1 << 9) - 1,
 	SEEN_START = 1 << 9,     /* optional: version 1 records lack it */
+	SEEN_LIVE_HEAP = 1 << 10, /* optional: with --live (version 3) */
 };
 
 #define STACK_MAX_FRAMES 128     /* frames of a `stack` line at most */
@@ -298,6 +299,39 @@ static int parse_item(struct vt_profile *p, char **f, int n, unsigned *seen)
 		e.name = s1;
 		e.name2 = s2;
 		return vt_profile_add_event(p, &e);
+	}
+	if (!strcmp(key, "live")) {
+		struct vt_live r = { 0 };
+
+		if (n != 9 || get_str(f[1], &r.klass) || get_str(f[2], &r.method) || get_str(f[3], &r.site) ||
+		    get_u64(f[4], &r.count) || get_u64(f[5], &r.bytes) || get_u64(f[6], &r.objects) ||
+		    get_u64(f[7], &r.temp_count) || get_u64(f[8], &r.temp_bytes))
+			return -1;
+		return vt_profile_add_live(p, &r);
+	}
+	if (!strcmp(key, "live_heap")) {
+		struct vt_live_info *li = &p->live_info;
+		long prev = -1;
+
+		if (n < 5 || once(seen, SEEN_LIVE_HEAP) || get_u64(f[1], &li->max_tracked) ||
+		    get_u64(f[2], &li->temp_ns) || get_u64(f[3], &li->peak_bytes) ||
+		    get_int(f[4], LONG_MIN, LONG_MAX, &l))
+			return -1;
+		li->peak_at_ns = l;
+		for (int i = 5; i < n; i++) {
+			char *colon = strchr(f[i], ':');
+			long b;
+
+			if (!colon)
+				return -1;
+			*colon = '\0';
+			if (get_int(f[i], 0, VT_HIST_BUCKETS - 1, &b) || b <= prev ||
+			    get_u64(colon + 1, &li->age_hist[b]))
+				return -1;
+			prev = b;
+		}
+		li->on = true;
+		return 0;
 	}
 	if (!strcmp(key, "signal")) {
 		uint64_t hist[VT_HIST_BUCKETS] = { 0 };

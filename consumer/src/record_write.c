@@ -144,6 +144,27 @@ static unsigned long write_items(FILE *f, const struct vt_profile *p)
 		put_str(f, p->frees.v[i].klass);
 		fprintf(f, " %" PRIu64 " %" PRIu64 "\n", p->frees.v[i].count, p->frees.v[i].bytes);
 	}
+	if (p->live_info.on) {
+		const struct vt_live_info *li = &p->live_info;
+
+		fprintf(f, "live_heap %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRId64, li->max_tracked,
+			li->temp_ns, li->peak_bytes, li->peak_at_ns);
+		for (int b = 0; b < VT_HIST_BUCKETS; b++)
+			if (li->age_hist[b])
+				fprintf(f, " %d:%" PRIu64, b, li->age_hist[b]);
+		fputc('\n', f);
+		lines++;
+	}
+	for (size_t i = 0; i < p->live.n; i++, lines++) {
+		const struct vt_live *r = &p->live.v[i];
+
+		fputs("live", f);
+		put_str(f, r->klass);
+		put_str(f, r->method);
+		put_str(f, r->site);
+		fprintf(f, " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", r->count,
+			r->bytes, r->objects, r->temp_count, r->temp_bytes);
+	}
 	return lines;
 }
 

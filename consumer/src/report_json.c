@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report_live.h"
 #include "report_fmt.h"
 #include "report_model.h"
 
@@ -289,6 +290,8 @@ int vt_report_json(FILE *out, const struct vt_profile *p, const struct vt_report
 	err = json_allocations(out, p, o);
 	if (!err)
 		err = json_frees(out, p);
+	if (!err)
+		err = vt_report_live_json(out, p);
 	if (!err)
 		err = json_gc(out, p);
 	if (!err)

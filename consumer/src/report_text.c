@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report_live.h"
 #include "report_fmt.h"
 #include "report_model.h"
 
@@ -545,6 +546,8 @@ int vt_report_text(FILE *out, const struct vt_profile *p, const struct vt_report
 	err = print_allocations(out, p, o);
 	if (!err)
 		err = print_frees(out, p);
+	if (!err)
+		err = vt_report_live_text(out, p, o->top);
 	if (!err)
 		err = print_gc(out, p);
 	/* cache and serial events are vmtrace's own probes: other runtimes

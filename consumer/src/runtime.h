@@ -42,6 +42,9 @@ struct vt_attach_opts {
 	bool spawned;                     /* pid is a command held back before exec */
 	bool verbose;                     /* -v: libbpf's log */
 	uint32_t stacks;                  /* --stack: enum vt_stack_mode bits */
+	bool live;                        /* --live: the live heap (docs/live.md) */
+	uint32_t live_max;                /* objects tracked at most, 0 = default */
+	uint64_t temp_ns;                 /* freed within this is temporary, 0 = default */
 };
 
 struct vt_runtime {

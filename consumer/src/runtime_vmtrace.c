@@ -42,6 +42,7 @@
 #include "native_symbols.h"
 #include "vmtrace_names.h"
 #include "vmtrace_stacks.h"
+#include "vmtrace_live.h"
 #include "vmtrace_maps.h"
 #include "vmtrace.skel.h"
 
@@ -67,6 +68,8 @@ struct vmtrace_state {
 	struct vt_adapter a;        /* events: struct vt_gc_event */
 	struct vmtrace_bpf *skel;
 	uint64_t sample_period;
+	bool live;                  /* --live: per-event probes with addresses */
+	uint64_t live_max, temp_ns;
 	struct vt_batch_end batch;  /* the kinds attached through alloc__batch / free__batch */
 	uint64_t unflushed;         /* rounds that never came (vt_batch_finish) */
 	struct vt_symbolizer *syms; /* --stack native: the target's mappings and symbols */
@@ -292,6 +295,11 @@ static int vmtrace_collect(void *state, struct vt_profile *out)
 	err = vt_adapter_read_counters(&st->a, st->skel->maps.losses, VT_LOSS__COUNT, losses);
 	if (err)
 		return err;
+	if (st->live) {
+		err = vt_live_collect(&st->a, st->skel, st->live_max, st->temp_ns, event_name, st, out);
+		if (err)
+			return err;
+	}
 	losses[VT_LOSS_STR_UNREADABLE] += c.unreadable;
 	losses[VT_LOSS_BUS_DROPPED] += stats.bus_dropped_total;
 	losses[VT_LOSS_TIMELINE_CAP] += timeline_dropped;
@@ -412,6 +420,9 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 	if (!st)
 		return -ENOMEM;
 	st->sample_period = opts->sample_period;
+	st->live = opts->live;
+	st->live_max = opts->live_max ? opts->live_max : VT_LIVE_DEFAULT_MAX;
+	st->temp_ns = opts->temp_ns ? opts->temp_ns : VT_LIVE_DEFAULT_TEMP_NS;
 	err = vt_adapter_init(&st->a, PROVIDER, "", opts->pid, sizeof(struct vt_gc_event),
 			      errbuf, errlen);
 	if (err)
@@ -444,6 +455,11 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 				       st->skel->maps.global_serial_incs };
 	for (size_t i = 0; i < sizeof(counting) / sizeof(counting[0]); i++)
 		bpf_map__set_max_entries(counting[i], entries);
+	st->skel->rodata->targ_live = st->live;
+	st->skel->rodata->targ_temp_ns = st->temp_ns;
+	/* without --live the map stays, one entry small */
+	bpf_map__set_max_entries(st->skel->maps.live_objs, st->live ? (uint32_t)st->live_max : 1);
+	bpf_map__set_max_entries(st->skel->maps.live_temps, st->live ? entries : 1);
 	bpf_map__set_max_entries(st->skel->maps.names,
 				 entries > UINT32_MAX / 2 ? UINT32_MAX : 2 * entries);
 
@@ -509,15 +525,20 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 			continue;
 		/* Sampling exists so unsampled objects never trap; an exact
 		 * object__free would trap on nearly every one of them again. */
-		if (opts->sample_period &&
+		if (opts->sample_period && !st->live &&
 		    (strcmp(p->name, "object__free") == 0 || strcmp(p->name, "free__batch") == 0))
+			continue;
+		/* --live needs each object's address: the per-event probes
+		 * carry it, the batches do not */
+		if (st->live &&
+		    (strcmp(p->name, "alloc__batch") == 0 || strcmp(p->name, "free__batch") == 0))
 			continue;
 		if (strcmp(p->name, "alloc__batch") == 0 && st->syms)
 			continue;
-		if ((strcmp(p->name, "object__alloc") == 0 && !st->syms &&
-		     vt_usdt_has_probe(pl, PROVIDER, p->path, "alloc__batch")) ||
-		    (strcmp(p->name, "object__free") == 0 &&
-		     vt_usdt_has_probe(pl, PROVIDER, p->path, "free__batch")))
+		if (!st->live && ((strcmp(p->name, "object__alloc") == 0 && !st->syms &&
+				   vt_usdt_has_probe(pl, PROVIDER, p->path, "alloc__batch")) ||
+				  (strcmp(p->name, "object__free") == 0 &&
+				   vt_usdt_has_probe(pl, PROVIDER, p->path, "free__batch"))))
 			continue;
 		for (size_t t = 0; t < ntable; t++) {
 			if (strcmp(table[t].probe, p->name) != 0 || !(table[t].events & events))

@@ -204,6 +204,9 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 		.spawned = s->target.spawned,
 		.verbose = o->verbose,
 		.stacks = o->stacks,
+		.live = o->live,
+		.live_max = o->live_max,
+		.temp_ns = o->temp_ns,
 	};
 	r = s->rt->open(&ao, &s->state, err, errlen);
 	if (r)
@@ -292,6 +295,8 @@ int vt_session_collect(struct vt_session *s, struct vt_profile *p)
 			p->gc_pauses.v[i].at_ns -= t0;
 	for (size_t i = 0; i < p->events.n; i++)
 		p->events.v[i].at_ns -= t0;
+	if (p->live_info.peak_bytes)
+		p->live_info.peak_at_ns -= t0;
 	p->duration_s = vt_session_elapsed(s);
 	p->start_unix_ns = (uint64_t)s->started_wall.tv_sec * 1000000000ull + (uint64_t)s->started_wall.tv_nsec;
 	return r;

@@ -24,6 +24,9 @@ struct vt_session_opts {
 	bool no_frame_walk;        /* --no-frame-walk */
 	bool verbose;
 	uint32_t stacks;           /* --stack: enum vt_stack_mode */
+	bool live;                 /* --live: track each object until its free */
+	uint32_t live_max;         /* --live-max, 0 = default */
+	uint64_t temp_ns;          /* --temp: freed sooner is temporary, 0 = default */
 };
 
 struct vt_session {

@@ -100,6 +100,16 @@ static void fill(struct vt_profile *p)
 	assert_int_equal(vt_profile_add_free(p, "Point", 100, 3200), 0);
 	assert_int_equal(vt_profile_add_event(p, &e1), 0);
 	assert_int_equal(vt_profile_add_event(p, &e2), 0);
+	struct vt_live l1 = { "Session", "Registry#remember", "w.c:1", 80, 5120, 40, 3, 192 };
+	struct vt_live l2 = { "a b", "", "", 0, 0, 0, 7, 70 };
+	assert_int_equal(vt_profile_add_live(p, &l1), 0);
+	assert_int_equal(vt_profile_add_live(p, &l2), 0);
+	p->live_info.max_tracked = 1000;
+	p->live_info.temp_ns = 10000000;
+	p->live_info.peak_bytes = 9999;
+	p->live_info.peak_at_ns = -5;
+	p->live_info.age_hist[3] = 2;
+	p->live_info.age_hist[40] = 78;
 }
 
 static void assert_keyed_equal(const struct vt_keyed_count *a, const struct vt_keyed_count *b,
@@ -190,6 +200,15 @@ static void assert_profiles_equal(const struct vt_profile *a, const struct vt_pr
 		assert_string_equal(a->frees.v[i].klass, b->frees.v[i].klass);
 		assert_int_equal(a->frees.v[i].count, b->frees.v[i].count);
 		assert_int_equal(a->frees.v[i].bytes, b->frees.v[i].bytes);
+	}
+	assert_int_equal(a->live_info.on, b->live_info.on);
+	assert_memory_equal(&a->live_info, &b->live_info, sizeof(a->live_info));
+	assert_int_equal(a->live.n, b->live.n);
+	for (size_t i = 0; i < a->live.n; i++) {
+		assert_string_equal(a->live.v[i].klass, b->live.v[i].klass);
+		assert_string_equal(a->live.v[i].method, b->live.v[i].method);
+		assert_string_equal(a->live.v[i].site, b->live.v[i].site);
+		assert_memory_equal(&a->live.v[i].count, &b->live.v[i].count, 5 * sizeof(uint64_t));
 	}
 }
 
@@ -416,7 +435,7 @@ static void test_foreign_files(void **state)
 static void test_newer_version(void **state)
 {
 	(void)state;
-	assert_int_equal(read_text("vmtrace-record 3\nsomething new 1 2 3\nend 1\n"),
+	assert_int_equal(read_text("vmtrace-record 4\nsomething new 1 2 3\nend 1\n"),
 			 -EPROTONOSUPPORT);
 	assert_int_equal(read_text("vmtrace-record 99999999999999999999\n"), -EBADMSG);
 }
@@ -425,6 +444,9 @@ static void test_malformed_items(void **state)
 {
 	static const char *const bad[] = {
 		"unknown =x 1\n",                 /* unknown item */
+		"live =A =m = 1 2 3 4\n",         /* a live field missing */
+		"live_heap 1 2 3\n",              /* no peak time */
+		"live_heap 1 2 3 4 5:1 5:1\n",    /* a bucket twice */
 		"alloc =A =m 1 2 3\n",            /* a field missing */
 		"alloc =A =m = 1 2 3 4\n",        /* a field too many */
 		"alloc A =m = 1 2 3\n",           /* string without '=' */

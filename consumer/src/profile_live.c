@@ -1,0 +1,61 @@
+/*
+ * profile_live.c: the live-heap rows of a profile (struct vt_live,
+ * docs/live.md). Rows are few (one per allocating key still holding
+ * objects), so a linear search finds a row's key.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+
+static const char *nz(const char *s)
+{
+	return s ? s : "";
+}
+
+static int add_u64(uint64_t *to, uint64_t v)
+{
+	return __builtin_add_overflow(*to, v, to) ? -EOVERFLOW : 0;
+}
+
+int vt_profile_add_live(struct vt_profile *p, const struct vt_live *r)
+{
+	struct vt_live *row = NULL;
+
+	p->live_info.on = true;
+	for (size_t i = 0; i < p->live.n && !row; i++)
+		if (!strcmp(p->live.v[i].klass, nz(r->klass)) && !strcmp(p->live.v[i].method, nz(r->method)) &&
+		    !strcmp(p->live.v[i].site, nz(r->site)))
+			row = &p->live.v[i];
+	if (!row) {
+		if (p->live.n == p->live.cap) {
+			size_t cap = p->live.cap ? 2 * p->live.cap : 16;
+			struct vt_live *v = realloc(p->live.v, cap * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			p->live.v = v;
+			p->live.cap = cap;
+		}
+		row = &p->live.v[p->live.n];
+		memset(row, 0, sizeof(*row));
+		row->klass = strdup(nz(r->klass));
+		row->method = strdup(nz(r->method));
+		row->site = strdup(nz(r->site));
+		if (!row->klass || !row->method || !row->site) {
+			free(row->klass);
+			free(row->method);
+			free(row->site);
+			return -ENOMEM;
+		}
+		p->live.n++;
+	}
+	struct vt_live sum = *row;
+	if (add_u64(&sum.count, r->count) || add_u64(&sum.bytes, r->bytes) ||
+	    add_u64(&sum.objects, r->objects) || add_u64(&sum.temp_count, r->temp_count) ||
+	    add_u64(&sum.temp_bytes, r->temp_bytes))
+		return -EOVERFLOW;
+	*row = sum;
+	return 0;
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# live.sh CASE BIN HARNESS: vmtrace record --live against demovm --leak.
+#   leak_spawn   demovm (probes in the executable) started by vmtrace: the
+#                live rows of the report, and of the record read back, equal
+#                demovm's truth exactly (class, method, site, count, bytes),
+#                the leaked Sessions among them; nothing lost
+#   leak_shared  the same with demovm-shared (probes in libvmtrace.so)
+#   bad_flags    --live-max and --temp refuse bad values with one line
+set -uo pipefail
+CASE=$1 BIN=$2
+. "$3"
+vt_harness "live-$CASE"
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
+vmtrace=$BIN/vmtrace
+
+# The truth's live rows against a report's, as sorted JSON lines.
+compare() { # report.json label
+	jq -S -c '[.live[] | {class, method, site, count, bytes}] | sort_by(.class, .method, .site)' \
+		truth.json >want.json
+	jq -S -c '[.live.rows[] | select(.count > 0) | {class, method, site, count, bytes}]
+		| sort_by(.class, .method, .site)' "$1" >got.json || fail "$2: no live rows"
+	cmp -s want.json got.json || fail "$2: live rows differ from the truth:
+want $(cat want.json)
+got  $(cat got.json)"
+	jq -e '[.live.rows[] | select(.class == "Session" and .method == "Registry#remember")
+		| .count] == [80]' "$1" >/dev/null || fail "$2: the 80 leaked Sessions are not one row"
+	jq -e '.lost_total == 0' "$1" >/dev/null || fail "$2: something was lost"
+	jq -e '.live.peak_bytes >= ([.live.rows[].bytes] | add)' "$1" >/dev/null ||
+		fail "$2: the peak is below what is alive at the end"
+}
+
+case $CASE in
+leak_spawn | leak_shared)
+	vm=demovm
+	[ "$CASE" = leak_shared ] && vm=demovm-shared
+	"$vmtrace" record --live -o run.data --format json -- "$BIN/$vm" --ops 1500 --threads 2 \
+		--leak 40 --truth truth.json --quiet >report.json 2>record.err ||
+		fail "record --live failed"
+	compare report.json "record"
+	"$vmtrace" report --format json run.data >again.json 2>report.err || fail "report failed"
+	compare again.json "report of the record"
+	head -1 run.data | grep -qx 'vmtrace-record 3' || fail "the record is not version 3"
+	"$vmtrace" report run.data >text.out 2>&1 || fail "text report failed"
+	grep -q '^Live heap at the end' text.out || fail "no live heap section in the text report"
+	;;
+bad_flags)
+	for bad in "--live-max 0" "--live-max x" "--temp -1" "--temp abc"; do
+		# shellcheck disable=SC2086
+		"$vmtrace" record --live $bad -- /bin/true >out 2>err && fail "$bad was accepted"
+		[ "$(wc -l <err)" -ge 1 ] && grep -q -- "${bad%% *}" err || fail "$bad: no error naming it"
+	done
+	;;
+*) fail "unknown case $CASE" ;;
+esac
+echo "ok: live $CASE"

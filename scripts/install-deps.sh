@@ -19,6 +19,7 @@ PACKAGES=(
 	libmicrohttpd-dev libcurl4-openssl-dev    # serve's /metrics endpoint, record --push
 	curl python3-prometheus-client            # scrape /metrics and parse it in the tests
 	openjdk-17-jdk-headless php8.2-cli       # stock HotSpot (javac builds the test program) and PHP
+	heaptrack bc                              # bench/live: the peer of record --live
 )
 
 if [ "$(id -u)" -ne 0 ]; then

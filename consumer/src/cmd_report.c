@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "profile.h"
+#include "record_load.h"
 #include "report_registry.h"
 
 #define DEFAULT_RECORD "vmtrace.data"
@@ -51,7 +52,6 @@ int vt_cmd_report(int argc, char **argv)
 	struct vt_cli_args a = { .report = { VT_FORMAT_TEXT, VT_BY_CLASS_METHOD, VT_SORT_COUNT, 0 } };
 	const char *path = DEFAULT_RECORD;
 	struct vt_profile profile;
-	struct vt_record_error bad;
 	int operands, err;
 
 	err = vt_cli_parse(&report_cmd, argc, argv, &a, &operands);
@@ -63,30 +63,8 @@ int vt_cmd_report(int argc, char **argv)
 	if (operands < argc)
 		path = argv[operands];
 
-	err = vt_profile_read_detail(&profile, path, &bad);
-	switch (err) {
-	case 0:
-		break;
-	case -EBADMSG:
-		if (bad.line)
-			fprintf(stderr, "vmtrace: %s: not a vmtrace record, or truncated or damaged: "
-				"line %lu: %s\n", path, bad.line, bad.what);
-		else
-			fprintf(stderr, "vmtrace: %s: not a vmtrace record, or truncated or damaged: "
-				"%s\n", path, bad.what);
+	if (vt_record_load(&profile, path, operands >= argc))
 		return 1;
-	case -EPROTONOSUPPORT:
-		fprintf(stderr, "vmtrace: %s: written by a newer vmtrace (unknown record format "
-			"version)\n", path);
-		return 1;
-	case -ENOENT:
-		fprintf(stderr, "vmtrace: %s: %s%s\n", path, strerror(-err),
-			operands < argc ? "" : " (make one with vmtrace record)");
-		return 1;
-	default:
-		fprintf(stderr, "vmtrace: %s: %s\n", path, strerror(-err));
-		return 1;
-	}
 	err = vt_report_print(stdout, &profile, &a.report);
 	vt_profile_free(&profile);
 	if (err) {

@@ -10,6 +10,9 @@
 /* vmtrace report [FILE] [--format F] [--by G] [--sort S] [--top N] */
 int vt_cmd_report(int argc, char **argv);
 
+/* vmtrace diff BASE NEW [--format text|json|csv|folded] [--sort S] [--top N] */
+int vt_cmd_diff(int argc, char **argv);
+
 /* vmtrace list -p PID | PATH [--format text|json] */
 int vt_cmd_list(int argc, char **argv);
 

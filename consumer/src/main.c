@@ -16,6 +16,7 @@ static const struct {
 	int (*run)(int argc, char **argv);
 	const char *summary;
 } subcommands[] = {
+	{ "diff", vt_cmd_diff, "what changed between two record files, growth first" },
 	{ "list", vt_cmd_list, "the USDT probes of a process or a binary" },
 	{ "record", vt_cmd_record, "trace a process, write a record file, print the report" },
 	{ "report", vt_cmd_report, "print the report of a record file" },

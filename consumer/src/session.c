@@ -192,6 +192,12 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 		return -ENOTSUP;
 	}
 
+	if (o->live && strcmp(s->rt->name, "vmtrace") != 0) {
+		snprintf(err, errlen, "--live: the %s runtime's probes carry no object addresses",
+			 s->rt->name);
+		return -ENOTSUP;
+	}
+
 	struct vt_attach_opts ao = {
 		.pid = s->target.pid,
 		.probes = &s->probes,

@@ -5,6 +5,8 @@
 #                demovm's truth exactly (class, method, site, count, bytes),
 #                the leaked Sessions among them; nothing lost
 #   leak_shared  the same with demovm-shared (probes in libvmtrace.so)
+#   diff         vmtrace diff of a run without the leak and one with it shows
+#                exactly the leaked rows as growth, in every format
 #   bad_flags    --live-max and --temp refuse bad values with one line
 set -uo pipefail
 CASE=$1 BIN=$2
@@ -42,6 +44,35 @@ leak_spawn | leak_shared)
 	head -1 run.data | grep -qx 'vmtrace-record 3' || fail "the record is not version 3"
 	"$vmtrace" report run.data >text.out 2>&1 || fail "text report failed"
 	grep -q '^Live heap at the end' text.out || fail "no live heap section in the text report"
+	;;
+diff)
+	run() { # LEAK FILE
+		"$vmtrace" record --live -o "$2" -- "$BIN/demovm" --ops 1500 --threads 2 --leak "$1" \
+			--truth "$2.truth" --quiet >"$2.out" 2>"$2.err" || fail "record --leak $1 failed"
+	}
+	run 0 base.data
+	run 40 new.data
+	"$vmtrace" diff base.data new.data --format json >diff.json 2>diff.err || fail "diff failed"
+	site=$(jq -r '.live[] | select(.class == "Session") | .site' new.data.truth)
+	jq -e --arg site "$site" '.live == true and .rows == [{"class": "Session",
+		"method": "Registry#remember", "site": $site,
+		"count": {"base": 0, "new": 80, "delta": 80}, "bytes": {"base": 0, "new": 5120, "delta": 5120},
+		"live_count": {"base": 0, "new": 80, "delta": 80},
+		"live_bytes": {"base": 0, "new": 5120, "delta": 5120}}]' diff.json >/dev/null ||
+		fail "the diff is not exactly the leak: $(jq -c .rows diff.json)"
+	"$vmtrace" diff base.data new.data >diff.out || fail "text diff failed"
+	grep -q '^Session  *Registry#remember  *[^ ]*  *+80  *+5120  *+80  *+5120$' diff.out &&
+		grep -q '^1 rows changed' diff.out || fail "text diff: $(cat diff.out)"
+	"$vmtrace" diff base.data new.data --format csv >diff.csv || fail "csv diff failed"
+	[ "$(wc -l <diff.csv)" = 2 ] && grep -q "^Session,Registry#remember,$site,0,80,80,0,5120,5120,0,80,80,0,5120,5120$" diff.csv ||
+		fail "csv diff: $(cat diff.csv)"
+	"$vmtrace" diff base.data new.data --format folded >diff.folded || fail "folded diff failed"
+	awk '$2 != $3' diff.folded >changed.folded
+	[ "$(cat changed.folded)" = "Session;Registry#remember;$site 0 80" ] ||
+		fail "folded diff: $(cat changed.folded)"
+	"$vmtrace" diff base.data >/dev/null 2>err && fail "diff with one file was accepted"
+	"$vmtrace" diff base.data missing.data >/dev/null 2>err && fail "a missing file was accepted"
+	grep -q 'missing.data' err || fail "no error naming missing.data"
 	;;
 bad_flags)
 	for bad in "--live-max 0" "--live-max x" "--temp -1" "--temp abc"; do

@@ -47,4 +47,9 @@ provider vmtrace {
 	/* a consumer that wants allocations per VM stack is attached here
 	 * (never fires; only its semaphore matters, see docs/stacks.md) */
 	probe stacks__armed(uint64_t max_depth);
+	/* the addresses of objects allocated and freed since the last batch,
+	 * in the order each thread made them (struct vmtrace_batch of kind
+	 * VMTRACE_BATCH_LIVE). A tracer holding its semaphore turns the
+	 * per-thread address buffers on: the live heap without a trap per event */
+	probe live__batch(const void *batch, uint64_t bytes);
 };

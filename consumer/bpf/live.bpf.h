@@ -9,7 +9,9 @@
  * object that finds it full is not tracked and is counted in Lost, and so
  * is its free later (it is then "untracked", like objects allocated before
  * tracing began). Live bytes and their peak are one shared counter, added
- * to atomically, so the peak is the true maximum of the sum.
+ * to atomically, so the peak is the true maximum of the sum; a live batch
+ * adds its net change once, and its highest point within the batch. The
+ * untracked frees of a batch are counted per free: they are rare.
  */
 #ifndef VT_LIVE_BPF_H
 #define VT_LIVE_BPF_H
@@ -40,46 +42,68 @@ static __always_inline struct vt_live_stats *live_stats_get(void)
 	return bpf_map_lookup_elem(&live_stats, &zero);
 }
 
-static __always_inline void live_alloc(__u64 addr, __u64 klass, __u64 method, __u64 site, __u64 size,
-				       __u64 weight)
+/* Track one object; ts: when it was allocated (bpf_ktime_get_ns(), or the
+ * provider's CLOCK_MONOTONIC time in a live batch: the same clock). The
+ * bytes it adds to the live heap, 0 when it could not be tracked. */
+static __always_inline __s64 live_track(__u64 addr, __u64 klass, __u64 method, __u64 site, __u64 size,
+					__u64 weight, __u64 ts)
 {
-	struct vt_live_obj o = { klass, method, site, 0, size, weight, bpf_ktime_get_ns() };
-	struct vt_live_stats *ls;
-	__s64 now;
+	struct vt_live_obj o = { klass, method, site, 0, size, weight, ts };
 
 	if (!targ_live || !addr)
-		return;
+		return 0;
 	if (bpf_map_update_elem(&live_objs, &addr, &o, BPF_ANY)) {
 		lose(VT_LOSS_LIVE_MAP_FULL);
-		return;
+		return 0;
 	}
-	ls = live_stats_get();
-	if (!ls)
+	return (__s64)(size * weight);
+}
+
+/* Add delta to the live bytes; max_rise: the highest the running sum rose
+ * above its start within the change, at time max_ns. Two CPUs may both see
+ * a new peak: each stores a sum that was true at its moment, so the peak
+ * kept is never more than the truth. */
+static __always_inline void live_account(__s64 delta, __s64 max_rise, __u64 max_ns)
+{
+	struct vt_live_stats *ls = live_stats_get();
+	__s64 before;
+
+	if (!ls || (!delta && max_rise <= 0))
 		return;
-	now = __sync_add_and_fetch(&ls->live_bytes, (__s64)(size * weight));
-	/* two CPUs may both pass the test: each stores a value that was the
-	 * sum at its moment, so the peak kept is never more than the truth */
-	if (now > 0 && (__u64)now > ls->peak_bytes) {
-		ls->peak_bytes = (__u64)now;
-		ls->peak_ns = o.ts_ns;
+	before = __sync_fetch_and_add(&ls->live_bytes, delta);
+	if (max_rise > 0 && before + max_rise > 0 && (__u64)(before + max_rise) > ls->peak_bytes) {
+		ls->peak_bytes = (__u64)(before + max_rise);
+		ls->peak_ns = max_ns;
 	}
 }
 
-static __always_inline void live_free(__u64 addr)
+static __always_inline void live_alloc(__u64 addr, __u64 klass, __u64 method, __u64 site, __u64 size,
+				       __u64 weight, __u64 ts)
 {
-	struct vt_live_stats *ls = live_stats_get();
+	__s64 d = live_track(addr, klass, method, site, size, weight, ts);
+
+	live_account(d, d, ts);
+}
+
+/* Stop tracking the object at addr, freed at now: the bytes it took from
+ * the live heap (<= 0). */
+static __always_inline __s64 live_untrack(__u64 addr, __u64 now)
+{
 	struct vt_live_obj *o;
 	__u64 bytes;
 
-	if (!targ_live || !addr || !ls)
-		return;
+	if (!targ_live || !addr)
+		return 0;
 	o = bpf_map_lookup_elem(&live_objs, &addr);
 	if (!o) {
-		__sync_fetch_and_add(&ls->untracked_frees, 1);
-		return;
+		struct vt_live_stats *ls = live_stats_get();
+
+		if (ls)
+			__sync_fetch_and_add(&ls->untracked_frees, 1);
+		return 0;
 	}
 	bytes = o->size * o->weight;
-	if (bpf_ktime_get_ns() - o->ts_ns < targ_temp_ns) {
+	if (now - o->ts_ns < targ_temp_ns) {
 		static const struct vt_live_temp zero;
 		struct vt_alloc_key key = { o->klass, o->method, o->site };
 		struct vt_live_temp *t;
@@ -93,8 +117,41 @@ static __always_inline void live_free(__u64 addr)
 			lose(VT_LOSS_LIVE_TEMP_FULL);
 		}
 	}
-	__sync_fetch_and_add(&ls->live_bytes, -(__s64)bytes);
 	bpf_map_delete_elem(&live_objs, &addr);
+	return -(__s64)bytes;
+}
+
+static __always_inline void live_free(__u64 addr, __u64 now)
+{
+	live_account(live_untrack(addr, now), 0, 0);
+}
+
+/* bpf_loop's body: record i of a live batch (live_batch_walk). */
+struct live_walk {
+	char *b;
+	__s64 sum, max_rise;         /* the batch's running change of live bytes, its highest */
+	__u64 max_ns;
+};
+
+static long live_record(__u32 i, void *ctx)
+{
+	struct live_walk *w = ctx;
+	__u64 off = sizeof(struct vt_batch_hdr) + (__u64)i * sizeof(struct vt_live_rec);
+	struct vt_live_rec *r;
+
+	if (off > VT_BATCH_MAX_BYTES - sizeof(struct vt_live_rec))
+		return 1;
+	r = (struct vt_live_rec *)(w->b + off);
+	if (r->op == VT_LIVE_ALLOC) {
+		w->sum += live_track(r->addr, r->klass, r->method, r->site, r->size, r->weight, r->time_ns);
+		if (w->sum > w->max_rise) {
+			w->max_rise = w->sum;
+			w->max_ns = r->time_ns;
+		}
+	} else if (r->op == VT_LIVE_FREE) {
+		w->sum += live_untrack(r->addr, r->time_ns);
+	}
+	return 0;
 }
 
 #endif /* VT_LIVE_BPF_H */

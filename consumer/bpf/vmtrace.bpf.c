@@ -378,7 +378,8 @@ int BPF_USDT(on_alloc, void *klass, void *method, __u64 size, void *site, __u64 
 	if (native_stacks)
 		stack = native_stack_id(ctx);
 	add_alloc((__u64)klass, (__u64)method, (__u64)site, stack, weight, size * weight, 1);
-	live_alloc((__u64)addr, (__u64)klass, (__u64)method, (__u64)site, size, weight);
+	live_alloc((__u64)addr, (__u64)klass, (__u64)method, (__u64)site, size, weight,
+		   bpf_ktime_get_ns());
 	return 0;
 }
 
@@ -524,6 +525,42 @@ int BPF_USDT(on_batch, void *batch, __u64 len)
 	return 0;
 }
 
+/* live__batch: allocations and frees with their addresses, in the order
+ * their thread made them (vmtrace/batch.h, kind VMTRACE_BATCH_LIVE). */
+SEC("usdt")
+int BPF_USDT(on_live_batch, void *batch, __u64 len)
+{
+	struct live_walk w = {};
+	struct vt_batch_hdr *h;
+	__u32 zero = 0;
+
+	if (!in_target())
+		return 0;
+	w.b = (char *)bpf_map_lookup_elem(&batch_scratch, &zero);
+	if (!w.b)
+		return 0;
+	if (len < sizeof(struct vt_batch_hdr) || len > VT_BATCH_MAX_BYTES) {
+		lose(VT_LOSS_BATCH_BAD);
+		return 0;
+	}
+	if (bpf_probe_read_user(w.b, len, batch)) {
+		lose(VT_LOSS_BATCH_FAULT);
+		return 0;
+	}
+	h = (struct vt_batch_hdr *)w.b;
+	if (h->magic != VT_BATCH_MAGIC || h->version < VT_BATCH_VERSION || h->kind != VT_BATCH_LIVE ||
+	    h->record_size != sizeof(struct vt_live_rec) ||
+	    sizeof(*h) + (__u64)h->count * sizeof(struct vt_live_rec) > len) {
+		lose(VT_LOSS_BATCH_BAD);
+		return 0;
+	}
+	if (h->lost)
+		lose_n(VT_LOSS_LIVE_PROVIDER, h->lost);
+	bpf_loop(h->count, live_record, &w, 0);
+	live_account(w.sum, w.max_rise, w.max_ns);
+	return 0;
+}
+
 SEC("usdt")
 int BPF_USDT(on_free, void *klass, __u64 size, void *addr)
 {
@@ -534,7 +571,7 @@ int BPF_USDT(on_free, void *klass, __u64 size, void *addr)
 	v = count_pair(&frees, (__u64)klass, 0, VT_LOSS_FREE_MAP_FULL);
 	if (v)
 		v->bytes += size;
-	live_free((__u64)addr);
+	live_free((__u64)addr, bpf_ktime_get_ns());
 	return 0;
 }
 

@@ -109,6 +109,9 @@ struct vt_stats {                /* per CPU, one entry */
 #define VT_BATCH_STACK 3            /* frames of new stacks (alloc__batch) */
 #define VT_BATCH_KINDS 2             /* kinds with counts: ALLOC, FREE */
 #define VT_BATCH_REC_V1 48           /* a count record before `stack` was appended */
+#define VT_BATCH_LIVE 4              /* live__batch: addresses of the live heap */
+#define VT_LIVE_ALLOC 1
+#define VT_LIVE_FREE 2
 #define VT_BATCH_ROUND_END 0x1u
 #define VT_BATCH_EXIT 0x2u
 
@@ -150,6 +153,12 @@ struct vt_stack_frame {
 struct vt_stack_val {                /* the value of `stacks`: innermost frame first */
 	__u32 depth, flags;
 	struct vt_stack_frame f[VT_STACK_MAX_DEPTH];
+};
+
+struct vt_live_rec {             /* vmtrace_live_record */
+	__u64 addr, klass, method, site;
+	__u64 size, weight, time_ns;
+	__u32 op, pad;
 };
 
 struct vt_batch_buf {            /* a batch copied out of the target */
@@ -217,7 +226,8 @@ struct vt_live_stats {           /* one entry, all CPUs (atomic adds) */
 	X(STACK_MISSING, "stack's frames never arrived (allocations)")             \
 	X(NATIVE_STACK_FAIL, "native stack not taken (allocations)")              \
 	X(LIVE_MAP_FULL, "live object map full (objects not tracked)")             \
-	X(LIVE_TEMP_FULL, "temporary allocation map full (frees)")
+	X(LIVE_TEMP_FULL, "temporary allocation map full (frees)")                 \
+	X(LIVE_PROVIDER, "provider could not buffer an address (events)")
 
 enum vt_loss {
 #define VT_X_ENUM(e, s) VT_LOSS_##e,

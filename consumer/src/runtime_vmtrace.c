@@ -485,6 +485,7 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 		{ "alloc__batch", st->skel->progs.on_batch, VT_EVENTS_ALLOC },
 		{ "object__free", st->skel->progs.on_free, VT_EVENTS_FREE },
 		{ "free__batch", st->skel->progs.on_batch, VT_EVENTS_FREE },
+		{ "live__batch", st->skel->progs.on_live_batch, VT_EVENTS_ALLOC },
 		{ "method__cache__reset", st->skel->progs.on_method_cache_reset, VT_EVENTS_CACHE },
 		{ "constant__cache__reset", st->skel->progs.on_constant_cache_reset, VT_EVENTS_CACHE },
 		{ "global__serial__inc", st->skel->progs.on_global_serial_inc, VT_EVENTS_CACHE },
@@ -528,17 +529,22 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 		if (opts->sample_period && !st->live &&
 		    (strcmp(p->name, "object__free") == 0 || strcmp(p->name, "free__batch") == 0))
 			continue;
-		/* --live needs each object's address: the per-event probes
-		 * carry it, the batches do not */
-		if (st->live &&
+		/* --live needs each object's address: live__batch carries
+		 * them in batches beside the counts; a libvmtrace without it
+		 * gets the per-event probes, which carry them too */
+		bool live_batched = st->live && vt_usdt_has_probe(pl, PROVIDER, p->path, "live__batch");
+		if (strcmp(p->name, "live__batch") == 0 && !live_batched)
+			continue;
+		if (st->live && !live_batched &&
 		    (strcmp(p->name, "alloc__batch") == 0 || strcmp(p->name, "free__batch") == 0))
 			continue;
 		if (strcmp(p->name, "alloc__batch") == 0 && st->syms)
 			continue;
-		if (!st->live && ((strcmp(p->name, "object__alloc") == 0 && !st->syms &&
-				   vt_usdt_has_probe(pl, PROVIDER, p->path, "alloc__batch")) ||
-				  (strcmp(p->name, "object__free") == 0 &&
-				   vt_usdt_has_probe(pl, PROVIDER, p->path, "free__batch"))))
+		if ((!st->live || live_batched) &&
+		    ((strcmp(p->name, "object__alloc") == 0 && !st->syms &&
+		      vt_usdt_has_probe(pl, PROVIDER, p->path, "alloc__batch")) ||
+		     (strcmp(p->name, "object__free") == 0 &&
+		      vt_usdt_has_probe(pl, PROVIDER, p->path, "free__batch"))))
 			continue;
 		for (size_t t = 0; t < ntable; t++) {
 			if (strcmp(table[t].probe, p->name) != 0 || !(table[t].events & events))

@@ -43,6 +43,7 @@
 
 #include "batch_internal.h"
 #include "batch_table.h"
+#include "live_batch.h"
 #include "primitives.h"
 #include "stacks.h"
 
@@ -374,6 +375,9 @@ static void round_all(uint32_t flags, uint64_t request)
 	if (me)
 		me->busy = 1;
 	pthread_mutex_lock(&round_mu);
+	/* the addresses first: a consumer that waits for this round's end
+	 * then has every allocation of the live heap too */
+	vmtrace__live_flush_all();
 	round_no = round_no + 1 ? round_no + 1 : 1;
 	for (struct vt_thread *t = atomic_load_explicit(&registry, memory_order_acquire); t; t = t->next) {
 		if (atomic_load_explicit(&t->state, memory_order_acquire) != REC_LIVE)

@@ -41,9 +41,12 @@ SEMAPHORE_AT(sample__armed, SAMPLE_ARMED, 12);
 SEMAPHORE_AT(alloc__batch, ALLOC_BATCH, 13);
 SEMAPHORE_AT(free__batch, FREE_BATCH, 14);
 SEMAPHORE_AT(stacks__armed, STACKS_ARMED, 15);
-_Static_assert(VMTRACE_PROBE__COUNT == 16, "a probe without a semaphore");
-/* the host's inline check reads an event's gate and its batch gate: one line */
-_Static_assert(VMTRACE_PROBE__COUNT * sizeof(vmtrace_gate) <= 64, "gates beyond one cache line");
+SEMAPHORE_AT(live__batch, LIVE_BATCH, 16);
+_Static_assert(VMTRACE_PROBE__COUNT == 17, "a probe without a semaphore");
+/* the host's inline check reads an event's gate and its batch gate: one
+ * line. The gates after free__batch are read out of line only. */
+_Static_assert((VMTRACE_PROBE_FREE_BATCH + 1) * sizeof(vmtrace_gate) <= 64,
+	       "inline-read gates beyond one cache line");
 
 #define SEMAPHORE(P) (vmtrace__gate_store[VMTRACE_PROBE_##P].part.semaphore)
 
@@ -91,7 +94,8 @@ void vmtrace__fire_stacks_armed(uint64_t max_depth)
 int vmtrace__batch_on(int kind)
 {
 	return kind == VMTRACE_BATCH_ALLOC ? SEMAPHORE(ALLOC_BATCH) != 0
-	       : kind == VMTRACE_BATCH_FREE ? SEMAPHORE(FREE_BATCH) != 0 : 0;
+	       : kind == VMTRACE_BATCH_FREE ? SEMAPHORE(FREE_BATCH) != 0
+	       : kind == VMTRACE_BATCH_LIVE ? SEMAPHORE(LIVE_BATCH) != 0 : 0;
 }
 
 /* A unit test may watch the batches (tests/provider); NULL otherwise. */

@@ -33,6 +33,7 @@
 #include "vmtrace_probes.h"
 #include "primitives.h"
 #include "batch_internal.h"
+#include "live_batch.h"
 
 __attribute__((visibility("hidden"))) volatile uint64_t vmtrace__sample_period_store;
 extern volatile uint64_t vmtrace_sample_period __attribute__((alias("vmtrace__sample_period_store")));
@@ -158,8 +159,11 @@ static inline uint64_t sample_weight(uint64_t size)
 void vmtrace__alloc_at(const char *klass, const char *method, uint64_t size, const char *site,
 		       const void *addr)
 {
-	if (SEMAPHORE(OBJECT_ALLOC) | SEMAPHORE(ALLOC_BATCH)) {
+	if (SEMAPHORE(OBJECT_ALLOC) | SEMAPHORE(ALLOC_BATCH) | SEMAPHORE(LIVE_BATCH)) {
 		uint64_t weight = sample_weight(size);
+		if (weight && addr && SEMAPHORE(LIVE_BATCH))
+			vmtrace__live_add(VMTRACE_LIVE_ALLOC, (uint64_t)addr, (uint64_t)klass,
+					  (uint64_t)method, (uint64_t)site, size, weight);
 		if (weight && SEMAPHORE(ALLOC_BATCH))
 			vmtrace__batch_count(VMTRACE_BATCH_ALLOC, (uint64_t)klass, (uint64_t)method,
 					     (uint64_t)site, size, weight, SEMAPHORE(STACKS_ARMED) != 0);
@@ -174,6 +178,8 @@ void vmtrace__alloc_at(const char *klass, const char *method, uint64_t size, con
 
 void vmtrace__free_at(const char *klass, uint64_t size, const void *addr)
 {
+	if (addr && SEMAPHORE(LIVE_BATCH))
+		vmtrace__live_add(VMTRACE_LIVE_FREE, (uint64_t)addr, (uint64_t)klass, 0, 0, size, 0);
 	if (SEMAPHORE(FREE_BATCH))
 		vmtrace__batch_count(VMTRACE_BATCH_FREE, (uint64_t)klass, 0, 0, size, 1, 0);
 	if (SEMAPHORE(OBJECT_FREE))
@@ -249,6 +255,8 @@ void vmtrace__gc_begin(int kind, uint64_t heap_bytes)
 	/* the allocations before this collection reach the tracer before it */
 	if (SEMAPHORE(ALLOC_BATCH))
 		vmtrace__batch_flush_self();
+	if (SEMAPHORE(LIVE_BATCH))
+		vmtrace__live_flush_self();
 	if (SEMAPHORE(GC_BEGIN))
 		VMTRACE_GC_BEGIN(kind, heap_bytes);
 	if (SUBSCRIBED(GC_BEGIN)) {

@@ -587,7 +587,9 @@ def oneliner_forms(probe, cmds):
     if f"usdt:*:vmtrace:{probe}" not in pid_form[0]:
         fail(f"docs/probes.md: {probe}: the -p form does not use usdt:*:vmtrace:{probe}")
     for c in cmds:
-        if probes_in(c) != [probe]:
+        # live__batch delivers only beside alloc__batch (docs/probes.md)
+        allowed = [probe] if probe != "live__batch" else ["alloc__batch", "live__batch"]
+        if probes_in(c) != allowed:
             fail(f"docs/probes.md: {probe}: one-liner uses other probes: {c}")
     return pid_form[0], path_form[0]
 
@@ -635,7 +637,7 @@ def check_oneliner_maps(probe, label, text, truth, seen):
         kinds = {"0": "alloc", "7": "gc_begin", "10": "user"}
         got = {(kinds.get(k[0], k[0]),): n for k, n in m.items()}
         expect_equal(label, "@", got, truth_drops(truth))
-    elif probe in ("alloc__batch", "free__batch"):
+    elif probe in ("alloc__batch", "free__batch", "live__batch"):
         # holding the semaphore turns batching on: the workload's counts
         # come in batches, at least the process's last round
         n = m.get((), 0)

@@ -31,11 +31,11 @@ expect() {
 "$vmtrace" list "$lib" >"$work/lib.txt"
 grep -Eq '^vmtrace +object__alloc +0x[0-9a-f]+ +0x[0-9a-f]+ +(-?[0-9]@[^ ]+ ){5}-?[0-9]@[^ ]+ +.*libvmtrace' \
 	"$work/lib.txt" || fail "object__alloc row missing: $(cat "$work/lib.txt")"
-tail -1 "$work/lib.txt" | grep -qx '16 probes at 16 sites in 1 module' ||
+tail -1 "$work/lib.txt" | grep -qx '17 probes at 17 sites in 1 module' ||
 	fail "summary: $(tail -1 "$work/lib.txt")"
 "$vmtrace" list --format json "$lib" >"$work/lib.json"
-jq -e '[.probes[] | select(.provider == "vmtrace")] | length == 16' "$work/lib.json" >/dev/null ||
-	fail "json: not 16 vmtrace probes"
+jq -e '[.probes[] | select(.provider == "vmtrace")] | length == 17' "$work/lib.json" >/dev/null ||
+	fail "json: not 17 vmtrace probes"
 jq -e '.probes[] | select(.name == "object__alloc") | .nargs == 6 and .semaphore > 0 and .address > 0' \
 	"$work/lib.json" >/dev/null || fail "json: object__alloc fields"
 
@@ -49,8 +49,8 @@ for exe in demovm demovm-shared; do
 	"$vmtrace" list -p "$pid" --format json >"$work/$exe.json"
 	want=$bin/$exe
 	[ "$exe" = demovm-shared ] && want=$(realpath "$lib")
-	jq -e --arg m "$want" '[.probes[] | select(.provider == "vmtrace" and .module == $m)] | length == 16' \
-		"$work/$exe.json" >/dev/null || fail "-p $exe: no 16 vmtrace probes in $want"
+	jq -e --arg m "$want" '[.probes[] | select(.provider == "vmtrace" and .module == $m)] | length == 17' \
+		"$work/$exe.json" >/dev/null || fail "-p $exe: no 17 vmtrace probes in $want"
 	kill "$pid"
 done
 /usr/bin/python3.11 -c 'import sys, time; print("ready", flush=True); time.sleep(60)' >"$work/py.out" &

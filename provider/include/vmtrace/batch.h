@@ -29,6 +29,7 @@ enum vmtrace_batch_kind {
 	VMTRACE_BATCH_FREE = 2,           /* object__free per klass (method, site 0) */
 	VMTRACE_BATCH_STACK = 3,          /* the frames of new stacks (<vmtrace/frames.h>), through
 					     alloc__batch, before the counts that use them */
+	VMTRACE_BATCH_LIVE = 4,           /* live__batch: one vmtrace_live_record per event */
 };
 
 /* flags of a batch */
@@ -76,6 +77,19 @@ struct vmtrace_batch_frame {
 };
 _Static_assert(sizeof(struct vmtrace_batch_stack_head) == sizeof(struct vmtrace_batch_frame),
 	       "stack records are of one size");
+
+/* One allocation or free with its object's address (v1: 64 bytes), in the
+ * order its thread made them. A free carries klass and size, no method or
+ * site; time is CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns(). */
+enum vmtrace_live_op { VMTRACE_LIVE_ALLOC = 1, VMTRACE_LIVE_FREE = 2 };
+struct vmtrace_live_record {
+	uint64_t addr;
+	uint64_t klass, method, site;     /* pointers in the process; 0 = NULL */
+	uint64_t size, weight;            /* weight 1, or the sampling weight; a free's is 0 */
+	uint64_t time_ns;
+	uint32_t op;                      /* enum vmtrace_live_op */
+	uint32_t pad;
+};
 
 #define VMTRACE_BATCH_MAX_RECORDS \
 	((VMTRACE_BATCH_MAX_BYTES - sizeof(struct vmtrace_batch)) / sizeof(struct vmtrace_batch_record))

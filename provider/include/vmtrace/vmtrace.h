@@ -40,7 +40,8 @@ extern "C" {
 	X(SAMPLE_ARMED, sample__armed)                                         \
 	X(ALLOC_BATCH, alloc__batch)                                           \
 	X(FREE_BATCH, free__batch)                                             \
-	X(STACKS_ARMED, stacks__armed)
+	X(STACKS_ARMED, stacks__armed)                                         \
+	X(LIVE_BATCH, live__batch)
 
 enum vmtrace_probe {
 #define VMTRACE_X_ENUM(e, n) VMTRACE_PROBE_##e,
@@ -137,6 +138,7 @@ static inline int vmtrace__sample_skip(uint32_t gate, uint64_t size)
 
 /* An event's gate, opened also by a tracer of its batch probe (batched
  * counting, <vmtrace/batch.h>): two loads from one cache line, one branch.
+ * live__batch needs the batch probes held too: its gate is not read here.
  * The high half still counts only the event's own subscribers. */
 #define VMTRACE__GATE_OR_BATCH(P, B)                                           \
 	(vmtrace__gate_table()[VMTRACE_PROBE_##P].any |                        \

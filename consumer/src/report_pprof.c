@@ -5,12 +5,15 @@
  *
  * What goes in (docs/exports.md):
  * - sample types alloc_objects/count and alloc_space/bytes (a runtime
- *   without allocation probes gives calls/count instead);
+ *   without allocation probes gives calls/count instead), and with a live
+ *   heap (record --live) inuse_objects/count and inuse_space/bytes beside
+ *   them, what was still alive at the end, as Go's heap profiles have;
  * - one sample per allocation row (class, method, site, stack), whose stack
  *   is a list of frames, leaf first: the allocated class, then the
  *   allocating method with the site's file and line, then, when the row
  *   has a VM stack (--stack vm), its callers out to the root, each a
- *   location of its own (stack_of());
+ *   location of its own (stack_of()). The live heap is kept per (class,
+ *   method, site): its figures go to the first row of the key;
  * - labels pid and runtime on every sample; the record's start time and
  *   duration; the sampling period when allocations were sampled.
  * Every string is interned once into the string table (strtab.c), every (function,
@@ -277,17 +280,47 @@ static int64_t i64(uint64_t v)
 	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 
-static int add_samples(struct builder *b, const struct vt_profile *p)
+/* The live row of the allocation row a's key, or NULL. */
+static const struct vt_live *live_of(const struct vt_profile *p, const char *klass, const char *method,
+				     const char *site)
+{
+	for (size_t i = 0; i < p->live.n; i++)
+		if (!strcmp(p->live.v[i].klass, klass) && !strcmp(p->live.v[i].method, method) &&
+		    !strcmp(p->live.v[i].site, site))
+			return &p->live.v[i];
+	return NULL;
+}
+
+static int add_samples_marking(struct builder *b, const struct vt_profile *p, bool *live_done)
 {
 	char filebuf[4096];
 	struct frame f[MAX_FRAMES];
+	size_t nv = p->live_info.on ? 4 : 2;
 
 	if (p->has_allocations) {
 		for (size_t i = 0; i < p->allocs.n; i++) {
 			const struct vt_alloc *a = &p->allocs.v[i];
-			int64_t v[2] = { i64(a->count), i64(a->bytes) };
+			const struct vt_live *l = nv == 4 ? live_of(p, a->klass, a->method, a->site) : NULL;
+			int64_t v[4] = { i64(a->count), i64(a->bytes), 0, 0 };
 			size_t n = stack_of(p, a, f, filebuf, sizeof(filebuf));
-			if (add_sample(b, f, n, v, 2))
+
+			/* a key's rows under several stacks: its live figures once */
+			if (l && !live_done[l - p->live.v]) {
+				live_done[l - p->live.v] = true;
+				v[2] = i64(l->count);
+				v[3] = i64(l->bytes);
+			}
+			if (add_sample(b, f, n, v, nv))
+				return -ENOMEM;
+		}
+		/* live rows of keys with no allocation row: none in a record
+		 * vmtrace wrote, but a record file may say so */
+		for (size_t i = 0; nv == 4 && i < p->live.n; i++) {
+			const struct vt_live *l = &p->live.v[i];
+			struct vt_alloc a = { l->klass, l->method, l->site, 0, 0, 0, 0 };
+			int64_t v[4] = { 0, 0, i64(l->count), i64(l->bytes) };
+
+			if (!live_done[i] && add_sample(b, f, stack_of(p, &a, f, filebuf, sizeof(filebuf)), v, 4))
 				return -ENOMEM;
 		}
 		return 0;
@@ -301,6 +334,19 @@ static int add_samples(struct builder *b, const struct vt_profile *p)
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+/* live_done[i]: live row i is in a sample already */
+static int add_samples(struct builder *b, const struct vt_profile *p)
+{
+	bool *live_done = calloc(p->live.n + 1, sizeof(*live_done));
+	int err;
+
+	if (!live_done)
+		return -ENOMEM;
+	err = add_samples_marking(b, p, live_done);
+	free(live_done);
+	return err;
 }
 
 static void builder_free(struct builder *b)
@@ -362,7 +408,7 @@ int vt_pprof_encode(const struct vt_profile *p, uint8_t **buf, size_t *len)
 {
 	struct builder b = { 0 };
 	PbProfile prof;
-	PbValueType types[2], period_type, *type_ptrs[2] = { &types[0], &types[1] };
+	PbValueType types[4], period_type, *type_ptrs[4] = { &types[0], &types[1], &types[2], &types[3] };
 	int64_t comment;
 	uint8_t *raw = NULL;
 	size_t rows = p->has_allocations ? p->allocs.n : p->calls.n, rawlen;
@@ -373,6 +419,7 @@ int vt_pprof_encode(const struct vt_profile *p, uint8_t **buf, size_t *len)
 	perftools__profiles__profile__init(&prof);
 	if (intern(&b.strs, "") != 0)
 		goto out;
+	rows += p->live.n; /* live rows without an allocation row, at most */
 	b.samples = calloc(rows ? rows : 1, sizeof(*b.samples));
 	if (!b.samples)
 		goto out;
@@ -386,14 +433,23 @@ int vt_pprof_encode(const struct vt_profile *p, uint8_t **buf, size_t *len)
 	b.labels[1].key = intern(&b.strs, "runtime");
 	b.labels[1].str = intern(&b.strs, p->runtime);
 
-	perftools__profiles__value_type__init(&types[0]);
-	perftools__profiles__value_type__init(&types[1]);
+	for (int i = 0; i < 4; i++)
+		perftools__profiles__value_type__init(&types[i]);
 	if (p->has_allocations) {
 		types[0].type = intern(&b.strs, "alloc_objects");
 		types[0].unit = intern(&b.strs, "count");
 		types[1].type = intern(&b.strs, "alloc_space");
 		types[1].unit = intern(&b.strs, "bytes");
 		prof.n_sample_type = 2;
+		if (p->live_info.on) {
+			types[2].type = intern(&b.strs, "inuse_objects");
+			types[2].unit = types[0].unit;
+			types[3].type = intern(&b.strs, "inuse_space");
+			types[3].unit = types[1].unit;
+			prof.n_sample_type = 4;
+			if (types[2].type < 0 || types[3].type < 0)
+				goto out;
+		}
 	} else {
 		types[0].type = intern(&b.strs, "calls");
 		types[0].unit = intern(&b.strs, "count");

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""pprof_top.py PROFILE.pb.gz [PROFILE.pb.gz...] EXPECTED.json
+"""pprof_top.py [--inuse] PROFILE.pb.gz [PROFILE.pb.gz...] EXPECTED.json
 
 Reads the PROFILEs with Debian's `go tool pprof -top` (which merges several
 into one: the intervals of a continuous run add up; both sample types,
@@ -8,6 +8,8 @@ every node) and compares what it prints with EXPECTED: a list of allocation rows
 truth). Classes are the leaf frames, so their flat numbers must be the
 per-class totals; methods are the frames below, so their cum numbers must
 be the per-method totals. Exits 1 with every difference.
+With --inuse the sample types are inuse_objects and inuse_space (a record
+made with --live) and EXPECTED's rows are its "live" list (demovm's truth).
 """
 import json
 import os
@@ -21,7 +23,7 @@ ROW = re.compile(r"^\s*(\S+)\s+\S+%\s+\S+%\s+(\S+)\s+\S+%\s+(.+)$")
 
 def top(profiles, index, unit):
     env = dict(os.environ, HOME=tempfile.mkdtemp(), GOFLAGS="")
-    out = subprocess.run(["go", "tool", "pprof", "-top", "-nodecount=100000",
+    out = subprocess.run(["go", "tool", "pprof", "-top", "-nodecount=100000", "-nodefraction=0",
                           "-sample_index=" + index, "-unit=" + unit] + profiles,
                          capture_output=True, text=True, env=env, check=True).stdout
     rows, header = {}, False
@@ -43,18 +45,23 @@ def number(s):
 
 
 def main():
-    if len(sys.argv) < 3:
+    args = sys.argv[1:]
+    inuse = bool(args) and args[0] == "--inuse"
+    if inuse:
+        args = args[1:]
+    if len(args) < 2:
         raise SystemExit(__doc__)
-    profiles = sys.argv[1:-1]
-    doc = json.load(open(sys.argv[-1]))
-    expected = doc["allocations"] if isinstance(doc, dict) else doc
+    profiles = args[:-1]
+    doc = json.load(open(args[-1]))
+    expected = doc["live" if inuse else "allocations"] if isinstance(doc, dict) else doc
     by_class, by_method = {}, {}
     for r in expected:
         for d, k in ((by_class, r["class"]), (by_method, r["method"])):
             c, b = d.get(k, (0, 0))
             d[k] = (c + r["count"], b + r["bytes"])
-    objects = top(profiles, "alloc_objects", "minimum")
-    space = top(profiles, "alloc_space", "B")
+    kind = "inuse" if inuse else "alloc"
+    objects = top(profiles, kind + "_objects", "minimum")
+    space = top(profiles, kind + "_space", "B")
     problems = []
     for name, want in sorted(by_class.items()):
         got = (objects.get(name, (None,))[0], space.get(name, (None,))[0])

@@ -44,6 +44,12 @@ leak_spawn | leak_shared)
 	head -1 run.data | grep -qx 'vmtrace-record 3' || fail "the record is not version 3"
 	"$vmtrace" report run.data >text.out 2>&1 || fail "text report failed"
 	grep -q '^Live heap at the end' text.out || fail "no live heap section in the text report"
+	# pprof: inuse_objects and inuse_space per class and method are the truth's live heap
+	"$vmtrace" report --format pprof run.data >run.pb.gz || fail "pprof report failed"
+	python3 "$(dirname "$3")/../exports/pprof_top.py" --inuse run.pb.gz truth.json >pprof.out 2>&1 ||
+		fail "pprof inuse differs from the truth: $(cat pprof.out)"
+	python3 "$(dirname "$3")/../exports/pprof_top.py" run.pb.gz truth.json >pprof.out 2>&1 ||
+		fail "pprof alloc differs from the truth: $(cat pprof.out)"
 	;;
 diff)
 	run() { # LEAK FILE

@@ -524,6 +524,19 @@ def check_busdrops(label, maps, truth, text):
     expect_equal(label, "@reported", maps.get("@reported", {}), want)
 
 
+def check_liveheap(label, maps, truth, text):
+    want = {"objects": {}, "bytes": {}}
+    for r in truth["live"]:
+        for k in want:
+            f = "count" if k == "objects" else "bytes"
+            want[k][(r["class"],)] = want[k].get((r["class"],), 0) + r[f]
+    if not any(k == ("Session",) for k in want["objects"]):
+        fail(f"{label}: the workload leaked no Session: {truth['live']}")
+    for k in want:
+        got = {c: n for c, n in maps.get("@live_" + k, {}).items() if n}
+        expect_equal(label, "@live_" + k, got, want[k])
+
+
 SCRIPT_CHECKS = {
     "allocs.bt": check_allocs,
     "allocsites.bt": check_allocsites,
@@ -534,6 +547,7 @@ SCRIPT_CHECKS = {
     "gcpause.bt": check_gcpause,
     "signals.bt": check_signals,
     "busdrops.bt": check_busdrops,
+    "liveheap.bt": check_liveheap,
 }
 
 
@@ -707,6 +721,17 @@ def check_scripts(args, tmp):
         # run it as a user does: the script itself, through its #! line
         if name == "busdrops.bt":
             out, truth = run_traced([path, "-p", "{PID}"], text, args.bus_flood, tmp, name, [])
+        elif name == "liveheap.bt":
+            # a leak to find among the churn; its two threads hold more
+            # live objects than bpftrace's default 4096 map keys, so the
+            # test sets more, as the script's header tells its users to
+            os.environ["BPFTRACE_MAP_KEYS_MAX"] = "65536"
+            try:
+                out, truth = run_traced([path, "-p", "{PID}"], text, args.demovm, tmp, name,
+                                        ["--quiet"] + WORKLOAD + ["--leak", "25"])
+            finally:
+                del os.environ["BPFTRACE_MAP_KEYS_MAX"]
+            require_workload(truth)
         elif name == "mcache.bt":
             # long enough for its per-second lines
             out, truth = run_traced([path, "-p", "{PID}"], text, args.demovm, tmp, name,

@@ -46,7 +46,7 @@ static const char help_text[] =
 	"      --map-entries N    size of each counting map (default 16384)\n"
 	"      --live             the live heap: what is still allocated at the end, by\n"
 	"                         class, method and site (leaks), the peak, temporaries\n"
-	"                         and ages (docs/live.md); per-event probes, dearer\n"
+	"                         and ages (docs/live.md)\n"
 	"      --live-max N       objects tracked at once (default 1048576); more are\n"
 	"                         counted in Lost\n"
 	"      --temp SECS        freed within SECS of its allocation is temporary\n"

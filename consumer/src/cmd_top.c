@@ -34,6 +34,9 @@ static const char help_text[] =
 	"                         at most 86400)\n"
 	"  -n, --count COUNT      stop after COUNT views\n"
 	"      --top N            allocation rows shown (default 20, 0: all)\n"
+	"      --live             the live heap too: what is alive now, by class,\n"
+	"                         method and site, and its peak (docs/live.md)\n"
+	"      --live-max N       objects tracked at once (default 1048576)\n"
 	"      --map-entries N    size of each counting map (default 16384)\n"
 	"      --runtime NAME     use this runtime's probes instead of detecting them\n"
 	"      --no-methods       runtimes with method probes: class and site only\n"
@@ -180,6 +183,41 @@ static uint64_t pause_quantile(const struct vt_profile *p, double q)
 	return r;
 }
 
+/* --live: what is alive now, largest first. */
+static int live_cmp(const void *pa, const void *pb)
+{
+	const struct vt_live *a = *(const struct vt_live *const *)pa, *b = *(const struct vt_live *const *)pb;
+
+	return a->bytes != b->bytes ? (a->bytes > b->bytes ? -1 : 1) : strcmp(a->klass, b->klass);
+}
+
+static void print_live(FILE *out, const struct vt_profile *p, size_t rows)
+{
+	const struct vt_live **v;
+	uint64_t objects = 0, bytes = 0;
+	size_t shown = 0;
+
+	if (!p->live_info.on || !(v = malloc((p->live.n ? p->live.n : 1) * sizeof(*v))))
+		return;
+	for (size_t i = 0; i < p->live.n; i++) {
+		v[i] = &p->live.v[i];
+		objects += v[i]->count;
+		bytes += v[i]->bytes;
+	}
+	qsort(v, p->live.n, sizeof(*v), live_cmp);
+	fprintf(out, "\nlive: %" PRIu64 " objects, %" PRIu64 " bytes; peak %" PRIu64 " bytes\n", objects,
+		bytes, p->live_info.peak_bytes);
+	fprintf(out, "%12s %14s  %-20s %-28s %s\n", "LIVE", "LIVE BYTES", "CLASS", "METHOD", "SITE");
+	for (size_t i = 0; i < p->live.n && (rows == 0 || shown < rows); i++) {
+		if (!v[i]->count)
+			continue;
+		shown++;
+		fprintf(out, "%12" PRIu64 " %14" PRIu64 "  %-20s %-28s %s\n", v[i]->count, v[i]->bytes,
+			v[i]->klass, v[i]->method, v[i]->site);
+	}
+	free(v);
+}
+
 static void print_view(FILE *out, const struct vt_session *s, const struct vt_profile *p,
 		       const struct merged_rows *cur, const struct merged_rows *prev,
 		       const struct totals *t0, double dt, size_t rows, bool clear)
@@ -248,11 +286,13 @@ static void print_view(FILE *out, const struct vt_session *s, const struct vt_pr
 		free(me);
 	}
 	free(tr);
+	print_live(out, p, rows);
 }
 
 static const enum vt_opt top_opts[] = {
 	VT_OPT_PID, VT_OPT_INTERVAL, VT_OPT_COUNT, VT_OPT_TOP, VT_OPT_MAP_ENTRIES,
-	VT_OPT_RUNTIME, VT_OPT_NO_METHODS, VT_OPT_NO_FRAME_WALK, VT_OPT_VERBOSE, VT_OPT_HELP, 0,
+	VT_OPT_RUNTIME, VT_OPT_NO_METHODS, VT_OPT_NO_FRAME_WALK, VT_OPT_LIVE, VT_OPT_LIVE_MAX,
+	VT_OPT_VERBOSE, VT_OPT_HELP, 0,
 };
 
 static const struct vt_cli_cmd top_cmd = { "top", usage_line, help_text, top_opts, false };

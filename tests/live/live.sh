@@ -7,6 +7,8 @@
 #   leak_shared  the same with demovm-shared (probes in libvmtrace.so)
 #   diff         vmtrace diff of a run without the leak and one with it shows
 #                exactly the leaked rows as growth, in every format
+#   top          top --live shows the live heap of a running demovm that leaks
+#                Sessions all along, with its Session row
 #   bad_flags    --live-max and --temp refuse bad values with one line
 set -uo pipefail
 CASE=$1 BIN=$2
@@ -79,6 +81,15 @@ diff)
 	"$vmtrace" diff base.data >/dev/null 2>err && fail "diff with one file was accepted"
 	"$vmtrace" diff base.data missing.data >/dev/null 2>err && fail "a missing file was accepted"
 	grep -q 'missing.data' err || fail "no error naming missing.data"
+	;;
+top)
+	"$BIN/demovm" --duration 20 --threads 2 --leak 100000000 --quiet &
+	PIDS+=($!)
+	"$vmtrace" top -p "${PIDS[0]}" -n 2 -i 0.5 --live --top 0 >top.out 2>top.err || fail "top --live failed"
+	grep -q '^live: [1-9][0-9]* objects, [1-9][0-9]* bytes; peak [1-9][0-9]* bytes$' top.out ||
+		fail "top --live: no live line"
+	grep -Eq '^ +[1-9][0-9]* +[1-9][0-9]*  Session +Registry#remember +workload.c:[0-9]+$' top.out ||
+		fail "top --live: no live Session row"
 	;;
 bad_flags)
 	for bad in "--live-max 0" "--live-max x" "--temp -1" "--temp abc"; do

@@ -154,6 +154,25 @@ static int parse_stack(struct vt_profile *p, char **f, int n)
 }
 
 /* One item line: 0, -1 when malformed, -ENOMEM. */
+/* n `B:COUNT` fields of a log2 histogram, B increasing, into hist. */
+static int get_hist(char **f, int n, uint64_t hist[VT_HIST_BUCKETS])
+{
+	long prev = -1;
+
+	for (int i = 0; i < n; i++) {
+		char *colon = strchr(f[i], ':');
+		long b;
+
+		if (!colon)
+			return -1;
+		*colon = '\0';
+		if (get_int(f[i], 0, VT_HIST_BUCKETS - 1, &b) || b <= prev || get_u64(colon + 1, &hist[b]))
+			return -1;
+		prev = b;
+	}
+	return 0;
+}
+
 static int parse_item(struct vt_profile *p, char **f, int n, unsigned *seen)
 {
 	const char *key = f[0];
@@ -311,49 +330,27 @@ static int parse_item(struct vt_profile *p, char **f, int n, unsigned *seen)
 	}
 	if (!strcmp(key, "live_heap")) {
 		struct vt_live_info *li = &p->live_info;
-		long prev = -1;
 
 		if (n < 5 || once(seen, SEEN_LIVE_HEAP) || get_u64(f[1], &li->max_tracked) ||
 		    get_u64(f[2], &li->temp_ns) || get_u64(f[3], &li->peak_bytes) ||
 		    get_int(f[4], LONG_MIN, LONG_MAX, &l))
 			return -1;
 		li->peak_at_ns = l;
-		for (int i = 5; i < n; i++) {
-			char *colon = strchr(f[i], ':');
-			long b;
-
-			if (!colon)
-				return -1;
-			*colon = '\0';
-			if (get_int(f[i], 0, VT_HIST_BUCKETS - 1, &b) || b <= prev ||
-			    get_u64(colon + 1, &li->age_hist[b]))
-				return -1;
-			prev = b;
-		}
+		if (get_hist(f + 5, n - 5, li->age_hist))
+			return -1;
 		li->on = true;
 		return 0;
 	}
 	if (!strcmp(key, "signal")) {
 		uint64_t hist[VT_HIST_BUCKETS] = { 0 };
-		long prev = -1;
 
 		if (n < 6 || get_int(f[1], INT_MIN, INT_MAX, &l))
 			return -1;
 		for (int i = 0; i < 4; i++)
 			if (get_u64(f[2 + i], &u[i]))
 				return -1;
-		for (int i = 6; i < n; i++) {
-			char *colon = strchr(f[i], ':');
-			long b;
-
-			if (!colon)
-				return -1;
-			*colon = '\0';
-			if (get_int(f[i], 0, VT_HIST_BUCKETS - 1, &b) || b <= prev ||
-			    get_u64(colon + 1, &hist[b]))
-				return -1;
-			prev = b;
-		}
+		if (get_hist(f + 6, n - 6, hist))
+			return -1;
 		/* a signal appears once: adding a second row would merge silently */
 		for (size_t i = 0; i < p->signals.n; i++)
 			if (p->signals.v[i].signo == (int)l)

@@ -27,6 +27,14 @@
 #include "profile.h"
 #include "record_format.h"
 
+/* The non-empty buckets of a log2 histogram as ` B:COUNT` fields. */
+static void put_hist(FILE *f, const uint64_t hist[VT_HIST_BUCKETS])
+{
+	for (int b = 0; b < VT_HIST_BUCKETS; b++)
+		if (hist[b])
+			fprintf(f, " %d:%" PRIu64, b, hist[b]);
+}
+
 static void put_str(FILE *f, const char *s)
 {
 	static const char hex[] = "0123456789ABCDEF";
@@ -128,9 +136,7 @@ static unsigned long write_items(FILE *f, const struct vt_profile *p)
 
 		fprintf(f, "signal %d %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64, s->signo,
 			s->received, s->handled, s->latency_total_ns, s->latency_max_ns);
-		for (int b = 0; b < VT_HIST_BUCKETS; b++)
-			if (s->latency_hist[b])
-				fprintf(f, " %d:%" PRIu64, b, s->latency_hist[b]);
+		put_hist(f, s->latency_hist);
 		fputc('\n', f);
 	}
 	lines += put_keyed(f, "call", p->calls.v, p->calls.n, true);
@@ -149,9 +155,7 @@ static unsigned long write_items(FILE *f, const struct vt_profile *p)
 
 		fprintf(f, "live_heap %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRId64, li->max_tracked,
 			li->temp_ns, li->peak_bytes, li->peak_at_ns);
-		for (int b = 0; b < VT_HIST_BUCKETS; b++)
-			if (li->age_hist[b])
-				fprintf(f, " %d:%" PRIu64, b, li->age_hist[b]);
+		put_hist(f, li->age_hist);
 		fputc('\n', f);
 		lines++;
 	}

@@ -54,12 +54,28 @@ static const char *or_dash(const char *s)
 	return *s ? s : "-";
 }
 
+/* The first top rows (0: all) that hold objects alive (temporaries). */
+static void print_rows(FILE *out, const struct vt_live **v, size_t n, size_t top, bool temp)
+{
+	size_t shown = 0;
+
+	for (size_t i = 0; i < n && (!top || shown < top); i++) {
+		uint64_t count = temp ? v[i]->temp_count : v[i]->count;
+
+		if (!count)
+			continue;
+		shown++;
+		fprintf(out, "  %-20s %-28s %-24s %10" PRIu64 " %12" PRIu64 "\n", or_dash(v[i]->klass),
+			or_dash(v[i]->method), or_dash(v[i]->site), count,
+			temp ? v[i]->temp_bytes : v[i]->bytes);
+	}
+}
+
 int vt_report_live_text(FILE *out, const struct vt_profile *p, size_t top)
 {
 	const struct vt_live_info *li = &p->live_info;
 	const struct vt_live **v;
 	uint64_t objects = 0, bytes = 0, temps = 0, temp_bytes = 0;
-	size_t shown = 0;
 	char ns[32];
 
 	if (!li->on)
@@ -78,26 +94,11 @@ int vt_report_live_text(FILE *out, const struct vt_profile *p, size_t top)
 	fprintf(out, "  %" PRIu64 " objects, %" PRIu64 " bytes; peak %" PRIu64 " bytes at %.3f s\n",
 		objects, bytes, li->peak_bytes, (double)li->peak_at_ns / 1e9);
 	fprintf(out, "  %-20s %-28s %-24s %10s %12s\n", "CLASS", "METHOD", "SITE", "OBJECTS", "BYTES");
-	for (size_t i = 0; i < p->live.n; i++) {
-		if (!v[i]->count)
-			continue;
-		if (top && shown++ == top)
-			break;
-		fprintf(out, "  %-20s %-28s %-24s %10" PRIu64 " %12" PRIu64 "\n", or_dash(v[i]->klass),
-			or_dash(v[i]->method), or_dash(v[i]->site), v[i]->count, v[i]->bytes);
-	}
+	print_rows(out, v, p->live.n, top, false);
 	qsort(v, p->live.n, sizeof(*v), cmp_temp_bytes);
 	fprintf(out, "\nTemporary allocations (freed within %s): %" PRIu64 " objects, %" PRIu64 " bytes\n",
 		vt_format_ns(li->temp_ns, ns, sizeof(ns)), temps, temp_bytes);
-	shown = 0;
-	for (size_t i = 0; i < p->live.n && temps; i++) {
-		if (!v[i]->temp_count)
-			continue;
-		if (top && shown++ == top)
-			break;
-		fprintf(out, "  %-20s %-28s %-24s %10" PRIu64 " %12" PRIu64 "\n", or_dash(v[i]->klass),
-			or_dash(v[i]->method), or_dash(v[i]->site), v[i]->temp_count, v[i]->temp_bytes);
-	}
+	print_rows(out, v, p->live.n, top, true);
 	free(v);
 	if (objects) {
 		fputs("\nAge of the live objects:\n", out);

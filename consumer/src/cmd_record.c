@@ -115,6 +115,8 @@ int vt_cmd_record(int argc, char **argv)
 	if (!a.have_pid && !a.session.cmd)
 		return vt_usage_error("record", "nothing to trace: give -p PID or -- CMD");
 	a.session.verbose = vt_verbose();
+	/* the record's timeline (report --format timeline); --every's intervals have none */
+	a.session.series = !a.every;
 	push.url = a.push_url;
 	push.name = a.push_name;
 	push.queue_max = (size_t)a.push_queue;

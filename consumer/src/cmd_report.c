@@ -15,7 +15,7 @@
 #define DEFAULT_RECORD "vmtrace.data"
 
 static const char usage_line[] =
-	"Usage: vmtrace report [FILE] [--format text|json|csv|folded|pprof|perfetto]\n"
+	"Usage: vmtrace report [FILE] [--format text|json|csv|folded|pprof|perfetto|flamegraph|timeline]\n"
 	"                      [--by class,method|class|method|site] [--sort count|bytes] [--top N]\n";
 
 static const char help_text[] =
@@ -26,7 +26,9 @@ static const char help_text[] =
 	"              (`class;method weight` lines for flame graph tools), or pprof\n"
 	"              (gzipped profile.proto for go tool pprof, Pyroscope, Parca), or\n"
 	"              perfetto (trace-event JSON of GC pauses, signals and cache resets\n"
-	"              for ui.perfetto.dev and chrome://tracing)\n"
+	"              for ui.perfetto.dev and chrome://tracing), or timeline (one HTML\n"
+	"              page, no network: live bytes, allocations and frees per class\n"
+	"              each second)\n"
 	"  --by G      group allocations by class,method (default), class, method,\n"
 	"              or site (class, method and allocation site)\n"
 	"  --sort S    order allocations by count (default) or bytes; folded uses it as the weight\n"

@@ -217,6 +217,9 @@ void vt_profile_free(struct vt_profile *p)
 		free(p->live.v[i].site);
 	}
 	free(p->live.v);
+	for (size_t i = 0; i < p->series.n; i++)
+		free(p->series.v[i].klass);
+	free(p->series.v);
 	for (size_t i = 0; i < p->events.n; i++) {
 		free(p->events.v[i].name);
 		free(p->events.v[i].name2);

@@ -98,6 +98,17 @@ struct vt_live_info {
 	uint64_t age_hist[VT_HIST_BUCKETS]; /* objects alive at the end by log2 age (ns) */
 };
 
+/* One class in one second of the recording (the timeline): what it
+ * allocated and freed in [second, second + 1) s, and its bytes allocated
+ * less freed since the start at the second's end (its live bytes when
+ * every object freed was allocated while tracing). */
+struct vt_series {
+	char *klass;
+	uint32_t second;
+	uint64_t allocs, alloc_bytes, frees, free_bytes;
+	int64_t live_bytes;
+};
+
 struct vt_lost {                /* events or strings not counted where they belong */
 	char *what;                  /* e.g. "alloc map full", "unreadable string" */
 	uint64_t count;
@@ -128,6 +139,7 @@ struct vt_profile {
 	VT_VEC(struct vt_event) events;                      /* in the order they happened */
 	struct vt_stack_table stacks;                        /* each stack once */
 	VT_VEC(struct vt_live) live;                         /* with live_info.on */
+	VT_VEC(struct vt_series) series;                     /* by class, then second */
 	struct vt_live_info live_info;
 	void *index;                 /* private: the adders' lookup tables */
 };
@@ -170,6 +182,8 @@ int vt_profile_add_lost(struct vt_profile *p, const char *what, uint64_t count);
 int vt_profile_add_free(struct vt_profile *p, const char *klass, uint64_t count, uint64_t bytes);
 /* Adds to the live row of (klass, method, site) (profile_live.c); sets live_info.on. */
 int vt_profile_add_live(struct vt_profile *p, const struct vt_live *row);
+/* Appends one timeline row (its class copied) (profile_live.c). */
+int vt_profile_add_series(struct vt_profile *p, const struct vt_series *row);
 /* Appends e (its strings copied; NULL is ""). */
 int vt_profile_add_event(struct vt_profile *p, const struct vt_event *e);
 /* "minor"/"major" for vmtrace's provider, "mark"/"sweep" for Ruby,

@@ -1,7 +1,8 @@
 /*
  * profile_live.c: the live-heap rows of a profile (struct vt_live,
- * docs/live.md). Rows are few (one per allocating key still holding
- * objects), so a linear search finds a row's key.
+ * docs/live.md) and its timeline (struct vt_series). Live rows are few
+ * (one per allocating key still holding objects), so a linear search
+ * finds a row's key; timeline rows are appended as they come.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -57,5 +58,27 @@ int vt_profile_add_live(struct vt_profile *p, const struct vt_live *r)
 	    add_u64(&sum.temp_bytes, r->temp_bytes))
 		return -EOVERFLOW;
 	*row = sum;
+	return 0;
+}
+
+int vt_profile_add_series(struct vt_profile *p, const struct vt_series *r)
+{
+	struct vt_series *row;
+
+	if (p->series.n == p->series.cap) {
+		size_t cap = p->series.cap ? 2 * p->series.cap : 64;
+		struct vt_series *v = realloc(p->series.v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		p->series.v = v;
+		p->series.cap = cap;
+	}
+	row = &p->series.v[p->series.n];
+	*row = *r;
+	row->klass = strdup(nz(r->klass));
+	if (!row->klass)
+		return -ENOMEM;
+	p->series.n++;
 	return 0;
 }

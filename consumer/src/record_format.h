@@ -8,7 +8,8 @@
 
 #define RECORD_MAGIC "vmtrace-record"
 /* 2 added start_unix_ns, event, gc_pause start and thread; 3 the live heap
- * (live_heap, live), which older readers cannot show, so they refuse it */
+ * (live_heap, live) and the timeline (series), which older readers cannot
+ * show, so they refuse it */
 #define RECORD_VERSION 3
 #define RECORD_MAGIC_LINE_MAX 64 /* "vmtrace-record N\n" and then some */
 

@@ -328,6 +328,19 @@ static int parse_item(struct vt_profile *p, char **f, int n, unsigned *seen)
 			return -1;
 		return vt_profile_add_live(p, &r);
 	}
+	if (!strcmp(key, "series")) {
+		struct vt_series row = { 0 };
+		long sec, live;
+
+		if (n != 8 || get_str(f[1], &row.klass) || get_int(f[2], 0, UINT32_MAX, &sec) ||
+		    get_u64(f[3], &row.allocs) || get_u64(f[4], &row.alloc_bytes) ||
+		    get_u64(f[5], &row.frees) || get_u64(f[6], &row.free_bytes) ||
+		    get_int(f[7], LONG_MIN, LONG_MAX, &live))
+			return -1;
+		row.second = (uint32_t)sec;
+		row.live_bytes = live;
+		return vt_profile_add_series(p, &row);
+	}
 	if (!strcmp(key, "live_heap")) {
 		struct vt_live_info *li = &p->live_info;
 

@@ -293,6 +293,8 @@ int vt_report_json(FILE *out, const struct vt_profile *p, const struct vt_report
 	if (!err)
 		err = vt_report_live_json(out, p);
 	if (!err)
+		err = vt_report_series_json(out, p);
+	if (!err)
 		err = json_gc(out, p);
 	if (!err)
 		err = json_keyed(out, "method_cache_resets", "class", "method",

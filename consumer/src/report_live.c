@@ -143,3 +143,21 @@ int vt_report_live_json(FILE *out, const struct vt_profile *p)
 	free(v);
 	return 0;
 }
+
+int vt_report_series_json(FILE *out, const struct vt_profile *p)
+{
+	if (!p->series.n)
+		return 0;
+	fputs("  \"timeline\": [", out);
+	for (size_t i = 0; i < p->series.n; i++) {
+		const struct vt_series *r = &p->series.v[i];
+
+		fputs(i ? ",\n    {\"class\": " : "\n    {\"class\": ", out);
+		vt_json_string(out, r->klass);
+		fprintf(out, ", \"second\": %" PRIu32 ", \"allocs\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64
+			     ", \"frees\": %" PRIu64 ", \"free_bytes\": %" PRIu64 ", \"live_bytes\": %" PRId64 "}",
+			r->second, r->allocs, r->alloc_bytes, r->frees, r->free_bytes, r->live_bytes);
+	}
+	fputs("\n  ],\n", out);
+	return 0;
+}

@@ -22,7 +22,8 @@
 	X(FOLDED, folded)     \
 	X(PPROF, pprof)       \
 	X(PERFETTO, perfetto) \
-	X(FLAMEGRAPH, flamegraph)
+	X(FLAMEGRAPH, flamegraph) \
+	X(TIMELINE, timeline)
 
 #define VT_FORMAT_ENUM_(up, name) VT_FORMAT_##up,
 enum vt_format { VT_REPORT_FORMATS(VT_FORMAT_ENUM_) VT_FORMAT__COUNT };

@@ -43,6 +43,7 @@
 #include "vmtrace_names.h"
 #include "vmtrace_stacks.h"
 #include "vmtrace_live.h"
+#include "vmtrace_series.h"
 #include "vmtrace_maps.h"
 #include "vmtrace.skel.h"
 
@@ -70,6 +71,7 @@ struct vmtrace_state {
 	uint64_t sample_period;
 	bool live;                  /* --live: per-event probes with addresses */
 	uint64_t live_max, temp_ns;
+	struct vt_series_rec series; /* record's timeline; empty unless asked for */
 	struct vt_batch_end batch;  /* the kinds attached through alloc__batch / free__batch */
 	uint64_t unflushed;         /* rounds that never came (vt_batch_finish) */
 	struct vt_symbolizer *syms; /* --stack native: the target's mappings and symbols */
@@ -295,6 +297,9 @@ static int vmtrace_collect(void *state, struct vt_profile *out)
 	err = vt_adapter_read_counters(&st->a, st->skel->maps.losses, VT_LOSS__COUNT, losses);
 	if (err)
 		return err;
+	err = vt_series_collect(&st->series, &st->a, st->skel, event_name, st, out);
+	if (err)
+		return err;
 	if (st->live) {
 		err = vt_live_collect(&st->a, st->skel, st->live_max, st->temp_ns, event_name, st, out);
 		if (err)
@@ -328,6 +333,7 @@ static int vmtrace_poll(void *state, int timeout_ms)
 		vt_names_drain(&st->names);
 	if (st->syms)
 		vt_native_maps_refresh(st->syms, &st->maps_read);
+	vt_series_tick(&st->series, &st->a, st->skel);
 	if (n < 0)
 		return n;
 	return st->a.events.err;
@@ -359,6 +365,7 @@ static void vmtrace_close(void *state)
 	if (st->names_ready)
 		vt_names_free(&st->names);
 	vt_symbolizer_free(st->syms);
+	vt_series_free(&st->series);
 	free(st);
 }
 
@@ -618,6 +625,8 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 		}
 	}
 	finish_used(st);
+	if (opts->series)
+		vt_series_start(&st->series);
 	*state = st;
 	return 0;
 

@@ -27,6 +27,7 @@ struct vt_session_opts {
 	bool live;                 /* --live: track each object until its free */
 	uint32_t live_max;         /* --live-max, 0 = default */
 	uint64_t temp_ns;          /* --temp: freed sooner is temporary, 0 = default */
+	bool series;               /* record: per-class counts each second (the timeline) */
 };
 
 struct vt_session {

@@ -9,6 +9,9 @@
 #                exactly the leaked rows as growth, in every format
 #   top          top --live shows the live heap of a running demovm that leaks
 #                Sessions all along, with its Session row
+#   timeline     the record's timeline: per class, allocations and frees over
+#                its seconds add up to the record's totals, the leaking
+#                class's live bytes grow every second; json and the HTML page
 #   bad_flags    --live-max and --temp refuse bad values with one line
 set -uo pipefail
 CASE=$1 BIN=$2
@@ -90,6 +93,25 @@ top)
 		fail "top --live: no live line"
 	grep -Eq '^ +[1-9][0-9]* +[1-9][0-9]*  Session +Registry#remember +workload.c:[0-9]+$' top.out ||
 		fail "top --live: no live Session row"
+	;;
+timeline)
+	"$vmtrace" record -o run.data --format json -- "$BIN/demovm" --duration 2.5 --threads 2 \
+		--leak 100000000 --quiet >report.json 2>record.err || fail "record failed"
+	jq -e '([.timeline[] | {k: .class, v: .allocs}] | group_by(.k) | map({(.[0].k): (map(.v) | add)}) | add)
+		== ([.allocations[] | {k: .class, v: .count}] | group_by(.k) | map({(.[0].k): (map(.v) | add)}) | add)' \
+		report.json >/dev/null || fail "timeline allocations do not add up to the record's"
+	jq -e '([.timeline[] | select(.frees > 0) | {k: .class, v: .free_bytes}] | group_by(.k)
+		| map({(.[0].k): (map(.v) | add)}) | add) == ([.frees[] | {(.class): .bytes}] | add)' \
+		report.json >/dev/null || fail "timeline frees do not add up to the record's"
+	jq -e '[.timeline[] | select(.class == "Session") | .live_bytes] as $l
+		| ($l | length) >= 2 and ([range(1; $l | length) | $l[.] > $l[. - 1]] | all)' \
+		report.json >/dev/null || fail "Session's live bytes do not grow each second: $(jq -c '[.timeline[] | select(.class == "Session")]' report.json)"
+	"$vmtrace" report --format json run.data >again.json || fail "report failed"
+	jq -e --slurpfile a report.json '.timeline == $a[0].timeline' again.json >/dev/null ||
+		fail "the record's timeline differs from the recording's"
+	"$vmtrace" report --format timeline run.data >t.html || fail "timeline report failed"
+	grep -q '^<!DOCTYPE html>' t.html && grep -q '<h2>Session</h2>' t.html && grep -q '<polyline' t.html &&
+		! grep -q 'http' t.html || fail "timeline page: no chart of Session, or a link out"
 	;;
 bad_flags)
 	for bad in "--live-max 0" "--live-max x" "--temp -1" "--temp abc"; do

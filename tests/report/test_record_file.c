@@ -110,6 +110,10 @@ static void fill(struct vt_profile *p)
 	p->live_info.peak_at_ns = -5;
 	p->live_info.age_hist[3] = 2;
 	p->live_info.age_hist[40] = 78;
+	struct vt_series s1 = { "Session", 0, 10, 640, 0, 0, 640 };
+	struct vt_series s2 = { "Session", 1, 5, 320, 2, 128, -3 };
+	assert_int_equal(vt_profile_add_series(p, &s1), 0);
+	assert_int_equal(vt_profile_add_series(p, &s2), 0);
 }
 
 static void assert_keyed_equal(const struct vt_keyed_count *a, const struct vt_keyed_count *b,
@@ -203,6 +207,12 @@ static void assert_profiles_equal(const struct vt_profile *a, const struct vt_pr
 	}
 	assert_int_equal(a->live_info.on, b->live_info.on);
 	assert_memory_equal(&a->live_info, &b->live_info, sizeof(a->live_info));
+	assert_int_equal(a->series.n, b->series.n);
+	for (size_t i = 0; i < a->series.n; i++) {
+		assert_string_equal(a->series.v[i].klass, b->series.v[i].klass);
+		assert_int_equal(a->series.v[i].second, b->series.v[i].second);
+		assert_memory_equal(&a->series.v[i].allocs, &b->series.v[i].allocs, 5 * sizeof(uint64_t));
+	}
 	assert_int_equal(a->live.n, b->live.n);
 	for (size_t i = 0; i < a->live.n; i++) {
 		assert_string_equal(a->live.v[i].klass, b->live.v[i].klass);
@@ -445,6 +455,8 @@ static void test_malformed_items(void **state)
 	static const char *const bad[] = {
 		"unknown =x 1\n",                 /* unknown item */
 		"live =A =m = 1 2 3 4\n",         /* a live field missing */
+		"series =A 0 1 2 3 4\n",          /* no live bytes */
+		"series =A -1 1 2 3 4 5\n",       /* a negative second */
 		"live_heap 1 2 3\n",              /* no peak time */
 		"live_heap 1 2 3 4 5:1 5:1\n",    /* a bucket twice */
 		"alloc =A =m 1 2 3\n",            /* a field missing */

@@ -1,0 +1,41 @@
+/*
+ * vmtrace_series.h: the record's timeline for vmtrace's provider
+ * (vmtrace_series.c): per-class allocations and frees each second.
+ */
+#ifndef VT_VMTRACE_SERIES_H
+#define VT_VMTRACE_SERIES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "adapter.h"
+#include "profile.h"
+#include "vmtrace_live.h"
+
+struct vmtrace_bpf;
+
+struct vt_series_snap {          /* cumulative counts of one class at one second's end */
+	uint32_t second;
+	uint64_t klass;              /* the target's pointer */
+	uint64_t v[4];               /* allocs, alloc bytes, frees, free bytes */
+};
+
+struct vt_series_rec {
+	struct vt_series_snap *v;
+	size_t n, cap;
+	uint64_t start_ns, next_ns;  /* CLOCK_MONOTONIC */
+	uint32_t second;             /* snapshots taken */
+	int err;                     /* the first failure; the timeline is then left out */
+};
+
+/* Start the clock: the first second ends a second from now. */
+void vt_series_start(struct vt_series_rec *s);
+/* Take a snapshot when a second has ended since the last (called from poll). */
+void vt_series_tick(struct vt_series_rec *s, struct vt_adapter *a, struct vmtrace_bpf *skel);
+/* The rows of the timeline into out: one per class per second, the last
+ * second partial, taken now. 0 or -errno. */
+int vt_series_collect(struct vt_series_rec *s, struct vt_adapter *a, struct vmtrace_bpf *skel,
+		      vt_live_name_fn name, void *name_ctx, struct vt_profile *out);
+void vt_series_free(struct vt_series_rec *s);
+
+#endif

@@ -200,18 +200,35 @@ def probes_in(program):
     return sorted(set(re.findall(r"\bvmtrace:(\w+)", code)))
 
 
+def cpu_ticks(pid):
+    """utime + stime of a process, or None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def stop_bpftrace(bt, label):
     """SIGINT, as Ctrl-C; its exit status. bpftrace 0.17 can miss a SIGINT
     that arrives while it is not inside epoll_wait (it then sleeps on until
-    the next event), so say it again each second, as a user would."""
+    the next event), so say it again, as a user would, but only while it still
+    waits there: one that is printing its maps and detaching would be killed
+    by a second SIGINT."""
+    bt.send_signal(signal.SIGINT)
     for _ in range(30):
-        if bt.poll() is not None:
-            return bt.returncode
-        bt.send_signal(signal.SIGINT)
         try:
             return bt.wait(timeout=1)
         except subprocess.TimeoutExpired:
             pass
+        try:
+            with open(f"/proc/{bt.pid}/wchan") as f:
+                waiting = "epoll" in f.read()
+        except OSError:
+            waiting = False
+        if waiting:
+            bt.send_signal(signal.SIGINT)
     fail(f"{label}: bpftrace did not stop within 30 s of SIGINT")
 
 
@@ -256,18 +273,11 @@ class Tracer:
         """Until bpftrace has used no CPU for 0.3 s (at most 10 s): on a loaded
         machine it may still be reading the perf buffer when the target ends,
         and a SIGINT then would cut off the printf lines not yet read."""
-        def cpu_ticks():
-            try:
-                with open(f"/proc/{self.proc.pid}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-                return int(fields[11]) + int(fields[12])
-            except (OSError, IndexError, ValueError):
-                return None
         deadline = time.monotonic() + 10
-        last, still_since = cpu_ticks(), time.monotonic()
+        last, still_since = cpu_ticks(self.proc.pid), time.monotonic()
         while time.monotonic() < deadline and last is not None:
             time.sleep(0.05)
-            now = cpu_ticks()
+            now = cpu_ticks(self.proc.pid)
             if now != last:
                 last, still_since = now, time.monotonic()
             elif time.monotonic() - still_since >= 0.3:

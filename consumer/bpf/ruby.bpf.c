@@ -34,6 +34,9 @@
 #ifndef E2BIG
 #define E2BIG 7
 #endif
+#ifndef EEXIST
+#define EEXIST 17
+#endif
 
 /* Set before load: false when --no-methods left the method probes out. */
 const volatile bool track_methods = true;
@@ -295,13 +298,25 @@ static __always_inline int read_rstring(char *dst, __u64 str)
 	return 0;
 }
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vt_rb_class_name);
+} class_name_scratch SEC(".maps"); /* off the BPF stack, which the stack walk needs */
+
 static __always_inline void learn_class_name(__u64 klass)
 {
-	struct vt_rb_class_name n = {};
+	struct vt_rb_class_name *np;
 	__u64 ext = 0, tbl = 0, start = 0, bound = 0, entries = 0;
+	__u32 zero = 0;
 
 	if (!klass || bpf_map_lookup_elem(&class_names, &klass))
 		return;
+	np = bpf_map_lookup_elem(&class_name_scratch, &zero);
+	if (!np)
+		return;
+	np->name[0] = '\0';
 	if (!bpf_probe_read_user(&ext, sizeof(ext), (void *)(klass + RB_CLASS_EXT)) && ext &&
 	    !bpf_probe_read_user(&tbl, sizeof(tbl), (void *)(ext + RB_EXT_IV_TBL)) && tbl &&
 	    !bpf_probe_read_user(&start, sizeof(start), (void *)(tbl + ST_ENTRIES_START)) &&
@@ -316,15 +331,17 @@ static __always_inline void learn_class_name(__u64 klass)
 				break;
 			if (e[0] == ST_DELETED || (e[1] & RB_ID_SCOPE_MASK))
 				continue;
-			if (!read_rstring(n.name, e[2]))
+			if (!read_rstring(np->name, e[2]))
 				break;
-			n.name[0] = '\0';
+			np->name[0] = '\0';
 		}
 	}
 	/* an empty name is kept too: userspace reads it from /proc/PID/mem */
-	if (bpf_map_update_elem(&class_names, &klass, &n, BPF_NOEXIST) == -E2BIG)
+	if (bpf_map_update_elem(&class_names, &klass, np, BPF_NOEXIST) == -E2BIG)
 		add(VT_RB_L_NAMES_FULL, 1);
 }
+
+#include "ruby_stack.bpf.h"
 
 /* ---- the site a probe announced, for the allocation that follows ---- */
 
@@ -376,9 +393,11 @@ static __always_inline void count_object(__u64 klass, __u32 type, __u64 bytes, _
 		return;
 	if (walk_frames) {
 		/* the site and method from the thread's own frames: no trap but this */
-		__u64 ep = 0, body = 0;
-		enum vt_rb_walk w = rb_walk_site(rb_current_ec(base), key->file, &key->line, &ep,
-						 &body, &truncated);
+		__u64 ep = 0, body = 0, ec = rb_current_ec(base);
+		enum vt_rb_walk w = rb_walk_site(ec, key->file, &key->line, &ep, &body, &truncated);
+
+		if (walk_stacks)
+			key->stack = rb_stack_id(ec);
 
 		if (w == VT_RB_WALK_BAD) {
 			key->file[0] = '\0';
@@ -408,7 +427,9 @@ static __always_inline void count_object(__u64 klass, __u32 type, __u64 bytes, _
  * says which hold the class and the flags there). Read through a helper:
  * the verifier refuses a load from ctx at an offset it cannot see. */
 #define PT(f) __builtin_offsetof(struct pt_regs, f)
-static const __u16 pt_regs_at[16] = {
+/* a global, not static: a static const lands in .rodata.cst32, which
+ * leaves the object's BTF unloadable and bpf_loop needs it */
+const volatile __u16 pt_regs_at[16] = {
 	PT(ax), PT(cx), PT(dx), PT(bx), PT(sp), PT(bp), PT(si), PT(di),
 	PT(r8), PT(r9), PT(r10), PT(r11), PT(r12), PT(r13), PT(r14), PT(r15),
 };

@@ -122,14 +122,46 @@ static __always_inline int rb_read_string(char *dst, __u32 size, __u64 str, bool
 	return 0;
 }
 
+/* The file of an iseq body into file (VT_RB_FILE bytes). 0 or -1. */
+static __always_inline int rb_iseq_file(__u64 body, char *file, bool *truncated)
+{
+	__u64 path = 0, v[2] = {};
+
+	if (bpf_probe_read_user(&path, sizeof(path), (void *)(body + rb_layout.body_path)))
+		return -1;
+	/* pathobj: the path, or [path, realpath] */
+	if (!bpf_probe_read_user(v, sizeof(v), (void *)path) && (v[0] & VT_RB_T_MASK) == RB_T_ARRAY) {
+		__u64 at = v[0] & RB_ARY_EMBED ? path + 16 : 0;
+
+		if (!at && bpf_probe_read_user(&at, sizeof(at), (void *)(path + 32)))
+			return -1;
+		if (bpf_probe_read_user(&path, sizeof(path), (void *)at))
+			return -1;
+	}
+	return rb_read_string(file, VT_RB_FILE, path, truncated);
+}
+
+/* Whether iseq is an imemo_iseq (the layout is this process's): its body
+ * and iseq_encoded then. 0 or -1. */
+static __always_inline int rb_iseq_body(__u64 iseq, __u64 *body, __u64 *enc)
+{
+	__u64 flags = 0;
+
+	if (bpf_probe_read_user(&flags, sizeof(flags), (void *)iseq) ||
+	    (flags & VT_RB_T_MASK) != RB_T_IMEMO || ((flags >> 12) & 0xf) != RB_IMEMO_ISEQ ||
+	    bpf_probe_read_user(body, sizeof(*body), (void *)(iseq + rb_layout.iseq_body)) ||
+	    bpf_probe_read_user(enc, sizeof(*enc), (void *)(*body + rb_layout.body_encoded)))
+		return -1;
+	return 0;
+}
+
 /* The innermost Ruby-level frame of the thread whose context is ec: its
  * file into file (VT_RB_FILE bytes), its line; its env (ep) and iseq body
  * for rb_frame_method(). */
 static __always_inline enum vt_rb_walk rb_walk_site(__u64 ec, char *file, __u32 *line, __u64 *ep_out,
 						   __u64 *body_out, bool *truncated)
 {
-	__u64 e[4] = {}, cfp, end, f[8] = {}, flags = 0, iseq = 0, pc = 0, body = 0, v[2] = {};
-	__u64 path = 0, enc = 0;
+	__u64 e[4] = {}, cfp, end, f[8] = {}, flags = 0, iseq = 0, pc = 0, body = 0, enc = 0;
 	int i;
 
 	if (!ec || bpf_probe_read_user(e, sizeof(e), (void *)ec))
@@ -151,22 +183,7 @@ static __always_inline enum vt_rb_walk rb_walk_site(__u64 ec, char *file, __u32 
 		return VT_RB_WALK_NONE;
 	pc = f[rb_layout.cfp_pc / 8 & 7];
 	/* the layout is this process's only if a Ruby frame's iseq is an imemo_iseq */
-	if (bpf_probe_read_user(&flags, sizeof(flags), (void *)iseq) ||
-	    (flags & VT_RB_T_MASK) != RB_T_IMEMO || ((flags >> 12) & 0xf) != RB_IMEMO_ISEQ ||
-	    bpf_probe_read_user(&body, sizeof(body), (void *)(iseq + rb_layout.iseq_body)) ||
-	    bpf_probe_read_user(&enc, sizeof(enc), (void *)(body + rb_layout.body_encoded)) ||
-	    bpf_probe_read_user(&path, sizeof(path), (void *)(body + rb_layout.body_path)))
-		return VT_RB_WALK_BAD;
-	/* pathobj: the path, or [path, realpath] */
-	if (!bpf_probe_read_user(v, sizeof(v), (void *)path) && (v[0] & VT_RB_T_MASK) == RB_T_ARRAY) {
-		__u64 at = v[0] & RB_ARY_EMBED ? path + 16 : 0;
-
-		if (!at && bpf_probe_read_user(&at, sizeof(at), (void *)(path + 32)))
-			return VT_RB_WALK_BAD;
-		if (bpf_probe_read_user(&path, sizeof(path), (void *)at))
-			return VT_RB_WALK_BAD;
-	}
-	if (rb_read_string(file, VT_RB_FILE, path, truncated))
+	if (rb_iseq_body(iseq, &body, &enc) || rb_iseq_file(body, file, truncated))
 		return VT_RB_WALK_BAD;
 	*ep_out = f[rb_layout.cfp_ep / 8 & 7];
 	*body_out = body;

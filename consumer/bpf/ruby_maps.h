@@ -56,6 +56,35 @@ struct vt_rb_alloc_key {
 	char mklass[VT_RB_NAME];  /* the innermost Ruby method's class, "" = none */
 	char method[VT_RB_NAME];  /* that method's name, "" = none */
 	char file[VT_RB_FILE];    /* the allocation site, "" when no probe gave one */
+	__u64 stack;              /* --stack vm: a key of rb_stacks; 0 none */
+};
+
+/* --stack vm (ruby_stack.bpf.h): whole Ruby-level stacks, interned by a
+ * 64-bit hash of their frames. A frame is its iseq body, the class owning
+ * its method (0: a block or top-level code, named by its label) and the
+ * line; its names are read once per (body, owner) into rb_frame_names. */
+#define VT_RB_STACK_MAX 127       /* Ruby frames kept; deeper stacks are cut */
+#define VT_RB_STACK_SLOTS 128
+#define VT_RB_STACK_CUT 0x1u      /* deeper than VT_RB_STACK_MAX: the root side is missing */
+#define VT_RB_STACK_BAD 0x2u      /* an unreadable frame ended the walk */
+
+struct vt_rb_stack_frame {
+	__u64 body, owner;
+	__u32 line, pad;
+};
+
+struct vt_rb_stack {              /* innermost frame first */
+	__u32 depth, flags;
+	struct vt_rb_stack_frame f[VT_RB_STACK_SLOTS];
+};
+
+struct vt_rb_frame_key {
+	__u64 body, owner;
+};
+
+struct vt_rb_frame_name {
+	char label[VT_RB_NAME];   /* the method's name (owner set), else the iseq's label */
+	char file[VT_RB_FILE];
 };
 
 /* A class's name, read once from the class itself (its __classpath__). */
@@ -117,6 +146,10 @@ enum vt_rb_counter {
 	VT_RB_L_PENDING_FULL,     /* pending-site map full: the site is unknown */
 	VT_RB_L_NAMES_FULL,       /* class-name map full: the class is named in userspace */
 	VT_RB_L_FRAME_BAD,        /* frame walk read what is not this Ruby's layout: no site */
+	VT_RB_L_STACK_CUT,        /* --stack vm: stack deeper than VT_RB_STACK_MAX, cut */
+	VT_RB_L_STACK_BAD,        /* --stack vm: an unreadable frame ended the stack */
+	VT_RB_L_STACKS_FULL,      /* --stack vm: stack map full, its frames lost */
+	VT_RB_L_FRAMES_FULL,      /* --stack vm: frame-name map full, the frame unnamed */
 	VT_RB_COUNTERS,
 };
 

@@ -39,6 +39,7 @@
 #include "profile.h"
 #include "ruby_code.h"
 #include "ruby_layout.h"
+#include "ruby_stacks.h"
 #include "runtime.h"
 #include "../bpf/ruby_maps.h"
 #include "ruby.skel.h"
@@ -57,6 +58,10 @@ static const char *const loss_names[] = {
 	[VT_RB_L_PENDING_FULL] = "thread map full (allocation site unknown)",
 	[VT_RB_L_NAMES_FULL] = "class name map full (class unnamed)",
 	[VT_RB_L_FRAME_BAD] = "frame walk failed (allocation site unknown)",
+	[VT_RB_L_STACK_CUT] = "stack cut at 127 Ruby frames",
+	[VT_RB_L_STACK_BAD] = "stack ended at an unreadable frame",
+	[VT_RB_L_STACKS_FULL] = "stack map full (stack lost)",
+	[VT_RB_L_FRAMES_FULL] = "frame name map full (frame unnamed)",
 };
 
 struct ruby_state {
@@ -64,6 +69,7 @@ struct ruby_state {
 	struct ruby_bpf *skel;
 	bool methods;
 	bool walk;                    /* sites from the frame walk, not the site probes */
+	bool stacks;                  /* --stack vm: whole Ruby stacks (ruby_stack.bpf.h) */
 	char no_walk[160];            /* why not */
 	char probes_used[512];
 	char tracepoint_rb[PATH_MAX]; /* the file RUBYOPT loads, "" when none */
@@ -109,6 +115,7 @@ struct alloc_rows {
 	struct vt_profile *out;
 	struct bpf_map *names;
 	bool top_level;      /* methods are known: no method is top-level code */
+	struct vt_rb_stack_maps stacks; /* --stack vm; stacks NULL otherwise */
 };
 
 #define TOP_LEVEL "(top level)"
@@ -148,7 +155,17 @@ static int alloc_row(const void *key, const void *val, void *ctx)
 		snprintf(site, sizeof(site), "%s:%u", file, k->line);
 	else
 		site[0] = '\0';
-	return vt_profile_add_alloc(rows->out, klass, method, site, sum->count, sum->bytes, sum->count);
+	uint32_t sid = 0;
+	uint64_t missing = 0; /* counted in BPF, as stack map full */
+
+	if (k->stack && rows->stacks.stacks) {
+		int err = vt_rb_stack_of(&rows->stacks, k->stack, rows->out, sum->count, &sid, &missing);
+
+		if (err)
+			return err;
+	}
+	return vt_profile_add_alloc_stack(rows->out, klass, method, site, sid, sum->count, sum->bytes,
+					  sum->count);
 }
 
 static int ruby_collect(void *state, struct vt_profile *out)
@@ -168,7 +185,12 @@ static int ruby_collect(void *state, struct vt_profile *out)
 	if (err)
 		return err;
 	struct alloc_rows rows = { out, st->skel->maps.class_names,
-				   st->methods && (st->walk || c[VT_RB_C_METHOD_ENTRIES]) };
+				   st->methods && (st->walk || c[VT_RB_C_METHOD_ENTRIES]), { NULL } };
+
+	if (st->stacks)
+		rows.stacks = (struct vt_rb_stack_maps){ st->skel->maps.rb_stacks,
+							 st->skel->maps.rb_frame_names,
+							 st->skel->maps.class_names };
 	err = vt_adapter_read_hash(&st->a, st->skel->maps.allocs, alloc_row, &rows);
 	if (err)
 		return err;
@@ -271,6 +293,20 @@ static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errb
 	else
 		st->walk = !vt_rb_frame_layout(path, &layout, &ec_tls, st->no_walk,
 					       sizeof(st->no_walk));
+	if (opts->stacks & VT_STACK_NATIVE) {
+		snprintf(errbuf, errlen, "--stack native: Ruby's native stacks are not walked "
+			 "(--stack vm walks its Ruby frames)");
+		err = -ENOTSUP;
+		goto fail;
+	}
+	if (opts->stacks && !st->walk) {
+		snprintf(errbuf, errlen, "--stack vm: Ruby's frames cannot be walked here: %s",
+			 st->no_walk);
+		err = -ENOTSUP;
+		goto fail;
+	}
+	st->stacks = opts->stacks != 0;
+	st->skel->rodata->walk_stacks = st->stacks;
 	if (st->walk) {
 		memcpy((void *)&st->skel->rodata->rb_layout, &layout, sizeof(layout));
 		st->skel->rodata->rb_ec_tls_index = ec_tls;
@@ -300,8 +336,9 @@ static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errb
 	}
 	if (st->walk)
 		used = (size_t)snprintf(st->probes_used, sizeof(st->probes_used),
-					"newobj(uprobes),sites(frame walk)%s",
-					st->methods ? ",methods(frame walk)" : "");
+					"newobj(uprobes),sites(frame walk)%s%s",
+					st->methods ? ",methods(frame walk)" : "",
+					st->stacks ? ",stacks(frame walk)" : "");
 	else
 		used = (size_t)snprintf(st->probes_used, sizeof(st->probes_used),
 					"newobj(uprobes),sites(probes: %s)", st->no_walk);

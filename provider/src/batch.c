@@ -50,6 +50,7 @@
 #define FLUSH_EVERY_NS 200000000ull   /* a round at least this often while batching */
 #define DEFERRED 64                   /* events queued by signal handlers of a busy thread */
 #define KINDS 2                       /* VMTRACE_BATCH_ALLOC, VMTRACE_BATCH_FREE */
+#define LIKELY(x) __builtin_expect(!!(x), 1)
 
 enum { REC_FREE, REC_LIVE };
 
@@ -274,32 +275,66 @@ static void fold(struct vt_thread *t)
 	}
 }
 
-void vmtrace__batch_count(int kind, uint64_t klass, uint64_t method, uint64_t site, uint64_t size,
-			  uint64_t weight)
+/* Everything but the common case: the thread's first event, no flush
+ * thread yet (after a fork), a handler interrupting an add, a key missing
+ * from its first probe, a table to create or grow. */
+static __attribute__((noinline)) void count_slow(int k, const uint64_t key[3], uint64_t bytes,
+						 uint64_t weight)
 {
 	struct vt_thread *t = self;
-	const uint64_t key[3] = { klass, method, site };
-	int k = kind - 1;
 
-	if (VMTRACE_UNLIKELY(!t) && !(t = thread_attach())) {
+	if (!t && !(t = thread_attach())) {
 		atomic_fetch_add_explicit(&vmtrace__batch_lost, 1, memory_order_relaxed);
 		return;
 	}
 	/* none after a fork: the child starts its own on its next event */
 	if (VMTRACE_UNLIKELY(atomic_load_explicit(&flusher_state, memory_order_relaxed) == FLUSHER_NONE))
 		start_flusher();
-	if (VMTRACE_UNLIKELY(t->busy)) {
-		defer(t, k, key, size * weight, weight);
+	if (t->busy) {
+		defer(t, k, key, bytes, weight);
 		return;
 	}
 	t->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	add(t, k, key, size * weight, weight);
-	if (VMTRACE_UNLIKELY(t->dhead != atomic_load_explicit(&t->dtail, memory_order_relaxed)))
+	add(t, k, key, bytes, weight);
+	if (t->dhead != atomic_load_explicit(&t->dtail, memory_order_relaxed))
 		fold(t);
 	atomic_signal_fence(memory_order_seq_cst);
 	t->busy = 0;
-	/* a handler between the fold and here added to the table itself */
+}
+
+void vmtrace__batch_count(int kind, uint64_t klass, uint64_t method, uint64_t site, uint64_t size,
+			  uint64_t weight)
+{
+	struct vt_thread *t = self;
+	struct vt_table *tab;
+	struct vt_slot *sl;
+	int k = kind - 1;
+
+	/* the hot path: a known key at its first probe, nothing queued */
+	if (LIKELY(t && !t->busy && (tab = t->tab[k]) &&
+			   atomic_load_explicit(&flusher_state, memory_order_relaxed) != FLUSHER_NONE)) {
+		t->busy = 1;
+		atomic_signal_fence(memory_order_seq_cst);
+		sl = vt_table_hit(tab, klass, method, site);
+		if (LIKELY(sl))
+			vt_slot_add(sl, size * weight, weight);
+		atomic_signal_fence(memory_order_seq_cst);
+		t->busy = 0;
+		if (LIKELY(sl && t->dhead == atomic_load_explicit(&t->dtail, memory_order_relaxed)))
+			return;
+		if (sl) {
+			/* a handler queued while this thread was busy */
+			t->busy = 1;
+			atomic_signal_fence(memory_order_seq_cst);
+			fold(t);
+			atomic_signal_fence(memory_order_seq_cst);
+			t->busy = 0;
+			return;
+		}
+	}
+	const uint64_t key[3] = { klass, method, site };
+	count_slow(k, key, size * weight, weight);
 }
 
 void vmtrace__batch_flush_self(void)

@@ -19,21 +19,31 @@
 
 #include "vmtrace/batch.h"
 
-#define VT_TABLE_MIN_SLOTS 256u     /* a new table: 20 KiB */
+#define VT_TABLE_MIN_SLOTS 256u     /* a new table: 22 KiB */
 #define VT_TABLE_MAX_SLOTS 65536u   /* past this, a full table is flushed and started anew */
 
+/* One key's cumulative counts: one cache line, so an add touches one line.
+ * The spare word is where a further key part (a stack id) fits without
+ * growing the slot. */
 struct vt_slot {
-	_Atomic uint64_t used;      /* 1 once key[] is written (release) */
 	uint64_t key[3];            /* klass, method, site */
+	uint64_t spare;             /* 0 */
 	_Atomic uint64_t count, bytes, samples; /* cumulative; the owner's stores only */
-	uint64_t sent[3];           /* count, bytes, samples delivered; under the lock */
+	_Atomic uint64_t used;      /* 1 once key[] is written (release) */
+} __attribute__((aligned(64)));
+
+/* What a key's last delivery carried: the flush's alone, under the lock,
+ * apart from the slots so the owner's adds never share its lines. */
+struct vt_sent {
+	uint64_t count, bytes, samples;
 };
 
 struct vt_table {
 	uint32_t mask;              /* slots - 1, slots a power of two */
 	uint32_t used;              /* keys held; the owner's */
 	size_t map_bytes;           /* what munmap needs */
-	struct vt_slot slot[];
+	struct vt_sent *sent;       /* [mask + 1], after the slots */
+	struct vt_slot slot[];      /* 64-byte aligned (the table is page-aligned) */
 };
 
 /* A batch being filled: the header, then its records. */
@@ -48,35 +58,29 @@ _Static_assert(sizeof(struct vt_batch_buf) <= VMTRACE_BATCH_MAX_BYTES, "a batch 
 struct vt_table *vt_table_new(uint32_t slots);
 void vt_table_free(struct vt_table *t);
 
-/* The slot of key (k, m, s), inserted when missing; NULL when the table is
- * half full and the key is new (the caller grows it). Owner only. */
-static inline uint64_t vt_table_hash(uint64_t k, uint64_t m, uint64_t s)
+static inline uint32_t vt_table_hash(uint64_t k, uint64_t m, uint64_t s)
 {
 	/* the pointers are aligned, so their low bits are zero: the slot
 	 * index comes from the product's high bits */
 	uint64_t h = (k ^ (m * 0xC2B2AE3D27D4EB4Full) ^ (s * 0x165667B19E3779F9ull)) * 0x9E3779B97F4A7C15ull;
-	return h >> 40;
+	return (uint32_t)(h >> 40);
 }
 
-static inline struct vt_slot *vt_table_get(struct vt_table *t, uint64_t k, uint64_t m, uint64_t s)
+/* The slot of key (k, m, s) when the table holds it at its first probe,
+ * else NULL (then vt_table_get). The hot path: one line, no loop. */
+static inline struct vt_slot *vt_table_hit(struct vt_table *t, uint64_t k, uint64_t m, uint64_t s)
 {
-	for (uint32_t i = (uint32_t)vt_table_hash(k, m, s) & t->mask;; i = (i + 1) & t->mask) {
-		struct vt_slot *sl = &t->slot[i];
+	struct vt_slot *sl = &t->slot[vt_table_hash(k, m, s) & t->mask];
 
-		if (!atomic_load_explicit(&sl->used, memory_order_relaxed)) {
-			if (2 * (t->used + 1) > t->mask + 1)
-				return NULL;
-			sl->key[0] = k;
-			sl->key[1] = m;
-			sl->key[2] = s;
-			t->used++;
-			atomic_store_explicit(&sl->used, 1, memory_order_release);
-			return sl;
-		}
-		if (sl->key[0] == k && sl->key[1] == m && sl->key[2] == s)
-			return sl;
-	}
+	if (sl->key[0] == k && sl->key[1] == m && sl->key[2] == s &&
+	    atomic_load_explicit(&sl->used, memory_order_relaxed))
+		return sl;
+	return NULL;
 }
+
+/* The slot of key (k, m, s), inserted when missing; NULL when the table is
+ * half full and the key is new (the caller grows it). Owner only. */
+struct vt_slot *vt_table_get(struct vt_table *t, uint64_t k, uint64_t m, uint64_t s);
 
 /* Add one event to a slot: single-writer stores, so no locked instruction. */
 static inline void vt_slot_add(struct vt_slot *sl, uint64_t bytes, uint64_t weight)

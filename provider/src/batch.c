@@ -48,33 +48,14 @@
 #define FLUSH_TICK_NS 25000000ull     /* how often the flush thread looks at requests */
 #define IDLE_TICK_NS 250000000ull     /* ... while nobody batches */
 #define FLUSH_EVERY_NS 200000000ull   /* a round at least this often while batching */
-#define DEFERRED 64                   /* events queued by signal handlers of a busy thread */
-#define KINDS 2                       /* VMTRACE_BATCH_ALLOC, VMTRACE_BATCH_FREE */
-#define LIKELY(x) __builtin_expect(!!(x), 1)
 
 enum { REC_FREE, REC_LIVE };
-
-struct deferred {
-	uint16_t kind;
-	uint64_t key[3], bytes, weight;
-};
-
-struct vt_thread {
-	struct vt_thread *next;         /* the registry; set once, before publication */
-	_Atomic int state;              /* REC_FREE / REC_LIVE */
-	_Atomic int lock;               /* held by whoever flushes or replaces tables */
-	volatile int busy;              /* the owner (or its handler) is adding or flushing */
-	struct vt_table *tab[KINDS];    /* replaced only by the owner, under the lock */
-	_Atomic uint32_t dtail;         /* deferred queue: claimed up to here (handlers) */
-	uint32_t dhead;                 /* ... folded up to here (owner) */
-	struct deferred dq[DEFERRED];
-	struct vt_batch_buf buf;        /* the owner's own flushes */
-};
 
 __attribute__((visibility("hidden"))) volatile uint64_t vmtrace__batch_request_store;
 extern volatile uint64_t vmtrace_batch_request __attribute__((alias("vmtrace__batch_request_store")));
 
-static __thread struct vt_thread *self __attribute__((tls_model("initial-exec")));
+__thread struct vt_thread *vmtrace__batch_self __attribute__((tls_model("initial-exec")));
+#define self vmtrace__batch_self
 static struct vt_thread *_Atomic registry;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pthread_key_t exit_key;
@@ -82,11 +63,11 @@ static int have_exit_key;
 
 /* rounds: the flush thread, gc-less exits and the process's last round */
 static pthread_mutex_t round_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct vt_batch_buf round_buf[KINDS];
+static struct vt_batch_buf round_buf[VT_KINDS];
 static uint32_t round_no;
 
-enum { FLUSHER_NONE, FLUSHER_RUNNING, FLUSHER_FAILED };
-static _Atomic int flusher_state;
+_Atomic int vmtrace__batch_flusher;
+#define flusher_state vmtrace__batch_flusher
 static _Atomic uint32_t flusher_stop; /* futex word: 1 asks it to end */
 static pthread_t flusher;
 
@@ -109,9 +90,9 @@ static int kind_on(int k)
 /* Flush every table of t (its lock held) into bufs[kind - 1], or mark it
  * delivered for kinds nobody batches now. A thread's own flush (round 0)
  * sends each kind's last batch at once; a round sends them at its end. */
-static void flush_thread(struct vt_thread *t, struct vt_batch_buf *const bufs[KINDS], uint32_t round)
+static void flush_thread(struct vt_thread *t, struct vt_batch_buf *const bufs[VT_KINDS], uint32_t round)
 {
-	for (int k = 0; k < KINDS; k++) {
+	for (int k = 0; k < VT_KINDS; k++) {
 		struct vt_flush f = { bufs[k], (uint16_t)(k + 1), round, kind_on(k) };
 
 		if (!t->tab[k])
@@ -125,9 +106,18 @@ static void flush_thread(struct vt_thread *t, struct vt_batch_buf *const bufs[KI
 /* A thread's own flush: one buffer serves both kinds, each sent at once. */
 static void flush_own(struct vt_thread *t)
 {
-	struct vt_batch_buf *const bufs[KINDS] = { &t->buf, &t->buf };
+	struct vt_batch_buf *const bufs[VT_KINDS] = { &t->buf, &t->buf };
 
 	flush_thread(t, bufs, 0);
+}
+
+/* The owner's (or a fork child's) only way to change a table: the hot
+ * path reads the slots and mask from the record's first line. */
+static void set_table(struct vt_thread *t, int k, struct vt_table *tab)
+{
+	t->tab[k] = tab;
+	t->slots[k] = tab ? tab->slot : NULL;
+	t->mask[k] = tab ? tab->mask : 0;
 }
 
 /* ---- the thread's own record ---- */
@@ -183,9 +173,9 @@ static void thread_exit(void *arg)
 	fold(t);
 	lock(t);
 	flush_own(t);
-	for (int k = 0; k < KINDS; k++) {
+	for (int k = 0; k < VT_KINDS; k++) {
 		vt_table_free(t->tab[k]);
-		t->tab[k] = NULL;
+		set_table(t, k, NULL);
 	}
 	/* events a handler queued since the fold have no table left */
 	atomic_fetch_add_explicit(&vmtrace__batch_lost,
@@ -220,7 +210,7 @@ static int replace_table(struct vt_thread *t, int k)
 		vt_table_flush(old, &f);
 		vt_flush_end(&f, 0, 0);
 	}
-	t->tab[k] = fresh;
+	set_table(t, k, fresh);
 	unlock(t);
 	vt_table_free(old);
 	return 0;
@@ -250,13 +240,13 @@ static void defer(struct vt_thread *t, int k, const uint64_t key[3], uint64_t by
 	uint32_t i = atomic_load_explicit(&t->dtail, memory_order_relaxed);
 
 	do {
-		if (i - t->dhead >= DEFERRED) {
+		if (i - t->dhead >= VT_DEFERRED) {
 			atomic_fetch_add_explicit(&vmtrace__batch_lost, 1, memory_order_relaxed);
 			return;
 		}
 	} while (!atomic_compare_exchange_weak_explicit(&t->dtail, &i, i + 1, memory_order_relaxed,
 							memory_order_relaxed));
-	struct deferred *d = &t->dq[i % DEFERRED];
+	struct vt_deferred *d = &t->dq[i % VT_DEFERRED];
 	d->kind = (uint16_t)k;
 	memcpy(d->key, key, sizeof(d->key));
 	d->bytes = bytes;
@@ -268,27 +258,37 @@ static void defer(struct vt_thread *t, int k, const uint64_t key[3], uint64_t by
 static void fold(struct vt_thread *t)
 {
 	while (t->dhead != atomic_load_explicit(&t->dtail, memory_order_relaxed)) {
-		struct deferred *d = &t->dq[t->dhead % DEFERRED];
+		struct vt_deferred *d = &t->dq[t->dhead % VT_DEFERRED];
 
 		add(t, d->kind, d->key, d->bytes, d->weight);
 		t->dhead++;
 	}
 }
 
-/* Everything but the common case: the thread's first event, no flush
- * thread yet (after a fork), a handler interrupting an add, a key missing
- * from its first probe, a table to create or grow. */
-static __attribute__((noinline)) void count_slow(int k, const uint64_t key[3], uint64_t bytes,
-						 uint64_t weight)
+void vmtrace__batch_fold_self(struct vt_thread *t)
+{
+	t->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	fold(t);
+	atomic_signal_fence(memory_order_seq_cst);
+	t->busy = 0;
+}
+
+/* Everything but the common case (batch_internal.h): the thread's first
+ * event, no flush thread yet (after a fork), a handler interrupting an add,
+ * a key missing from its first probe, a table to create or grow. */
+void vmtrace__batch_count_slow(int k, uint64_t klass, uint64_t method, uint64_t site, uint64_t bytes,
+			       uint64_t weight)
 {
 	struct vt_thread *t = self;
+	const uint64_t key[3] = { klass, method, site };
 
 	if (!t && !(t = thread_attach())) {
 		atomic_fetch_add_explicit(&vmtrace__batch_lost, 1, memory_order_relaxed);
 		return;
 	}
 	/* none after a fork: the child starts its own on its next event */
-	if (VMTRACE_UNLIKELY(atomic_load_explicit(&flusher_state, memory_order_relaxed) == FLUSHER_NONE))
+	if (atomic_load_explicit(&flusher_state, memory_order_relaxed) == VT_FLUSHER_NONE)
 		start_flusher();
 	if (t->busy) {
 		defer(t, k, key, bytes, weight);
@@ -301,40 +301,6 @@ static __attribute__((noinline)) void count_slow(int k, const uint64_t key[3], u
 		fold(t);
 	atomic_signal_fence(memory_order_seq_cst);
 	t->busy = 0;
-}
-
-void vmtrace__batch_count(int kind, uint64_t klass, uint64_t method, uint64_t site, uint64_t size,
-			  uint64_t weight)
-{
-	struct vt_thread *t = self;
-	struct vt_table *tab;
-	struct vt_slot *sl;
-	int k = kind - 1;
-
-	/* the hot path: a known key at its first probe, nothing queued */
-	if (LIKELY(t && !t->busy && (tab = t->tab[k]) &&
-			   atomic_load_explicit(&flusher_state, memory_order_relaxed) != FLUSHER_NONE)) {
-		t->busy = 1;
-		atomic_signal_fence(memory_order_seq_cst);
-		sl = vt_table_hit(tab, klass, method, site);
-		if (LIKELY(sl))
-			vt_slot_add(sl, size * weight, weight);
-		atomic_signal_fence(memory_order_seq_cst);
-		t->busy = 0;
-		if (LIKELY(sl && t->dhead == atomic_load_explicit(&t->dtail, memory_order_relaxed)))
-			return;
-		if (sl) {
-			/* a handler queued while this thread was busy */
-			t->busy = 1;
-			atomic_signal_fence(memory_order_seq_cst);
-			fold(t);
-			atomic_signal_fence(memory_order_seq_cst);
-			t->busy = 0;
-			return;
-		}
-	}
-	const uint64_t key[3] = { klass, method, site };
-	count_slow(k, key, size * weight, weight);
 }
 
 void vmtrace__batch_flush_self(void)
@@ -358,7 +324,7 @@ void vmtrace__batch_flush_self(void)
 /* Flush every live thread, then end the round; flags: EXIT for the last. */
 static void round_all(uint32_t flags, uint64_t request)
 {
-	struct vt_batch_buf *const bufs[KINDS] = { &round_buf[0], &round_buf[1] };
+	struct vt_batch_buf *const bufs[VT_KINDS] = { &round_buf[0], &round_buf[1] };
 	struct vt_thread *me = self;
 	int was_busy = me ? me->busy : 0;
 
@@ -375,7 +341,7 @@ static void round_all(uint32_t flags, uint64_t request)
 			flush_thread(t, bufs, round_no);
 		unlock(t);
 	}
-	for (int k = 0; k < KINDS; k++) {
+	for (int k = 0; k < VT_KINDS; k++) {
 		struct vt_flush f = { bufs[k], (uint16_t)(k + 1), round_no, kind_on(k) };
 
 		vt_flush_end(&f, VMTRACE_BATCH_ROUND_END | flags, request);
@@ -418,10 +384,10 @@ static void *flusher_main(void *arg)
 
 static void start_flusher(void)
 {
-	int want = FLUSHER_NONE;
+	int want = VT_FLUSHER_NONE;
 	sigset_t all, old;
 
-	if (!atomic_compare_exchange_strong(&flusher_state, &want, FLUSHER_RUNNING))
+	if (!atomic_compare_exchange_strong(&flusher_state, &want, VT_FLUSHER_RUNNING))
 		return;
 	/* the host's signals are never delivered to this thread */
 	sigfillset(&all);
@@ -429,7 +395,7 @@ static void start_flusher(void)
 	/* without one, idle threads' counts wait for their thread's exit;
 	 * trying again on every event would cost more than it saves */
 	if (pthread_create(&flusher, NULL, flusher_main, NULL) != 0)
-		atomic_store(&flusher_state, FLUSHER_FAILED);
+		atomic_store(&flusher_state, VT_FLUSHER_FAILED);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
@@ -437,12 +403,12 @@ static void start_flusher(void)
  * code must not run after an unload) and flush everything one last time. */
 __attribute__((destructor)) static void batch_at_exit(void)
 {
-	if (atomic_load(&flusher_state) == FLUSHER_RUNNING) {
+	if (atomic_load(&flusher_state) == VT_FLUSHER_RUNNING) {
 		atomic_store_explicit(&flusher_stop, 1, memory_order_release);
 		vmtrace__futex_wake(&flusher_stop, 1);
 		pthread_join(flusher, NULL);
 		/* events after this still count; the round below takes them */
-		atomic_store(&flusher_state, FLUSHER_FAILED);
+		atomic_store(&flusher_state, VT_FLUSHER_FAILED);
 	}
 	if (atomic_load_explicit(&registry, memory_order_acquire))
 		round_all(VMTRACE_BATCH_EXIT, request_now());
@@ -463,7 +429,7 @@ static void at_fork_parent(void)
 static void at_fork_child(void)
 {
 	pthread_mutex_init(&round_mu, NULL);
-	atomic_store(&flusher_state, FLUSHER_NONE);
+	atomic_store(&flusher_state, VT_FLUSHER_NONE);
 	atomic_store(&flusher_stop, 0);
 	for (struct vt_thread *t = atomic_load(&registry); t; t = t->next) {
 		atomic_store(&t->lock, 0);
@@ -471,14 +437,14 @@ static void at_fork_child(void)
 			/* the parent's counts: never the child's to deliver */
 			struct vt_flush f = { &t->buf, 0, 0, 0 }; /* deliver nothing */
 
-			for (int k = 0; k < KINDS; k++)
+			for (int k = 0; k < VT_KINDS; k++)
 				if (t->tab[k])
 					vt_table_flush(t->tab[k], &f);
 			continue;
 		}
-		for (int k = 0; k < KINDS; k++) {
+		for (int k = 0; k < VT_KINDS; k++) {
 			vt_table_free(t->tab[k]);
-			t->tab[k] = NULL;
+			set_table(t, k, NULL);
 		}
 		t->dhead = 0;
 		atomic_store(&t->dtail, 0);

@@ -66,16 +66,24 @@ static inline uint32_t vt_table_hash(uint64_t k, uint64_t m, uint64_t s)
 	return (uint32_t)(h >> 40);
 }
 
-/* The slot of key (k, m, s) when the table holds it at its first probe,
- * else NULL (then vt_table_get). The hot path: one line, no loop. */
-static inline struct vt_slot *vt_table_hit(struct vt_table *t, uint64_t k, uint64_t m, uint64_t s)
+static inline int vt_slot_is(const struct vt_slot *sl, uint64_t k, uint64_t m, uint64_t s)
 {
-	struct vt_slot *sl = &t->slot[vt_table_hash(k, m, s) & t->mask];
+	return sl->key[0] == k && sl->key[1] == m && sl->key[2] == s &&
+	       atomic_load_explicit(&sl->used, memory_order_relaxed);
+}
 
-	if (sl->key[0] == k && sl->key[1] == m && sl->key[2] == s &&
-	    atomic_load_explicit(&sl->used, memory_order_relaxed))
-		return sl;
-	return NULL;
+/* The slot of key (k, m, s) when a table's slots hold it at its first or
+ * second probe, else NULL (then vt_table_get). The hot path: no loop, and
+ * a colliding pair of keys both stays on it. */
+static inline struct vt_slot *vt_slots_hit(struct vt_slot *slot, uint32_t mask, uint64_t k, uint64_t m,
+					   uint64_t s)
+{
+	uint32_t i = vt_table_hash(k, m, s) & mask;
+
+	if (__builtin_expect(vt_slot_is(&slot[i], k, m, s), 1))
+		return &slot[i];
+	i = (i + 1) & mask;
+	return vt_slot_is(&slot[i], k, m, s) ? &slot[i] : NULL;
 }
 
 /* The slot of key (k, m, s), inserted when missing; NULL when the table is

@@ -41,7 +41,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "batch_internal.h"
+#include "batch.h"
 #include "batch_table.h"
 #include "primitives.h"
 
@@ -274,7 +274,7 @@ void vmtrace__batch_fold_self(struct vt_thread *t)
 	t->busy = 0;
 }
 
-/* Everything but the common case (batch_internal.h): the thread's first
+/* Everything but the common case (batch.h): the thread's first
  * event, no flush thread yet (after a fork), a handler interrupting an add,
  * a key missing from its first probe, a table to create or grow. */
 void vmtrace__batch_count_slow(int k, uint64_t klass, uint64_t method, uint64_t site, uint64_t bytes,

@@ -32,7 +32,7 @@
 #include "vmtrace/vmtrace.h"
 #include "vmtrace_probes.h"
 #include "primitives.h"
-#include "batch_internal.h"
+#include "batch.h"
 
 __attribute__((visibility("hidden"))) volatile uint64_t vmtrace__sample_period_store;
 extern volatile uint64_t vmtrace_sample_period __attribute__((alias("vmtrace__sample_period_store")));

@@ -225,6 +225,8 @@ errors)
 	expect 2 "^vmtrace: record: nothing to trace" record
 	expect 2 "^vmtrace: record: -p and a command exclude each other" record -p 1 -- /bin/true
 	expect 2 "^vmtrace: record: unknown option '--bogus'" record --bogus
+	expect 2 "^vmtrace: record: --events: 'alloc,bogus' is not a list of alloc, free, gc, cache, signal" record -p 1 --events alloc,bogus
+	expect 2 "^vmtrace: record: --events: '' is not a list" record -p 1 --events ''
 	expect 2 "^vmtrace: record: option '-p' needs a value" record -p
 	expect 2 "^vmtrace: top: -i: 'x' is not a positive" top -p 1 -i x
 	expect 2 "^vmtrace: top: which process" top

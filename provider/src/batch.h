@@ -1,5 +1,5 @@
 /*
- * batch_internal.h: batched counting (batch.c) as the rest of libvmtrace
+ * batch.h: batched counting (batch.c) as the rest of libvmtrace
  * sees it. Nothing here is public.
  *
  * The hot path is inline here so that an event costs one call (the host's
@@ -7,8 +7,8 @@
  * is counted with three stores to one cache line. Everything else goes to
  * vmtrace__batch_count_slow.
  */
-#ifndef VMTRACE_BATCH_INTERNAL_H
-#define VMTRACE_BATCH_INTERNAL_H
+#ifndef VMTRACE_BATCH_COUNT_H
+#define VMTRACE_BATCH_COUNT_H
 
 #include <stdatomic.h>
 #include <stdint.h>
@@ -87,4 +87,4 @@ static inline __attribute__((always_inline)) void vmtrace__batch_count(int kind,
  * collections stay right for the collecting thread). */
 void vmtrace__batch_flush_self(void);
 
-#endif /* VMTRACE_BATCH_INTERNAL_H */
+#endif /* VMTRACE_BATCH_COUNT_H */

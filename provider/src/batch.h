@@ -25,18 +25,21 @@ struct vt_deferred {
 
 /* A thread's record (mmap'ed, never freed; batch.c says who touches what). */
 struct vt_thread {
-	struct vt_thread *next;         /* the registry; set once, before publication */
-	_Atomic int state;              /* REC_FREE / REC_LIVE */
-	_Atomic int lock;               /* held by whoever flushes or replaces tables */
+	/* the first line: all the hot path reads */
 	volatile int busy;              /* the owner (or its handler) is adding or flushing */
-	struct vt_table *tab[VT_KINDS]; /* replaced only by the owner, under the lock */
-	struct vt_slot *slots[VT_KINDS]; /* tab[k]->slot, so the hot path reads one line */
-	uint32_t mask[VT_KINDS];        /* tab[k]->mask */
 	_Atomic uint32_t dtail;         /* deferred queue: claimed up to here (handlers) */
 	uint32_t dhead;                 /* ... folded up to here (owner) */
+	uint32_t mask[VT_KINDS];        /* tab[k]->mask */
+	struct vt_slot *slots[VT_KINDS]; /* tab[k]->slot */
+	struct vt_table *tab[VT_KINDS]; /* replaced only by the owner, under the lock */
+	_Atomic int state;              /* REC_FREE / REC_LIVE */
+	_Atomic int lock;               /* held by whoever flushes or replaces tables */
+	/* the rest */
+	struct vt_thread *next;         /* the registry; set once, before publication */
 	struct vt_deferred dq[VT_DEFERRED];
 	struct vt_batch_buf buf;        /* the owner's own flushes */
 };
+_Static_assert(__builtin_offsetof(struct vt_thread, next) <= 64, "the hot path reads one line");
 
 enum { VT_FLUSHER_NONE, VT_FLUSHER_RUNNING, VT_FLUSHER_FAILED };
 

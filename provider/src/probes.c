@@ -155,7 +155,8 @@ static inline uint64_t sample_weight(uint64_t size)
 
 /* A batching tracer and a per-event one (bpftrace) may both be attached:
  * each gets every event, with the same weight. */
-void vmtrace__alloc(const char *klass, const char *method, uint64_t size, const char *site)
+static __attribute__((noinline)) void alloc_general(const char *klass, const char *method, uint64_t size,
+						    const char *site)
 {
 	if (SEMAPHORE(OBJECT_ALLOC) | SEMAPHORE(ALLOC_BATCH)) {
 		uint64_t weight = sample_weight(size);
@@ -171,7 +172,21 @@ void vmtrace__alloc(const char *klass, const char *method, uint64_t size, const 
 	}
 }
 
-void vmtrace__free(const char *klass, uint64_t size)
+/* The batched exact case first, a leaf with a small frame: only the batch
+ * probe's tracer, no sampling, no per-event probe, no subscriber. */
+void vmtrace__alloc(const char *klass, const char *method, uint64_t size, const char *site)
+{
+	if (__builtin_expect(SEMAPHORE(ALLOC_BATCH) && !vmtrace__gate_store[VMTRACE_PROBE_OBJECT_ALLOC].any &&
+				     !SEMAPHORE(SAMPLE_ARMED),
+			     1)) {
+		vmtrace__batch_count(VMTRACE_BATCH_ALLOC, (uint64_t)klass, (uint64_t)method, (uint64_t)site,
+				     size, 1);
+		return;
+	}
+	alloc_general(klass, method, size, site);
+}
+
+static __attribute__((noinline)) void free_general(const char *klass, uint64_t size)
 {
 	if (SEMAPHORE(FREE_BATCH))
 		vmtrace__batch_count(VMTRACE_BATCH_FREE, (uint64_t)klass, 0, 0, size, 1);
@@ -181,6 +196,15 @@ void vmtrace__free(const char *klass, uint64_t size)
 		struct vmtrace_event ev = { .u.free = { klass, size } };
 		publish(VMTRACE_EV_FREE, &ev);
 	}
+}
+
+void vmtrace__free(const char *klass, uint64_t size)
+{
+	if (__builtin_expect(SEMAPHORE(FREE_BATCH) && !vmtrace__gate_store[VMTRACE_PROBE_OBJECT_FREE].any, 1)) {
+		vmtrace__batch_count(VMTRACE_BATCH_FREE, (uint64_t)klass, 0, 0, size, 1);
+		return;
+	}
+	free_general(klass, size);
 }
 
 void vmtrace__method_entry(const char *klass, const char *method, const char *file, int line)

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# batch.sh CASE BIN_DIR: end-to-end tests of the batched exact path (real
+# batch.sh CASE BIN_DIR TEST_BIN_DIR: end-to-end tests of the batched exact path (real
 # BPF, real demovm; needs root, exits 77 = skipped otherwise). Counts must
-# equal demovm's truth file exactly (compare_truth.py).
+# equal demovm's truth file exactly (compare_truth.py), or what batch_host
+# (TEST_BIN_DIR, with vt_gates) made.
 set -uo pipefail
 
 CASE=$1
 BIN=$2
+TBIN=${3:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
 PY=/usr/bin/python3
 VMTRACE=$BIN/vmtrace
@@ -48,6 +50,32 @@ start_record() { # NAME ARGS...: returned once its probes are live; pid in VT
 compare() { # TRUTH REPORT
 	"$PY" "$HERE/compare_truth.py" "$1" "$2" >compare.out 2>&1 || fail "$(cat compare.out)"
 	cat compare.out
+}
+
+start_host() { # THREADS PER_THREAD: batch_host, returned at `ready`; pid in HOST
+	"$TBIN/batch_host" "$@" >host.out 2>host.err &
+	HOST=$!
+	PIDS+=("$HOST")
+	wait_line host.out '^ready$' "$HOST"
+}
+
+host_round() { # N: one round of the host's threads, returned when all are idle again
+	kill -USR1 "$HOST"
+	wait_line host.out "^round $1 done$" "$HOST"
+}
+
+# check_batch REPORT COUNT: the report holds exactly COUNT allocations and
+# COUNT frees of Batch (24 bytes each), and nothing lost
+check_batch() {
+	"$PY" - "$1" "$2" <<'PYEOF' || fail "$1: not exactly $2 allocations and frees"
+import json, sys
+r = json.load(open(sys.argv[1])); n = int(sys.argv[2])
+a = [(x["count"], x["bytes"]) for x in r["allocations"] if x["class"] == "Batch"]
+f = [(x["count"], x["bytes"]) for x in r["frees"] if x["class"] == "Batch"]
+lost = sum(l["count"] for l in r["lost"])
+print("allocations %s frees %s lost %d (want %d each)" % (a, f, lost, n))
+assert a == [(n, 24 * n)] and f == [(n, 24 * n)] and lost == 0
+PYEOF
 }
 
 case "$CASE" in
@@ -100,6 +128,46 @@ PYEOF
 	*free*|*gc__*|*signal__*|*cache__*) fail "--events alloc attached more: '$probes'" ;;
 	esac
 	echo "$probes"
+	;;
+idle_reattach)
+	# threads that counted and then sit idle: a recording that ends (SIGINT)
+	# still gets their pending counts, through the flush round it asks for;
+	# a second recording of the same process counts only its own round
+	start_host 8 5000
+	start_record a -p "$HOST" -o a.data --format json
+	host_round 1
+	kill -INT "$VT"
+	wait "$VT" || fail "the first vmtrace record exited with $?"
+	check_batch a.out 40000
+	start_record b -p "$HOST" -o b.data --format json
+	host_round 2
+	kill -INT "$VT"
+	wait "$VT" || fail "the second vmtrace record exited with $?"
+	check_batch b.out 40000
+	;;
+sigkill_flush)
+	# a recording SIGKILLed while batches flow: the target goes on, its
+	# semaphores fall back to 0, and a new recording is exact again
+	start_host 4 200000
+	start_record a -p "$HOST" -o a.data
+	kill -USR1 "$HOST"
+	sleep 0.2
+	kill -9 "$VT"
+	wait "$VT" 2>/dev/null
+	wait_line host.out '^round 1 done$' "$HOST"
+	ok=0
+	for _ in $(seq 100); do
+		"$TBIN/vt_gates" "$HOST" >gates.out 2>gates.err || fail "vt_gates: $(cat gates.err)"
+		if awk '$2 != 0 { exit 1 }' gates.out; then ok=1; break; fi
+		sleep 0.1
+	done
+	[ $ok = 1 ] || fail "semaphores still up after SIGKILL: $(cat gates.out)"
+	echo "after SIGKILL: semaphores all 0: $(tr '\n' ' ' <gates.out)"
+	start_record b -p "$HOST" -o b.data --format json
+	host_round 2
+	kill -INT "$VT"
+	wait "$VT" || fail "vmtrace record exited with $?"
+	check_batch b.out 800000
 	;;
 *)
 	fail "unknown case $CASE"

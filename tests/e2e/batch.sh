@@ -169,6 +169,28 @@ sigkill_flush)
 	wait "$VT" || fail "vmtrace record exited with $?"
 	check_batch b.out 800000
 	;;
+bpftrace_beside)
+	# bpftrace's per-event probes and a batching recording at once: both
+	# get every event (their own semaphores, the same weight)
+	command -v bpftrace >/dev/null || { echo "SKIP: no bpftrace"; exit 77; }
+	start_host 4 5000
+	start_record vt -p "$HOST" -o rec.data --format json
+	bpftrace -p "$HOST" -e 'BEGIN { printf("live\n"); }
+		usdt:*:vmtrace:object__alloc { @allocs = count(); }
+		usdt:*:vmtrace:object__free { @frees = count(); }' >bt.out 2>bt.err &
+	BT=$!
+	PIDS+=("$BT")
+	wait_line bt.out '^live$' "$BT"
+	host_round 1
+	kill -INT "$BT"
+	wait "$BT" || fail "bpftrace exited with $?: $(cat bt.err)"
+	kill -INT "$VT"
+	wait "$VT" || fail "vmtrace record exited with $?"
+	grep -qx '@allocs: 20000' bt.out || fail "bpftrace: want @allocs: 20000, got: $(cat bt.out)"
+	grep -qx '@frees: 20000' bt.out || fail "bpftrace: want @frees: 20000, got: $(cat bt.out)"
+	echo "bpftrace: $(grep '^@' bt.out | tr '\n' ' ')"
+	check_batch vt.out 20000
+	;;
 *)
 	fail "unknown case $CASE"
 	;;

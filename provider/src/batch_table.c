@@ -27,11 +27,19 @@ struct vt_table *vt_table_new(uint32_t slots)
 
 struct vt_slot *vt_table_get(struct vt_table *t, uint64_t k, uint64_t m, uint64_t s)
 {
-	for (uint32_t i = vt_table_hash(k, m, s) & t->mask;; i = (i + 1) & t->mask) {
+	uint32_t home = vt_table_hash(k, m, s) & t->mask;
+
+	for (uint32_t i = home;; i = (i + 1) & t->mask) {
 		struct vt_slot *sl = &t->slot[i];
 
 		if (!atomic_load_explicit(&sl->used, memory_order_relaxed)) {
 			if (2 * (t->used + 1) > t->mask + 1)
+				return NULL;
+			/* a small table grows rather than put a new key off its
+			 * home slot, so a few hot keys each take the first probe
+			 * (a key one slot on costs a mispredicted branch when keys
+			 * come in random order) */
+			if (i != home && t->mask + 1 < VT_TABLE_SPREAD_SLOTS)
 				return NULL;
 			sl->key[0] = k;
 			sl->key[1] = m;

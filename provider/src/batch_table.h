@@ -21,6 +21,7 @@
 
 #define VT_TABLE_MIN_SLOTS 32u      /* a new table: one page (fewer TLB entries on the hot path) */
 #define VT_TABLE_MAX_SLOTS 65536u   /* past this, a full table is flushed and started anew */
+#define VT_TABLE_SPREAD_SLOTS 1024u /* below this, a table grows on a collision */
 
 /* One key's cumulative counts: one cache line, so an add touches one line.
  * The spare word is where a further key part (a stack id) fits without
@@ -86,8 +87,10 @@ static inline struct vt_slot *vt_slots_hit(struct vt_slot *slot, uint32_t mask, 
 	return vt_slot_is(&slot[i], k, m, s) ? &slot[i] : NULL;
 }
 
-/* The slot of key (k, m, s), inserted when missing; NULL when the table is
- * half full and the key is new (the caller grows it). Owner only. */
+/* The slot of key (k, m, s), inserted when missing; NULL when the key is
+ * new and the table is half full, or smaller than VT_TABLE_SPREAD_SLOTS
+ * with the key's home slot taken (the caller grows it; an empty table
+ * always takes a key). Owner only. */
 struct vt_slot *vt_table_get(struct vt_table *t, uint64_t k, uint64_t m, uint64_t s);
 
 /* Add one event to a slot: single-writer stores, so no locked instruction. */

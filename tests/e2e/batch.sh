@@ -21,36 +21,8 @@ fi
 # shellcheck source=../lib/harness.sh
 . "$(dirname "$0")/../lib/harness.sh"
 vt_harness batch
-
-wait_line() { # FILE REGEX PID: 30 s at most (a hang, not a measurement)
-	for _ in $(seq 300); do
-		grep -qE "$2" "$1" 2>/dev/null && return 0
-		kill -0 "$3" 2>/dev/null || { grep -qE "$2" "$1" 2>/dev/null && return 0; fail "pid $3 ended before '$2' in $1"; }
-		sleep 0.1
-	done
-	fail "no line matching '$2' in $1"
-}
-
-start_demovm() { # ARGS...: demovm --wait, returned at `ready`; pid in DV
-	"$BIN/demovm" --wait --quiet "$@" >dv.out 2>dv.err &
-	DV=$!
-	PIDS+=("$DV")
-	wait_line dv.out '^ready$' "$DV"
-}
-
-start_record() { # NAME ARGS...: returned once its probes are live; pid in VT
-	local name=$1
-	shift
-	"$VMTRACE" record "$@" >"$name.out" 2>"$name.err" &
-	VT=$!
-	PIDS+=("$VT")
-	wait_line "$name.err" '^vmtrace: recording pid' "$VT"
-}
-
-compare() { # TRUTH REPORT
-	"$PY" "$HERE/compare_truth.py" "$1" "$2" >compare.out 2>&1 || fail "$(cat compare.out)"
-	cat compare.out
-}
+# shellcheck source=../lib/e2e_steps.sh
+. "$(dirname "$0")/../lib/e2e_steps.sh"
 
 start_host() { # THREADS PER_THREAD: batch_host, returned at `ready`; pid in HOST
 	"$TBIN/batch_host" "$@" >host.out 2>host.err &
@@ -81,7 +53,7 @@ PYEOF
 case "$CASE" in
 threads64)
 	# 64 threads, each with its own table, all exiting before the process
-	start_demovm --ops 500 --threads 64 --truth truth.json
+	start_demovm dv demovm --ops 500 --threads 64 --truth truth.json
 	start_record vt -p "$DV" -o rec.data --format json
 	kill -USR1 "$DV"
 	wait "$DV" || fail "demovm exited with $?"
@@ -90,7 +62,7 @@ threads64)
 	;;
 two_consumers)
 	# two recordings of one process at once: each sees every event once
-	start_demovm --ops $OPS --threads 4 --truth truth.json
+	start_demovm dv demovm --ops $OPS --threads 4 --truth truth.json
 	start_record a -p "$DV" -o a.data --format json
 	A=$VT
 	start_record b -p "$DV" -o b.data --format json
@@ -103,7 +75,7 @@ two_consumers)
 	;;
 events_alloc)
 	# --events alloc: allocations exact, no free probe attached
-	start_demovm --ops $OPS --threads 2 --truth truth.json
+	start_demovm dv demovm --ops $OPS --threads 2 --truth truth.json
 	start_record vt -p "$DV" -o rec.data --format json --events alloc
 	kill -USR1 "$DV"
 	wait "$DV" || fail "demovm exited with $?"

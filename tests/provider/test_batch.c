@@ -28,7 +28,7 @@ extern unsigned short vmtrace_alloc__batch_semaphore, vmtrace_free__batch_semaph
 extern void (*vmtrace__batch_observer)(const void *batch, uint64_t bytes);
 
 #define THREADS 8
-#define KEYS 3000             /* > the first table's 256 slots: tables grow */
+#define KEYS 3000             /* > the first table's 32 slots: tables grow */
 #define PER_THREAD 200000
 
 static const char *names[KEYS];

@@ -290,6 +290,10 @@ void vmtrace__batch_count_slow(int k, uint64_t klass, uint64_t method, uint64_t 
 	/* none after a fork: the child starts its own on its next event */
 	if (atomic_load_explicit(&flusher_state, memory_order_relaxed) == VT_FLUSHER_NONE)
 		start_flusher();
+	/* a fork child's hot path is closed until here (at_fork_child) */
+	for (int j = 0; j < VT_KINDS; j++)
+		if (t->tab[j] && !t->slots[j])
+			set_table(t, j, t->tab[j]);
 	if (t->busy) {
 		defer(t, k, key, bytes, weight);
 		return;
@@ -437,9 +441,13 @@ static void at_fork_child(void)
 			/* the parent's counts: never the child's to deliver */
 			struct vt_flush f = { &t->buf, 0, 0, 0 }; /* deliver nothing */
 
-			for (int k = 0; k < VT_KINDS; k++)
+			for (int k = 0; k < VT_KINDS; k++) {
 				if (t->tab[k])
 					vt_table_flush(t->tab[k], &f);
+				/* closes the hot path: the next event starts the
+				 * child's flush thread (count_slow) */
+				t->slots[k] = NULL;
+			}
 			continue;
 		}
 		for (int k = 0; k < VT_KINDS; k++) {

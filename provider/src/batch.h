@@ -65,10 +65,8 @@ static inline __attribute__((always_inline)) void vmtrace__batch_count(int kind,
 	struct vt_slot *sl, *base;
 	int k = kind - 1;
 
-	if (__builtin_expect(t && !t->busy && (base = t->slots[k]) &&
-				     atomic_load_explicit(&vmtrace__batch_flusher, memory_order_relaxed) !=
-					     VT_FLUSHER_NONE,
-			     1)) {
+	/* slots[k] is NULL also in a fork child until its flush thread runs */
+	if (__builtin_expect(t && !t->busy && (base = t->slots[k]), 1)) {
 		/* busy first, so a handler arriving mid-add queues its event */
 		t->busy = 1;
 		atomic_signal_fence(memory_order_seq_cst);

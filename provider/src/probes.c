@@ -32,7 +32,7 @@
 #include "vmtrace/vmtrace.h"
 #include "vmtrace_probes.h"
 #include "primitives.h"
-#include "batch_internal.h"
+#include "batch.h"
 
 __attribute__((visibility("hidden"))) volatile uint64_t vmtrace__sample_period_store;
 extern volatile uint64_t vmtrace_sample_period __attribute__((alias("vmtrace__sample_period_store")));
@@ -155,13 +155,17 @@ static inline uint64_t sample_weight(uint64_t size)
 
 /* A batching tracer and a per-event one (bpftrace) may both be attached:
  * each gets every event, with the same weight. */
-void vmtrace__alloc(const char *klass, const char *method, uint64_t size, const char *site)
+static __attribute__((noinline)) void alloc_general(const char *klass, const char *method, uint64_t size,
+						    const char *site)
 {
 	if (SEMAPHORE(OBJECT_ALLOC) | SEMAPHORE(ALLOC_BATCH)) {
 		uint64_t weight = sample_weight(size);
-		if (weight && SEMAPHORE(ALLOC_BATCH))
+		if (weight && SEMAPHORE(ALLOC_BATCH) && SEMAPHORE(STACKS_ARMED))
+			vmtrace__batch_count_stack((uint64_t)klass, (uint64_t)method, (uint64_t)site, size,
+						   weight);
+		else if (weight && SEMAPHORE(ALLOC_BATCH))
 			vmtrace__batch_count(VMTRACE_BATCH_ALLOC, (uint64_t)klass, (uint64_t)method,
-					     (uint64_t)site, size, weight, SEMAPHORE(STACKS_ARMED) != 0);
+					     (uint64_t)site, size, weight);
 		if (weight && SEMAPHORE(OBJECT_ALLOC))
 			VMTRACE_OBJECT_ALLOC(klass, method, size, site, weight);
 	}
@@ -171,16 +175,40 @@ void vmtrace__alloc(const char *klass, const char *method, uint64_t size, const 
 	}
 }
 
-void vmtrace__free(const char *klass, uint64_t size)
+/* The batched exact case first, a leaf with a small frame: only the batch
+ * probe's tracer, no sampling, no VM stacks (their walk is in
+ * alloc_general's path), no per-event probe, no subscriber. */
+void vmtrace__alloc(const char *klass, const char *method, uint64_t size, const char *site)
+{
+	if (__builtin_expect(SEMAPHORE(ALLOC_BATCH) && !vmtrace__gate_store[VMTRACE_PROBE_OBJECT_ALLOC].any &&
+				     !SEMAPHORE(SAMPLE_ARMED) && !SEMAPHORE(STACKS_ARMED),
+			     1)) {
+		vmtrace__batch_count(VMTRACE_BATCH_ALLOC, (uint64_t)klass, (uint64_t)method, (uint64_t)site,
+				     size, 1);
+		return;
+	}
+	alloc_general(klass, method, size, site);
+}
+
+static __attribute__((noinline)) void free_general(const char *klass, uint64_t size)
 {
 	if (SEMAPHORE(FREE_BATCH))
-		vmtrace__batch_count(VMTRACE_BATCH_FREE, (uint64_t)klass, 0, 0, size, 1, 0);
+		vmtrace__batch_count(VMTRACE_BATCH_FREE, (uint64_t)klass, 0, 0, size, 1);
 	if (SEMAPHORE(OBJECT_FREE))
 		VMTRACE_OBJECT_FREE(klass, size);
 	if (SUBSCRIBED(OBJECT_FREE)) {
 		struct vmtrace_event ev = { .u.free = { klass, size } };
 		publish(VMTRACE_EV_FREE, &ev);
 	}
+}
+
+void vmtrace__free(const char *klass, uint64_t size)
+{
+	if (__builtin_expect(SEMAPHORE(FREE_BATCH) && !vmtrace__gate_store[VMTRACE_PROBE_OBJECT_FREE].any, 1)) {
+		vmtrace__batch_count(VMTRACE_BATCH_FREE, (uint64_t)klass, 0, 0, size, 1);
+		return;
+	}
+	free_general(klass, size);
 }
 
 void vmtrace__method_entry(const char *klass, const char *method, const char *file, int line)

@@ -2,13 +2,15 @@
 """bench.py BIN_DIR [OPS] [ROUNDS]: vmtrace record vs a bpftrace one-liner on
 demovm's allocation path, side by side in one run (see run.sh).
 
-For each round, three runs of `demovm --workload alloc --ops OPS --wait`:
-untraced, traced by `vmtrace record -p`, traced by bpftrace doing the same
-aggregation. demovm reports its worker's CPU time for the workload (after
+For each round, four runs of `demovm --workload alloc --ops OPS --wait`:
+untraced; traced by `vmtrace record -p` (exact, the default events); by
+`vmtrace record -p --events alloc` (exact, allocations only); by bpftrace
+doing the same aggregation as the latter. demovm reports its worker's CPU time for the workload (after
 SIGUSR1, so attaching is not in it; CPU time, because wall time on a shared
 VM swings by tens of percent; the traps are in it). Per-event cost = (traced time - untraced time) / probe hits the
 tracer took (from demovm's truth file: vmtrace traces allocations, frees,
-GC, signals, serial and cache events; the one-liner only allocations).
+GC, signals, serial and cache events; --events alloc and the one-liner only
+allocations).
 Attach latency = from starting the tracer until it says its probes are live
 (vmtrace: its "recording" line, printed after attaching; bpftrace: its
 BEGIN probe, which runs after every probe is attached). Peak RSS from
@@ -69,12 +71,13 @@ def run_untraced(i):
     return finish_demovm(p), None, None, f"{WORK}/u{i}.json"
 
 
-def run_vmtrace(i):
-    truth = f"{WORK}/v{i}.json"
+def run_vmtrace(i, extra=(), tag="v"):
+    truth = f"{WORK}/{tag}{i}.json"
     dv = start_demovm(truth)
     t0 = time.monotonic()
-    vt = subprocess.Popen([VMTRACE, "record", "-p", str(dv.pid), "-o", f"{WORK}/v{i}.data",
-                           "--force"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    vt = subprocess.Popen([VMTRACE, "record", "-p", str(dv.pid), "-o", f"{WORK}/{tag}{i}.data",
+                           "--force", *extra], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          text=True)
     wait_line(vt.stderr, r"^vmtrace: recording pid")
     attach = time.monotonic() - t0
     t = finish_demovm(dv)
@@ -106,10 +109,14 @@ def run_bpftrace(i):
     return t, attach, rss, truth
 
 
+def run_vmtrace_alloc(i):
+    return run_vmtrace(i, ("--events", "alloc"), "a")
+
+
 def hits(truth, tracer):
     d = json.load(open(truth))
     allocs = sum(a["count"] for a in d["allocations"])
-    if tracer == "bpftrace":
+    if tracer in ("bpftrace", "vmtrace --events alloc"):
         return allocs
     frees = sum(f["count"] for f in d["frees"])
     gc = 2 * (d["gc"]["minor"] + d["gc"]["major"])
@@ -121,28 +128,29 @@ def hits(truth, tracer):
 
 
 def main():
-    res = {"untraced": [], "vmtrace": [], "bpftrace": []}
-    for i in range(ROUNDS):  # interleaved, so drift hits all three alike
-        res["untraced"].append(run_untraced(i))
-        res["vmtrace"].append(run_vmtrace(i))
-        res["bpftrace"].append(run_bpftrace(i))
+    runs = {"untraced": run_untraced, "vmtrace": run_vmtrace,
+            "vmtrace --events alloc": run_vmtrace_alloc, "bpftrace": run_bpftrace}
+    res = {name: [] for name in runs}
+    for i in range(ROUNDS):  # interleaved, so drift hits all alike
+        for name, run in runs.items():
+            res[name].append(run(i))
     base = statistics.median(r[0] for r in res["untraced"])
     allocs = sum(a["count"] for a in json.load(open(res["untraced"][0][3]))["allocations"])
     print(f"demovm --workload alloc --ops {OPS}: {allocs} allocations per run, "
           f"{ROUNDS} rounds, medians")
-    print(f"{'':10} {'workload':>10} {'slowdown':>9} {'probe hits':>11} {'ns/event':>9} "
+    print(f"{'':22} {'workload':>10} {'slowdown':>9} {'events':>11} {'ns/event':>9} "
           f"{'attach':>9} {'peak RSS':>9}")
-    print(f"{'untraced':10} {base * 1e3:8.1f}ms {'1.00x':>9} {'-':>11} {'-':>9} {'-':>9} {'-':>9}")
+    print(f"{'untraced':22} {base * 1e3:8.1f}ms {'1.00x':>9} {'-':>11} {'-':>9} {'-':>9} {'-':>9}")
     per_event = {}
-    for name in ("vmtrace", "bpftrace"):
+    for name in ("vmtrace", "vmtrace --events alloc", "bpftrace"):
         t = statistics.median(r[0] for r in res[name])
         att = statistics.median(r[1] for r in res[name])
         rss = max(r[2] for r in res[name])
         h = hits(res[name][0][3], name)
         per_event[name] = (t - base) / h * 1e9
-        print(f"{name:10} {t * 1e3:8.1f}ms {t / base:8.2f}x {h:11d} {per_event[name]:9.0f} "
+        print(f"{name:22} {t * 1e3:8.1f}ms {t / base:8.2f}x {h:11d} {per_event[name]:9.1f} "
               f"{att * 1e3:7.1f}ms {rss / 1024:7.1f}MB")
-    print(f"per-event cost of vmtrace: {per_event['vmtrace'] / per_event['bpftrace'] * 100:.0f}% "
+    print(f"per-event cost of vmtrace: {per_event['vmtrace'] / per_event['bpftrace'] * 100:.1f}% "
           f"of bpftrace's")
 
 

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "report_model.h"
 #include "report_registry.h"
+#include "runtime.h"
 
 static bool verbose;
 
@@ -99,6 +100,37 @@ int vt_parse_interval(const char *s, double *out)
 	return 0;
 }
 
+static const struct {
+	const char *name;
+	uint32_t set;
+} event_names[] = {
+	{ "alloc", VT_EVENTS_ALLOC }, { "free", VT_EVENTS_FREE }, { "gc", VT_EVENTS_GC },
+	{ "cache", VT_EVENTS_CACHE }, { "signal", VT_EVENTS_SIGNAL },
+};
+
+int vt_parse_events(const char *s, uint32_t *out)
+{
+	uint32_t set = 0;
+
+	if (!s || !*s)
+		return -EINVAL;
+	while (*s) {
+		size_t n = strcspn(s, ","), i;
+
+		for (i = 0; i < sizeof(event_names) / sizeof(event_names[0]); i++)
+			if (strlen(event_names[i].name) == n && !strncmp(s, event_names[i].name, n))
+				break;
+		if (i == sizeof(event_names) / sizeof(event_names[0]))
+			return -EINVAL;
+		set |= event_names[i].set;
+		s += n;
+		if (*s == ',' && !*++s)
+			return -EINVAL; /* a trailing comma names nothing */
+	}
+	*out = set;
+	return 0;
+}
+
 int vt_usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
@@ -144,6 +176,7 @@ static const struct {
 	{ VT_OPT_LIVE, "live", no_argument },
 	{ VT_OPT_LIVE_MAX, "live-max", required_argument },
 	{ VT_OPT_TEMP, "temp", required_argument },
+	{ VT_OPT_EVENTS, "events", required_argument },
 	{ VT_OPT_VERBOSE, "verbose", no_argument },
 	{ VT_OPT_HELP, "help", no_argument },
 };
@@ -278,6 +311,11 @@ static int take(const char *cmd, int opt, const char *arg, struct vt_cli_args *a
 		a->session.temp_ns = (uint64_t)(s * 1e9);
 		return 0;
 	}
+	case VT_OPT_EVENTS:
+		if (vt_parse_events(arg, &a->session.events))
+			return vt_usage_error(cmd, "--events: '%s' is not a list of alloc, free, gc, cache, signal",
+					      arg);
+		return 0;
 	case VT_OPT_VERBOSE:
 		vt_set_verbose(true);
 		return 0;

@@ -17,6 +17,9 @@ int vt_parse_u64(const char *s, uint64_t *out);        /* decimal digits only */
 int vt_parse_bytes(const char *s, uint64_t *out);      /* digits, then K, M or G (KiB...) */
 int vt_parse_seconds(const char *s, double *out);      /* a positive number */
 int vt_parse_interval(const char *s, double *out);     /* seconds, or with s, m or h: 10s, 1.5s, 2m */
+/* "alloc,free,gc,cache,signal" (any of them, comma-separated) into an enum
+ * vt_event_set; -EINVAL naming nothing, or a name not in the list */
+int vt_parse_events(const char *s, uint32_t *out);
 
 /* The ceilings of -i (a live view at least once a day) and --sample (one
  * sample per TiB is as good as none): beyond them, a usage error. */
@@ -39,12 +42,13 @@ enum vt_opt {
 	VT_OPT_EVERY, VT_OPT_OUT_DIR, VT_OPT_PUSH, VT_OPT_PUSH_NAME, VT_OPT_PUSH_QUEUE,
 	VT_OPT_PUSH_TRIES, VT_OPT_LISTEN, VT_OPT_LINGER, VT_OPT_NO_FRAME_WALK, VT_OPT_STACK,
 	VT_OPT_LIVE, VT_OPT_LIVE_MAX, VT_OPT_TEMP,
+	VT_OPT_EVENTS,
 };
 
 /* What the options fill in. The caller sets the defaults before parsing. */
 struct vt_cli_args {
 	struct vt_report_opts report;   /* --format, --by, --sort, --top */
-	struct vt_session_opts session; /* -p, --sample, --map-entries, --runtime, --no-methods */
+	struct vt_session_opts session; /* -p, --sample, --map-entries, --runtime, --no-methods, --events */
 	bool have_pid;                  /* -p was given */
 	bool force;                     /* --force */
 	const char *output;             /* -o */

@@ -58,6 +58,8 @@ static const char help_text[] =
 	"      --stack MODE       count allocations per call stack: vm (the host's VM\n"
 	"                         frames, or stock Ruby's; docs/stacks.md), native, both,\n"
 	"                         none (default)\n"
+	"      --events LIST      trace only these, comma-separated: alloc, free, gc,\n"
+	"                         cache, signal (default: all; alloc alone is cheapest)\n"
 	"      --every T          continuous profiling: one profile per interval T (10s,\n"
 	"                         1.5s, 2m), each exactly what happened in it; needs\n"
 	"                         --out-dir or --push; the stdout report is left out\n"
@@ -75,15 +77,15 @@ static const char help_text[] =
 	"  vmtrace record -p 4242 -d 10                 # ten seconds of pid 4242\n"
 	"  vmtrace record -o run.data -- ./demovm --ops 100000\n"
 	"  vmtrace record -p 4242 --sample 512K --format json > allocs.json\n"
+	"  vmtrace record -p 4242 --events alloc        # allocations only\n"
 	"  vmtrace record --stack vm -o run.data -- ./demovm; vmtrace report --format flamegraph run.data > alloc.html\n";
 
 static const enum vt_opt record_opts[] = {
 	VT_OPT_PID, VT_OPT_DURATION, VT_OPT_OUTPUT, VT_OPT_FORCE, VT_OPT_FORMAT, VT_OPT_BY,
 	VT_OPT_SORT, VT_OPT_TOP, VT_OPT_SAMPLE, VT_OPT_MAP_ENTRIES, VT_OPT_RUNTIME,
-	VT_OPT_NO_METHODS, VT_OPT_NO_FRAME_WALK, VT_OPT_STACK, VT_OPT_EVERY, VT_OPT_OUT_DIR,
-	VT_OPT_PUSH, VT_OPT_PUSH_NAME,
-	VT_OPT_PUSH_QUEUE, VT_OPT_PUSH_TRIES, VT_OPT_LIVE, VT_OPT_LIVE_MAX, VT_OPT_TEMP,
-	VT_OPT_VERBOSE, VT_OPT_HELP, 0,
+	VT_OPT_NO_METHODS, VT_OPT_NO_FRAME_WALK, VT_OPT_STACK, VT_OPT_EVENTS, VT_OPT_EVERY,
+	VT_OPT_OUT_DIR, VT_OPT_PUSH, VT_OPT_PUSH_NAME, VT_OPT_PUSH_QUEUE, VT_OPT_PUSH_TRIES,
+	VT_OPT_LIVE, VT_OPT_LIVE_MAX, VT_OPT_TEMP, VT_OPT_VERBOSE, VT_OPT_HELP, 0,
 };
 
 static const struct vt_cli_cmd record_cmd = {

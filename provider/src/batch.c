@@ -41,7 +41,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "batch_internal.h"
+#include "batch.h"
 #include "batch_table.h"
 #include "live_batch.h"
 #include "primitives.h"
@@ -50,33 +50,14 @@
 #define FLUSH_TICK_NS 25000000ull     /* how often the flush thread looks at requests */
 #define IDLE_TICK_NS 250000000ull     /* ... while nobody batches */
 #define FLUSH_EVERY_NS 200000000ull   /* a round at least this often while batching */
-#define DEFERRED 64                   /* events queued by signal handlers of a busy thread */
-#define KINDS 2                       /* VMTRACE_BATCH_ALLOC, VMTRACE_BATCH_FREE */
 
 enum { REC_FREE, REC_LIVE };
-
-struct deferred {
-	uint16_t kind;
-	uint64_t key[4], bytes, weight;
-};
-
-struct vt_thread {
-	struct vt_thread *next;         /* the registry; set once, before publication */
-	_Atomic int state;              /* REC_FREE / REC_LIVE */
-	_Atomic int lock;               /* held by whoever flushes or replaces tables */
-	volatile int busy;              /* the owner (or its handler) is adding or flushing */
-	struct vt_table *tab[KINDS];    /* replaced only by the owner, under the lock */
-	struct vt_stacks *stacks;       /* VM stacks (stacks.c); the owner makes it once */
-	_Atomic uint32_t dtail;         /* deferred queue: claimed up to here (handlers) */
-	uint32_t dhead;                 /* ... folded up to here (owner) */
-	struct deferred dq[DEFERRED];
-	struct vt_batch_buf buf;        /* the owner's own flushes */
-};
 
 __attribute__((visibility("hidden"))) volatile uint64_t vmtrace__batch_request_store;
 extern volatile uint64_t vmtrace_batch_request __attribute__((alias("vmtrace__batch_request_store")));
 
-static __thread struct vt_thread *self __attribute__((tls_model("initial-exec")));
+__thread struct vt_thread *vmtrace__batch_self __attribute__((tls_model("initial-exec")));
+#define self vmtrace__batch_self
 static struct vt_thread *_Atomic registry;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pthread_key_t exit_key;
@@ -84,12 +65,12 @@ static int have_exit_key;
 
 /* rounds: the flush thread, gc-less exits and the process's last round */
 static pthread_mutex_t round_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct vt_batch_buf round_buf[KINDS];
+static struct vt_batch_buf round_buf[VT_KINDS];
 static struct vt_batch_buf round_stack_buf; /* a round's STACK batches */
 static uint32_t round_no;
 
-enum { FLUSHER_NONE, FLUSHER_RUNNING, FLUSHER_FAILED };
-static _Atomic int flusher_state;
+_Atomic int vmtrace__batch_flusher;
+#define flusher_state vmtrace__batch_flusher
 static _Atomic uint32_t flusher_stop; /* futex word: 1 asks it to end */
 static pthread_t flusher;
 
@@ -112,13 +93,13 @@ static int kind_on(int k)
 /* Flush every table of t (its lock held) into bufs[kind - 1], or mark it
  * delivered for kinds nobody batches now. A thread's own flush (round 0)
  * sends each kind's last batch at once; a round sends them at its end. */
-static void flush_thread(struct vt_thread *t, struct vt_batch_buf *const bufs[KINDS],
+static void flush_thread(struct vt_thread *t, struct vt_batch_buf *const bufs[VT_KINDS],
 			 struct vt_batch_buf *stack_buf, uint32_t round)
 {
 	/* the frames of new stacks go ahead of the counts that name them */
 	if (t->stacks)
 		vt_stacks_flush(t->stacks, stack_buf, round, kind_on(VMTRACE_BATCH_ALLOC - 1));
-	for (int k = 0; k < KINDS; k++) {
+	for (int k = 0; k < VT_KINDS; k++) {
 		struct vt_flush f = { bufs[k], (uint16_t)(k + 1), round, kind_on(k) };
 
 		if (!t->tab[k])
@@ -132,9 +113,18 @@ static void flush_thread(struct vt_thread *t, struct vt_batch_buf *const bufs[KI
 /* A thread's own flush: one buffer serves both kinds, each sent at once. */
 static void flush_own(struct vt_thread *t)
 {
-	struct vt_batch_buf *const bufs[KINDS] = { &t->buf, &t->buf };
+	struct vt_batch_buf *const bufs[VT_KINDS] = { &t->buf, &t->buf };
 
 	flush_thread(t, bufs, &t->buf, 0);
+}
+
+/* The owner's (or a fork child's) only way to change a table: the hot
+ * path reads the slots and mask from the record's first line. */
+static void set_table(struct vt_thread *t, int k, struct vt_table *tab)
+{
+	t->tab[k] = tab;
+	t->slots[k] = tab ? tab->slot : NULL;
+	t->mask[k] = tab ? tab->mask : 0;
 }
 
 /* ---- the thread's own record ---- */
@@ -190,9 +180,9 @@ static void thread_exit(void *arg)
 	fold(t);
 	lock(t);
 	flush_own(t);
-	for (int k = 0; k < KINDS; k++) {
+	for (int k = 0; k < VT_KINDS; k++) {
 		vt_table_free(t->tab[k]);
-		t->tab[k] = NULL;
+		set_table(t, k, NULL);
 	}
 	/* events a handler queued since the fold have no table left */
 	atomic_fetch_add_explicit(&vmtrace__batch_lost,
@@ -229,7 +219,7 @@ static int replace_table(struct vt_thread *t, int k)
 		vt_table_flush(old, &f);
 		vt_flush_end(&f, 0, 0);
 	}
-	t->tab[k] = fresh;
+	set_table(t, k, fresh);
 	unlock(t);
 	vt_table_free(old);
 	return 0;
@@ -259,13 +249,13 @@ static void defer(struct vt_thread *t, int k, const uint64_t key[4], uint64_t by
 	uint32_t i = atomic_load_explicit(&t->dtail, memory_order_relaxed);
 
 	do {
-		if (i - t->dhead >= DEFERRED) {
+		if (i - t->dhead >= VT_DEFERRED) {
 			atomic_fetch_add_explicit(&vmtrace__batch_lost, 1, memory_order_relaxed);
 			return;
 		}
 	} while (!atomic_compare_exchange_weak_explicit(&t->dtail, &i, i + 1, memory_order_relaxed,
 							memory_order_relaxed));
-	struct deferred *d = &t->dq[i % DEFERRED];
+	struct vt_deferred *d = &t->dq[i % VT_DEFERRED];
 	d->kind = (uint16_t)k;
 	memcpy(d->key, key, sizeof(d->key));
 	d->bytes = bytes;
@@ -277,7 +267,7 @@ static void defer(struct vt_thread *t, int k, const uint64_t key[4], uint64_t by
 static void fold(struct vt_thread *t)
 {
 	while (t->dhead != atomic_load_explicit(&t->dtail, memory_order_relaxed)) {
-		struct deferred *d = &t->dq[t->dhead % DEFERRED];
+		struct vt_deferred *d = &t->dq[t->dhead % VT_DEFERRED];
 
 		add(t, d->kind, d->key, d->bytes, d->weight);
 		t->dhead++;
@@ -312,38 +302,66 @@ static uint64_t take_stack(struct vt_thread *t)
 	return id;
 }
 
-void vmtrace__batch_count(int kind, uint64_t klass, uint64_t method, uint64_t site, uint64_t size,
-			  uint64_t weight, int want_stack)
+void vmtrace__batch_fold_self(struct vt_thread *t)
+{
+	t->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	fold(t);
+	atomic_signal_fence(memory_order_seq_cst);
+	t->busy = 0;
+}
+
+/* Everything but the common case (batch.h): the thread's first
+ * event, no flush thread yet (after a fork), a handler interrupting an add,
+ * a key missing from its first probe, a table to create or grow, and every
+ * event counted under its VM stack (want_stack: the walk in stacks.c). */
+static inline __attribute__((always_inline)) void count_slow(int k, uint64_t klass, uint64_t method,
+							  uint64_t site, uint64_t bytes, uint64_t weight,
+							  int want_stack)
 {
 	struct vt_thread *t = self;
 	uint64_t key[4] = { klass, method, site, 0 };
-	int k = kind - 1;
 
-	if (VMTRACE_UNLIKELY(!t) && !(t = thread_attach())) {
+	if (!t && !(t = thread_attach())) {
 		atomic_fetch_add_explicit(&vmtrace__batch_lost, 1, memory_order_relaxed);
 		return;
 	}
 	/* none after a fork: the child starts its own on its next event */
-	if (VMTRACE_UNLIKELY(atomic_load_explicit(&flusher_state, memory_order_relaxed) == FLUSHER_NONE))
+	if (atomic_load_explicit(&flusher_state, memory_order_relaxed) == VT_FLUSHER_NONE)
 		start_flusher();
-	if (VMTRACE_UNLIKELY(t->busy)) {
+	/* a fork child's hot path is closed until here (at_fork_child) */
+	for (int j = 0; j < VT_KINDS; j++)
+		if (t->tab[j] && !t->slots[j])
+			set_table(t, j, t->tab[j]);
+	if (t->busy) {
 		/* a handler: the id only; if its frames were never interned the
 		 * consumer counts the stack as lost */
 		if (want_stack && vt_stacks_ready())
 			key[3] = vt_stacks_take(NULL, &(int){ 0 });
-		defer(t, k, key, size * weight, weight);
+		defer(t, k, key, bytes, weight);
 		return;
 	}
 	t->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
 	if (want_stack && vt_stacks_ready())
 		key[3] = take_stack(t);
-	add(t, k, key, size * weight, weight);
-	if (VMTRACE_UNLIKELY(t->dhead != atomic_load_explicit(&t->dtail, memory_order_relaxed)))
+	add(t, k, key, bytes, weight);
+	if (t->dhead != atomic_load_explicit(&t->dtail, memory_order_relaxed))
 		fold(t);
 	atomic_signal_fence(memory_order_seq_cst);
 	t->busy = 0;
-	/* a handler between the fold and here added to the table itself */
+}
+
+void vmtrace__batch_count_slow(int k, uint64_t klass, uint64_t method, uint64_t site, uint64_t bytes,
+			       uint64_t weight)
+{
+	count_slow(k, klass, method, site, bytes, weight, 0);
+}
+
+void vmtrace__batch_count_stack(uint64_t klass, uint64_t method, uint64_t site, uint64_t size,
+				uint64_t weight)
+{
+	count_slow(VMTRACE_BATCH_ALLOC - 1, klass, method, site, size * weight, weight, 1);
 }
 
 void vmtrace__batch_flush_self(void)
@@ -367,7 +385,7 @@ void vmtrace__batch_flush_self(void)
 /* Flush every live thread, then end the round; flags: EXIT for the last. */
 static void round_all(uint32_t flags, uint64_t request)
 {
-	struct vt_batch_buf *const bufs[KINDS] = { &round_buf[0], &round_buf[1] };
+	struct vt_batch_buf *const bufs[VT_KINDS] = { &round_buf[0], &round_buf[1] };
 	struct vt_thread *me = self;
 	int was_busy = me ? me->busy : 0;
 
@@ -387,7 +405,7 @@ static void round_all(uint32_t flags, uint64_t request)
 			flush_thread(t, bufs, &round_stack_buf, round_no);
 		unlock(t);
 	}
-	for (int k = 0; k < KINDS; k++) {
+	for (int k = 0; k < VT_KINDS; k++) {
 		struct vt_flush f = { bufs[k], (uint16_t)(k + 1), round_no, kind_on(k) };
 
 		vt_flush_end(&f, VMTRACE_BATCH_ROUND_END | flags, request);
@@ -430,10 +448,10 @@ static void *flusher_main(void *arg)
 
 static void start_flusher(void)
 {
-	int want = FLUSHER_NONE;
+	int want = VT_FLUSHER_NONE;
 	sigset_t all, old;
 
-	if (!atomic_compare_exchange_strong(&flusher_state, &want, FLUSHER_RUNNING))
+	if (!atomic_compare_exchange_strong(&flusher_state, &want, VT_FLUSHER_RUNNING))
 		return;
 	/* the host's signals are never delivered to this thread */
 	sigfillset(&all);
@@ -441,7 +459,7 @@ static void start_flusher(void)
 	/* without one, idle threads' counts wait for their thread's exit;
 	 * trying again on every event would cost more than it saves */
 	if (pthread_create(&flusher, NULL, flusher_main, NULL) != 0)
-		atomic_store(&flusher_state, FLUSHER_FAILED);
+		atomic_store(&flusher_state, VT_FLUSHER_FAILED);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
@@ -449,12 +467,12 @@ static void start_flusher(void)
  * code must not run after an unload) and flush everything one last time. */
 __attribute__((destructor)) static void batch_at_exit(void)
 {
-	if (atomic_load(&flusher_state) == FLUSHER_RUNNING) {
+	if (atomic_load(&flusher_state) == VT_FLUSHER_RUNNING) {
 		atomic_store_explicit(&flusher_stop, 1, memory_order_release);
 		vmtrace__futex_wake(&flusher_stop, 1);
 		pthread_join(flusher, NULL);
 		/* events after this still count; the round below takes them */
-		atomic_store(&flusher_state, FLUSHER_FAILED);
+		atomic_store(&flusher_state, VT_FLUSHER_FAILED);
 	}
 	if (atomic_load_explicit(&registry, memory_order_acquire))
 		round_all(VMTRACE_BATCH_EXIT, request_now());
@@ -475,7 +493,7 @@ static void at_fork_parent(void)
 static void at_fork_child(void)
 {
 	pthread_mutex_init(&round_mu, NULL);
-	atomic_store(&flusher_state, FLUSHER_NONE);
+	atomic_store(&flusher_state, VT_FLUSHER_NONE);
 	atomic_store(&flusher_stop, 0);
 	for (struct vt_thread *t = atomic_load(&registry); t; t = t->next) {
 		atomic_store(&t->lock, 0);
@@ -483,14 +501,18 @@ static void at_fork_child(void)
 			/* the parent's counts: never the child's to deliver */
 			struct vt_flush f = { &t->buf, 0, 0, 0 }; /* deliver nothing */
 
-			for (int k = 0; k < KINDS; k++)
+			for (int k = 0; k < VT_KINDS; k++) {
 				if (t->tab[k])
 					vt_table_flush(t->tab[k], &f);
+				/* closes the hot path: the next event starts the
+				 * child's flush thread (count_slow) */
+				t->slots[k] = NULL;
+			}
 			continue;
 		}
-		for (int k = 0; k < KINDS; k++) {
+		for (int k = 0; k < VT_KINDS; k++) {
 			vt_table_free(t->tab[k]);
-			t->tab[k] = NULL;
+			set_table(t, k, NULL);
 		}
 		t->dhead = 0;
 		atomic_store(&t->dtail, 0);

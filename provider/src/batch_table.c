@@ -12,16 +12,46 @@ _Atomic uint64_t vmtrace__batch_lost;
 
 struct vt_table *vt_table_new(uint32_t slots)
 {
-	size_t bytes = sizeof(struct vt_table) + (size_t)slots * sizeof(struct vt_slot);
+	size_t bytes = sizeof(struct vt_table) + (size_t)slots * (sizeof(struct vt_slot) + sizeof(struct vt_sent));
 	struct vt_table *t = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (t == MAP_FAILED)
 		return NULL;
-	/* mmap'ed memory is zero: every slot unused */
+	/* mmap'ed memory is zero: every slot unused, nothing sent */
 	t->mask = slots - 1;
 	t->used = 0;
 	t->map_bytes = bytes;
+	t->sent = (struct vt_sent *)&t->slot[slots];
 	return t;
+}
+
+struct vt_slot *vt_table_get(struct vt_table *t, uint64_t k, uint64_t m, uint64_t s, uint64_t st)
+{
+	uint32_t home = vt_table_hash(k, m, s, st) & t->mask;
+
+	for (uint32_t i = home;; i = (i + 1) & t->mask) {
+		struct vt_slot *sl = &t->slot[i];
+
+		if (!atomic_load_explicit(&sl->used, memory_order_relaxed)) {
+			if (2 * (t->used + 1) > t->mask + 1)
+				return NULL;
+			/* a small table grows rather than put a new key off its
+			 * home slot, so a few hot keys each take the first probe
+			 * (a key one slot on costs a mispredicted branch when keys
+			 * come in random order) */
+			if (i != home && t->mask + 1 < VT_TABLE_SPREAD_SLOTS)
+				return NULL;
+			sl->key[0] = k;
+			sl->key[1] = m;
+			sl->key[2] = s;
+			sl->key[3] = st;
+			t->used++;
+			atomic_store_explicit(&sl->used, 1, memory_order_release);
+			return sl;
+		}
+		if (sl->key[0] == k && sl->key[1] == m && sl->key[2] == s && sl->key[3] == st)
+			return sl;
+	}
 }
 
 void vt_table_free(struct vt_table *t)
@@ -51,6 +81,7 @@ void vt_table_flush(struct vt_table *t, struct vt_flush *f)
 {
 	for (uint32_t i = 0; i <= t->mask; i++) {
 		struct vt_slot *sl = &t->slot[i];
+		struct vt_sent *sent = &t->sent[i];
 		uint64_t c, b, s;
 
 		if (!atomic_load_explicit(&sl->used, memory_order_acquire))
@@ -58,7 +89,7 @@ void vt_table_flush(struct vt_table *t, struct vt_flush *f)
 		c = atomic_load_explicit(&sl->count, memory_order_relaxed);
 		b = atomic_load_explicit(&sl->bytes, memory_order_relaxed);
 		s = atomic_load_explicit(&sl->samples, memory_order_relaxed);
-		if (s == sl->sent[2] && c == sl->sent[0] && b == sl->sent[1])
+		if (s == sent->samples && c == sent->count && b == sent->bytes)
 			continue;
 		if (f->deliver) {
 			struct vmtrace_batch_record *r = &f->buf->rec[f->buf->h.count++];
@@ -67,15 +98,15 @@ void vt_table_flush(struct vt_table *t, struct vt_flush *f)
 			r->method = sl->key[1];
 			r->site = sl->key[2];
 			r->stack = sl->key[3];
-			r->count = c - sl->sent[0];
-			r->bytes = b - sl->sent[1];
-			r->samples = s - sl->sent[2];
+			r->count = c - sent->count;
+			r->bytes = b - sent->bytes;
+			r->samples = s - sent->samples;
 			if (f->buf->h.count == VMTRACE_BATCH_MAX_RECORDS)
 				send(f, 0, 0);
 		}
-		sl->sent[0] = c;
-		sl->sent[1] = b;
-		sl->sent[2] = s;
+		sent->count = c;
+		sent->bytes = b;
+		sent->samples = s;
 	}
 }
 

@@ -19,21 +19,32 @@
 
 #include "vmtrace/batch.h"
 
-#define VT_TABLE_MIN_SLOTS 256u     /* a new table: 20 KiB */
+#define VT_TABLE_MIN_SLOTS 32u      /* a new table: one page (fewer TLB entries on the hot path) */
 #define VT_TABLE_MAX_SLOTS 65536u   /* past this, a full table is flushed and started anew */
+#define VT_TABLE_SPREAD_SLOTS 1024u /* below this, a table grows on a collision */
 
+/* One key's cumulative counts: one cache line, so an add touches one line.
+ * The stack id (stacks.c) is the fourth key word, in the line's spare word,
+ * so keying by stack does not grow the slot. */
 struct vt_slot {
-	_Atomic uint64_t used;      /* 1 once key[] is written (release) */
-	uint64_t key[4];            /* klass, method, site, stack */
+	uint64_t key[4];            /* klass, method, site, stack (0: none; the spare word) */
 	_Atomic uint64_t count, bytes, samples; /* cumulative; the owner's stores only */
-	uint64_t sent[3];           /* count, bytes, samples delivered; under the lock */
+	_Atomic uint64_t used;      /* 1 once key[] is written (release) */
+} __attribute__((aligned(64)));
+_Static_assert(sizeof(struct vt_slot) == 64, "a slot is one cache line");
+
+/* What a key's last delivery carried: the flush's alone, under the lock,
+ * apart from the slots so the owner's adds never share its lines. */
+struct vt_sent {
+	uint64_t count, bytes, samples;
 };
 
 struct vt_table {
 	uint32_t mask;              /* slots - 1, slots a power of two */
 	uint32_t used;              /* keys held; the owner's */
 	size_t map_bytes;           /* what munmap needs */
-	struct vt_slot slot[];
+	struct vt_sent *sent;       /* [mask + 1], after the slots */
+	struct vt_slot slot[];      /* 64-byte aligned (the table is page-aligned) */
 };
 
 /* A batch being filled: the header, then its records. */
@@ -48,38 +59,40 @@ _Static_assert(sizeof(struct vt_batch_buf) <= VMTRACE_BATCH_MAX_BYTES, "a batch 
 struct vt_table *vt_table_new(uint32_t slots);
 void vt_table_free(struct vt_table *t);
 
-/* The slot of key (k, m, s, st), inserted when missing; NULL when the table is
- * half full and the key is new (the caller grows it). Owner only. */
-static inline uint64_t vt_table_hash(uint64_t k, uint64_t m, uint64_t s, uint64_t st)
+static inline uint32_t vt_table_hash(uint64_t k, uint64_t m, uint64_t s, uint64_t st)
 {
 	/* the pointers are aligned, so their low bits are zero: the slot
-	 * index comes from the product's high bits */
+	 * index comes from the product's high bits; st is 0 without stacks */
 	uint64_t h = (k ^ (m * 0xC2B2AE3D27D4EB4Full) ^ (s * 0x165667B19E3779F9ull) ^ st) *
 		     0x9E3779B97F4A7C15ull;
-	return h >> 40;
+	return (uint32_t)(h >> 40);
 }
 
-static inline struct vt_slot *vt_table_get(struct vt_table *t, uint64_t k, uint64_t m, uint64_t s,
-					   uint64_t st)
+static inline int vt_slot_is(const struct vt_slot *sl, uint64_t k, uint64_t m, uint64_t s, uint64_t st)
 {
-	for (uint32_t i = (uint32_t)vt_table_hash(k, m, s, st) & t->mask;; i = (i + 1) & t->mask) {
-		struct vt_slot *sl = &t->slot[i];
-
-		if (!atomic_load_explicit(&sl->used, memory_order_relaxed)) {
-			if (2 * (t->used + 1) > t->mask + 1)
-				return NULL;
-			sl->key[0] = k;
-			sl->key[1] = m;
-			sl->key[2] = s;
-			sl->key[3] = st;
-			t->used++;
-			atomic_store_explicit(&sl->used, 1, memory_order_release);
-			return sl;
-		}
-		if (sl->key[0] == k && sl->key[1] == m && sl->key[2] == s && sl->key[3] == st)
-			return sl;
-	}
+	return sl->key[0] == k && sl->key[1] == m && sl->key[2] == s && sl->key[3] == st &&
+	       atomic_load_explicit(&sl->used, memory_order_relaxed);
 }
+
+/* The slot of key (k, m, s, st) when a table's slots hold it at its first
+ * or second probe, else NULL (then vt_table_get). The hot path: no loop,
+ * and a colliding pair of keys both stays on it. */
+static inline struct vt_slot *vt_slots_hit(struct vt_slot *slot, uint32_t mask, uint64_t k, uint64_t m,
+					   uint64_t s, uint64_t st)
+{
+	uint32_t i = vt_table_hash(k, m, s, st) & mask;
+
+	if (__builtin_expect(vt_slot_is(&slot[i], k, m, s, st), 1))
+		return &slot[i];
+	i = (i + 1) & mask;
+	return vt_slot_is(&slot[i], k, m, s, st) ? &slot[i] : NULL;
+}
+
+/* The slot of key (k, m, s, st), inserted when missing; NULL when the key is
+ * new and the table is half full, or smaller than VT_TABLE_SPREAD_SLOTS
+ * with the key's home slot taken (the caller grows it; an empty table
+ * always takes a key). Owner only. */
+struct vt_slot *vt_table_get(struct vt_table *t, uint64_t k, uint64_t m, uint64_t s, uint64_t st);
 
 /* Add one event to a slot: single-writer stores, so no locked instruction. */
 static inline void vt_slot_add(struct vt_slot *sl, uint64_t bytes, uint64_t weight)

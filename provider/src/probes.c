@@ -32,7 +32,7 @@
 #include "vmtrace/vmtrace.h"
 #include "vmtrace_probes.h"
 #include "primitives.h"
-#include "batch_internal.h"
+#include "batch.h"
 #include "live_batch.h"
 
 __attribute__((visibility("hidden"))) volatile uint64_t vmtrace__sample_period_store;
@@ -156,17 +156,20 @@ static inline uint64_t sample_weight(uint64_t size)
 
 /* A batching tracer and a per-event one (bpftrace) may both be attached:
  * each gets every event, with the same weight. */
-void vmtrace__alloc_at(const char *klass, const char *method, uint64_t size, const char *site,
-		       const void *addr)
+static __attribute__((noinline)) void alloc_general(const char *klass, const char *method, uint64_t size,
+						    const char *site, const void *addr)
 {
 	if (SEMAPHORE(OBJECT_ALLOC) | SEMAPHORE(ALLOC_BATCH) | SEMAPHORE(LIVE_BATCH)) {
 		uint64_t weight = sample_weight(size);
 		if (weight && addr && SEMAPHORE(LIVE_BATCH))
 			vmtrace__live_add(VMTRACE_LIVE_ALLOC, (uint64_t)addr, (uint64_t)klass,
 					  (uint64_t)method, (uint64_t)site, size, weight);
-		if (weight && SEMAPHORE(ALLOC_BATCH))
+		if (weight && SEMAPHORE(ALLOC_BATCH) && SEMAPHORE(STACKS_ARMED))
+			vmtrace__batch_count_stack((uint64_t)klass, (uint64_t)method, (uint64_t)site, size,
+						   weight);
+		else if (weight && SEMAPHORE(ALLOC_BATCH))
 			vmtrace__batch_count(VMTRACE_BATCH_ALLOC, (uint64_t)klass, (uint64_t)method,
-					     (uint64_t)site, size, weight, SEMAPHORE(STACKS_ARMED) != 0);
+					     (uint64_t)site, size, weight);
 		if (weight && SEMAPHORE(OBJECT_ALLOC))
 			VMTRACE_OBJECT_ALLOC(klass, method, size, site, weight, addr);
 	}
@@ -176,12 +179,29 @@ void vmtrace__alloc_at(const char *klass, const char *method, uint64_t size, con
 	}
 }
 
-void vmtrace__free_at(const char *klass, uint64_t size, const void *addr)
+/* The batched exact case first, a leaf with a small frame: only the batch
+ * probe's tracer, no sampling, no VM stacks (their walk is in
+ * alloc_general's path), no live heap, no per-event probe, no subscriber. */
+void vmtrace__alloc_at(const char *klass, const char *method, uint64_t size, const char *site,
+		       const void *addr)
+{
+	if (__builtin_expect(SEMAPHORE(ALLOC_BATCH) && !vmtrace__gate_store[VMTRACE_PROBE_OBJECT_ALLOC].any &&
+				     !SEMAPHORE(SAMPLE_ARMED) && !SEMAPHORE(STACKS_ARMED) &&
+				     !SEMAPHORE(LIVE_BATCH),
+			     1)) {
+		vmtrace__batch_count(VMTRACE_BATCH_ALLOC, (uint64_t)klass, (uint64_t)method, (uint64_t)site,
+				     size, 1);
+		return;
+	}
+	alloc_general(klass, method, size, site, addr);
+}
+
+static __attribute__((noinline)) void free_general(const char *klass, uint64_t size, const void *addr)
 {
 	if (addr && SEMAPHORE(LIVE_BATCH))
 		vmtrace__live_add(VMTRACE_LIVE_FREE, (uint64_t)addr, (uint64_t)klass, 0, 0, size, 0);
 	if (SEMAPHORE(FREE_BATCH))
-		vmtrace__batch_count(VMTRACE_BATCH_FREE, (uint64_t)klass, 0, 0, size, 1, 0);
+		vmtrace__batch_count(VMTRACE_BATCH_FREE, (uint64_t)klass, 0, 0, size, 1);
 	if (SEMAPHORE(OBJECT_FREE))
 		VMTRACE_OBJECT_FREE(klass, size, addr);
 	if (SUBSCRIBED(OBJECT_FREE)) {
@@ -190,6 +210,18 @@ void vmtrace__free_at(const char *klass, uint64_t size, const void *addr)
 	}
 }
 
+void vmtrace__free_at(const char *klass, uint64_t size, const void *addr)
+{
+	if (__builtin_expect(SEMAPHORE(FREE_BATCH) && !vmtrace__gate_store[VMTRACE_PROBE_OBJECT_FREE].any &&
+				     !SEMAPHORE(LIVE_BATCH),
+			     1)) {
+		vmtrace__batch_count(VMTRACE_BATCH_FREE, (uint64_t)klass, 0, 0, size, 1);
+		return;
+	}
+	free_general(klass, size, addr);
+}
+
+/* The entry points of hosts built before the address argument. */
 void vmtrace__alloc(const char *klass, const char *method, uint64_t size, const char *site)
 {
 	vmtrace__alloc_at(klass, method, size, site, NULL);

@@ -23,8 +23,9 @@ fi
 # shellcheck source=../lib/harness.sh
 . "$(dirname "$0")/../lib/harness.sh"
 vt_harness e2e
+# shellcheck source=../lib/e2e_steps.sh
+. "$(dirname "$0")/../lib/e2e_steps.sh"
 
-# (wait_line and expect are the harness's.)
 # start_running NAME VARIANT ARGS...: demovm in the background, returned once
 # it runs demovm itself (exec done) and has its probes mapped; pid in DV.
 start_running() {
@@ -53,34 +54,6 @@ wait_gone() {
 		sleep 0.1
 	done
 	fail "pid $1 still running"
-}
-
-# start_demovm NAME VARIANT ARGS...: demovm --wait in the background,
-# returned to `ready`; its pid in DV.
-start_demovm() {
-	local name=$1 variant=$2
-	shift 2
-	[ -x "$BIN/$variant" ] || fail "$BIN/$variant is missing"
-	"$BIN/$variant" --wait --quiet "$@" >"$name.out" 2>"$name.err" &
-	DV=$!
-	PIDS+=("$DV")
-	wait_line "$name.out" '^ready$' "$DV"
-}
-
-# start_record NAME ARGS...: vmtrace record in the background, returned once
-# its probes are live (it says so on stderr); its pid in VT.
-start_record() {
-	local name=$1
-	shift
-	"$VMTRACE" record "$@" >"$name.out" 2>"$name.err" &
-	VT=$!
-	PIDS+=("$VT")
-	wait_line "$name.err" '^vmtrace: recording pid' "$VT"
-}
-
-compare() { # TRUTH REPORT
-	"$PY" "$HERE/compare_truth.py" "$1" "$2" >compare.out 2>&1 || fail "$(cat compare.out)"
-	cat compare.out
 }
 
 # by pid: demovm waits, vmtrace attaches, demovm runs to its end, vmtrace
@@ -202,6 +175,8 @@ errors)
 	expect 2 "^vmtrace: record: nothing to trace" record
 	expect 2 "^vmtrace: record: -p and a command exclude each other" record -p 1 -- /bin/true
 	expect 2 "^vmtrace: record: unknown option '--bogus'" record --bogus
+	expect 2 "^vmtrace: record: --events: 'alloc,bogus' is not a list of alloc, free, gc, cache, signal" record -p 1 --events alloc,bogus
+	expect 2 "^vmtrace: record: --events: '' is not a list" record -p 1 --events ''
 	expect 2 "^vmtrace: record: option '-p' needs a value" record -p
 	expect 2 "^vmtrace: top: -i: 'x' is not a positive" top -p 1 -i x
 	expect 2 "^vmtrace: top: which process" top

@@ -34,12 +34,21 @@
 #define E2BIG 7
 #endif
 
+/* Calls per code object: the per-call path hashes 24 bytes, never a string. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 10240); /* --map-entries */
+	__type(key, struct vt_py_code_id);
+	__type(value, struct vt_py_func_val);
+} funcs SEC(".maps");
+
+/* Calls keyed by the USDT probes' strings, when frames cannot be read. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 10240); /* --map-entries */
 	__type(key, struct vt_py_func_key);
 	__type(value, struct vt_py_func_val);
-} funcs SEC(".maps");
+} funcs_named SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -193,12 +202,14 @@ static __always_inline __u64 current_code(void)
 /* code's identity: the object and what it holds (see vt_py_code_id). */
 static __always_inline void code_id(struct vt_py_code_id *id, __u64 code)
 {
+	/* co_firstlineno through co_qualname in one read, not two */
+	__u64 fields[(PY_CODE_QUALNAME + 8 - PY_CODE_FIRSTLINENO) / 8];
+
 	id->code = code;
-	if (!code)
+	if (!code || bpf_probe_read_user(fields, sizeof(fields), (void *)(code + PY_CODE_FIRSTLINENO)))
 		return;
-	id->qualname = read_ptr(code + PY_CODE_QUALNAME);
-	bpf_probe_read_user(&id->firstlineno, sizeof(id->firstlineno),
-			    (void *)(code + PY_CODE_FIRSTLINENO));
+	id->firstlineno = (__u32)fields[0];
+	id->qualname = fields[(PY_CODE_QUALNAME - PY_CODE_FIRSTLINENO) / 8];
 }
 
 /* Name code in the codes map. Its fields can sit on a page of the binary
@@ -280,26 +291,8 @@ int py_new_object(struct pt_regs *ctx)
 	return 0;
 }
 
-/* One entry or return of a function: by code object when known, else by
- * the probe's strings. */
-static __always_inline void count_func(__u64 code, const char *file, const char *func, bool entry)
+static __always_inline void count_val(struct vt_py_func_val *v, enum vt_got got, bool entry)
 {
-	__u32 zero = 0;
-	struct vt_py_func_key *key = bpf_map_lookup_elem(&scratch, &zero);
-	struct vt_py_func_val init = {}, *v;
-	enum vt_got got;
-
-	if (!key)
-		return;
-	__builtin_memset(key, 0, sizeof(*key));
-	code_id(&key->code, code);
-	if (code) {
-		learn_code(&key->code, file, func);
-	} else {
-		copy_str(key->file, sizeof(key->file), file);
-		copy_str(key->func, sizeof(key->func), func);
-	}
-	v = vt_get_or_insert(&funcs, key, &init, &got);
 	if (!v) {
 		if (got == VT_GOT_REFUSED)
 			add(VT_PY_L_MAP_FULL, 1);
@@ -309,6 +302,38 @@ static __always_inline void count_func(__u64 code, const char *file, const char 
 		v->entries++;
 	else
 		v->returns++;
+}
+
+/* One entry or return of a function by its code object: one hash lookup of
+ * 24 bytes per hit; the code is named once, when its row is made. */
+static __always_inline void count_code(__u64 code, bool entry)
+{
+	struct vt_py_code_id key = {};
+	struct vt_py_func_val init = {}, *v;
+	enum vt_got got;
+
+	code_id(&key, code);
+	v = vt_get_or_insert(&funcs, &key, &init, &got);
+	if (got == VT_GOT_NEW)
+		learn_code(&key, NULL, NULL);
+	count_val(v, got, entry);
+}
+
+/* One entry or return of a function by the probe's strings. */
+static __always_inline void count_named(const char *file, const char *func, bool entry)
+{
+	__u32 zero = 0;
+	struct vt_py_func_key *key = bpf_map_lookup_elem(&scratch, &zero);
+	struct vt_py_func_val init = {}, *v;
+	enum vt_got got;
+
+	if (!key)
+		return;
+	__builtin_memset(key, 0, sizeof(*key));
+	copy_str(key->file, sizeof(key->file), file);
+	copy_str(key->func, sizeof(key->func), func);
+	v = vt_get_or_insert(&funcs_named, key, &init, &got);
+	count_val(v, got, entry);
 }
 
 static __always_inline void enter(void)
@@ -345,7 +370,7 @@ SEC("uprobe")
 int py_frame_entry(struct pt_regs *ctx)
 {
 	enter();
-	count_func(read_ptr(PT_REGS_PARM1(ctx) + PY_FRAME_F_CODE), NULL, NULL, true);
+	count_code(read_ptr(PT_REGS_PARM1(ctx) + PY_FRAME_F_CODE), true);
 	return 0;
 }
 
@@ -353,7 +378,7 @@ SEC("uprobe")
 int py_frame_return(struct pt_regs *ctx)
 {
 	leave();
-	count_func(read_ptr(PT_REGS_PARM1(ctx) + PY_FRAME_F_CODE), NULL, NULL, false);
+	count_code(read_ptr(PT_REGS_PARM1(ctx) + PY_FRAME_F_CODE), false);
 	return 0;
 }
 
@@ -363,7 +388,7 @@ SEC("usdt")
 int BPF_USDT(py_function_entry, const char *file, const char *func)
 {
 	enter();
-	count_func(0, file, func, true);
+	count_named(file, func, true);
 	return 0;
 }
 
@@ -371,7 +396,7 @@ SEC("usdt")
 int BPF_USDT(py_function_return, const char *file, const char *func)
 {
 	leave();
-	count_func(0, file, func, false);
+	count_named(file, func, false);
 	return 0;
 }
 

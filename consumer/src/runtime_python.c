@@ -130,33 +130,62 @@ struct funcs {
 	size_t n;
 };
 
+/* A new row of totals for sum, NULL when out of memory. */
+static struct func_total *func_row(struct funcs *fs, const struct vt_py_func_val *sum)
+{
+	struct func_total *f;
+
+	f = realloc(fs->v, (fs->n + 1) * sizeof(*fs->v));
+	if (!f)
+		return NULL;
+	fs->v = f;
+	f = &fs->v[fs->n++];
+	*f = (struct func_total){ .entries = sum->entries, .returns = sum->returns };
+	return f;
+}
+
+/* A row of funcs, keyed by code object: named from the codes map. */
 static int func_read(const void *key, const void *val, void *ctx)
 {
-	const struct vt_py_func_key *k = key;
-	const struct vt_py_func_val *sum = val;
 	struct funcs *fs = ctx;
+	const struct vt_py_func_val *sum = val;
 	struct func_total *f;
 	struct vt_py_code c;
 
 	if (!sum->entries && !sum->returns)
 		return 0;
-	f = realloc(fs->v, (fs->n + 1) * sizeof(*fs->v));
+	f = func_row(fs, sum);
 	if (!f)
 		return -ENOMEM;
-	fs->v = f;
-	f = &fs->v[fs->n++];
-	*f = (struct func_total){ .code = k->code, .entries = sum->entries, .returns = sum->returns };
-	if (!k->code.code) {
-		vt_key_string(f->name, sizeof(f->name), k->func, sizeof(k->func));
-		vt_key_string(f->file, sizeof(f->file), k->file, sizeof(k->file));
-	} else if (!bpf_map__lookup_elem(fs->st->skel->maps.codes, &f->code, sizeof(f->code), &c,
-					 sizeof(c), 0)) {
+	memcpy(&f->code, key, sizeof(f->code));
+	if (!f->code.code)
+		return 0; /* the frame's code could not be read: an unnamed row */
+	if (!bpf_map__lookup_elem(fs->st->skel->maps.codes, &f->code, sizeof(f->code), &c,
+				  sizeof(c), 0)) {
 		vt_key_string(f->name, sizeof(f->name), c.qualname, sizeof(c.qualname));
 		vt_key_string(f->file, sizeof(f->file), c.file, sizeof(c.file));
 		f->line = c.firstlineno;
 	} else {
 		snprintf(f->name, sizeof(f->name), "<code 0x%" PRIx64 ">", (uint64_t)f->code.code);
 	}
+	return 0;
+}
+
+/* A row of funcs_named, keyed by the probe's strings. */
+static int func_named_read(const void *key, const void *val, void *ctx)
+{
+	const struct vt_py_func_key *k = key;
+	struct funcs *fs = ctx;
+	const struct vt_py_func_val *sum = val;
+	struct func_total *f;
+
+	if (!sum->entries && !sum->returns)
+		return 0;
+	f = func_row(fs, sum);
+	if (!f)
+		return -ENOMEM;
+	vt_key_string(f->name, sizeof(f->name), k->func, sizeof(k->func));
+	vt_key_string(f->file, sizeof(f->file), k->file, sizeof(k->file));
 	return 0;
 }
 
@@ -199,6 +228,8 @@ static int add_calls(struct python_state *st, struct vt_profile *out)
 	struct funcs fs = { .st = st };
 	int err = vt_adapter_read_hash(&st->a, st->skel->maps.funcs, func_read, &fs);
 
+	if (!err)
+		err = vt_adapter_read_hash(&st->a, st->skel->maps.funcs_named, func_named_read, &fs);
 	if (!err)
 		fold_by_name(&fs);
 	for (size_t i = 0; !err && i < fs.n; i++) {
@@ -400,6 +431,8 @@ static int python_open(const struct vt_attach_opts *opts, void **state, char *er
 		goto fail;
 	}
 	bpf_map__set_max_entries(st->skel->maps.funcs,
+				 opts->map_entries ? opts->map_entries : DEFAULT_MAP_ENTRIES);
+	bpf_map__set_max_entries(st->skel->maps.funcs_named,
 				 opts->map_entries ? opts->map_entries : DEFAULT_MAP_ENTRIES);
 	bpf_map__set_max_entries(st->skel->maps.allocs,
 				 opts->map_entries ? opts->map_entries : DEFAULT_MAP_ENTRIES);

@@ -85,6 +85,20 @@ static int admitted(struct vt_metrics *m, enum family f, const char *a, const ch
 }
 
 /* A label value: backslash, double quote and newline escaped. */
+/* The list no longer holds every pause: each log2 bucket of microseconds
+ * goes under the first bound its upper edge fits (so each count is a lower
+ * bound, and +Inf stays the exact count). */
+static void pause_buckets_from_hist(const struct vt_gc_stats *g, uint64_t *le_count)
+{
+	for (int h = 0; h < VT_HIST_BUCKETS; h++) {
+		double edge_s = (double)(1ull << (h < 63 ? h + 1 : 63)) * 1e-6;
+
+		for (size_t b = 0; b < N_PAUSE_LE; b++)
+			if (edge_s <= pause_le[b])
+				le_count[b] += g->hist[h];
+	}
+}
+
 static void label_value(FILE *out, const char *s)
 {
 	fputc('"', out);
@@ -226,13 +240,15 @@ static void gc(FILE *out, const struct vt_metrics *m, const struct vt_profile *p
 
 		if (!vt_gc_kind_shown(p, k))
 			continue;
-		for (size_t i = 0; i < p->gc_pauses.n; i++) {
+		count = p->gc_stats[k].count;
+		sum_ns = p->gc_stats[k].total_ns;
+		if (vt_gc_not_kept(p, k))
+			pause_buckets_from_hist(&p->gc_stats[k], le_count);
+		for (size_t i = 0; !vt_gc_not_kept(p, k) && i < p->gc_pauses.n; i++) {
 			const struct vt_gc_pause *g = &p->gc_pauses.v[i];
 
 			if (g->kind != k)
 				continue;
-			count++;
-			sum_ns += g->duration_ns;
 			for (size_t b = 0; b < N_PAUSE_LE; b++)
 				le_count[b] += g->duration_ns <= (uint64_t)(pause_le[b] * 1e9);
 		}

@@ -438,10 +438,10 @@ int vt_profile_add_gc_pause(struct vt_profile *p, const struct vt_gc_pause *paus
 					     pause->objects_collected }, 3);
 	if (err)
 		return err;
-	if (VEC_GROW(p->gc_pauses))
-		return -ENOMEM;
-	p->gc_pauses.v[p->gc_pauses.n++] = *pause;
-	return 0;
+	err = vt_profile_keep_gc_pause(p, pause);
+	if (!err && pause->kind >= 0 && pause->kind < VT_GC_KINDS)
+		vt_gc_stats_add(&p->gc_stats[pause->kind], pause);
+	return err;
 }
 
 static void signal_key(const void *row, struct key *k)

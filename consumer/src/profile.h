@@ -46,6 +46,18 @@ struct vt_gc_pause {            /* one collection, in order of its end */
 	uint32_t tid;                /* the collecting thread; 0 = not known */
 };
 
+/* Every pause of one GC kind, exactly, however many the pause list keeps. */
+struct vt_gc_stats {
+	uint64_t count, total_ns, max_ns;
+	uint64_t allocated_bytes, allocated_max; /* bytes allocated between collections */
+	uint64_t objects_collected;
+	uint64_t hist[VT_HIST_BUCKETS];          /* pauses by log2 of microseconds */
+};
+
+/* Pauses the list keeps by default (--gc-pauses): the most recent ones. */
+#define VT_GC_PAUSES_DEFAULT 4096
+#define VT_GC_PAUSES_MAX (1u << 24)
+
 /* A moment on the timeline (--format perfetto) besides the GC pauses. */
 enum vt_event_kind {
 	VT_EVENT_SIGNAL,             /* a signal handled: arg signo, dur_ns its latency, at_ns
@@ -131,7 +143,9 @@ struct vt_profile {
 	VT_VEC(struct vt_keyed_count) global_serial_incs;    /* reason */
 	uint64_t last_serial;
 	uint64_t gc_collections[VT_GC_KINDS];
-	VT_VEC(struct vt_gc_pause) gc_pauses;
+	VT_VEC(struct vt_gc_pause) gc_pauses;                /* the most recent gc_pauses_limit */
+	size_t gc_pauses_limit;      /* 0 = every pause (the default of vt_profile_init) */
+	struct vt_gc_stats gc_stats[VT_GC_KINDS];            /* every pause, kept or not */
 	VT_VEC(struct vt_signal) signals;
 	VT_VEC(struct vt_keyed_count) calls;                 /* function or method calls: name, file */
 	VT_VEC(struct vt_lost) lost;                         /* every loss counter, zeros included */
@@ -172,7 +186,19 @@ int vt_profile_add_method_cache_reset(struct vt_profile *p, const char *klass,
 				      const char *method, uint64_t count);
 int vt_profile_add_constant_cache_reset(struct vt_profile *p, const char *name, uint64_t count);
 int vt_profile_add_global_serial_inc(struct vt_profile *p, const char *reason, uint64_t count);
+/* Counts the pause in gc_stats and keeps it in gc_pauses (dropping the
+ * oldest kept one when the list is at gc_pauses_limit). */
 int vt_profile_add_gc_pause(struct vt_profile *p, const struct vt_gc_pause *pause);
+/* Only one of the two: keep a pause already counted, or add counts whose
+ * pauses are not all kept (s->count pauses of kind). */
+int vt_profile_keep_gc_pause(struct vt_profile *p, const struct vt_gc_pause *pause);
+int vt_profile_add_gc_stats(struct vt_profile *p, int kind, const struct vt_gc_stats *s);
+/* Pauses of kind counted in gc_stats but not in the list (0 while it is complete). */
+uint64_t vt_gc_not_kept(const struct vt_profile *p, int kind);
+/* Does gc_stats count at least the pauses the list holds, per kind? */
+bool vt_gc_list_fits(const struct vt_profile *p);
+/* Count one pause into s (the adapters' running summaries use it too). */
+void vt_gc_stats_add(struct vt_gc_stats *s, const struct vt_gc_pause *g);
 /* received/handled/latency add to the signal's row; hist may be NULL */
 int vt_profile_add_signal(struct vt_profile *p, int signo, uint64_t received, uint64_t handled,
 			  uint64_t latency_ns_total, uint64_t latency_ns_max,

@@ -30,6 +30,8 @@ enum {
 	SEEN_ALL = (1 << 9) - 1,
 	SEEN_START = 1 << 9,     /* optional: version 1 records lack it */
 	SEEN_LIVE_HEAP = 1 << 10, /* optional: with --live (version 3) */
+	SEEN_GC_PAUSE = 1 << 11, /* gc_summary lines come before every gc_pause */
+	SEEN_GC_SUMMARY = 1 << 12, /* then each kind's once: bit SEEN_GC_SUMMARY << (1 + kind) */
 };
 
 #define STACK_MAX_FRAMES 128     /* frames of a `stack` line at most */
@@ -173,6 +175,37 @@ static int get_hist(char **f, int n, uint64_t hist[VT_HIST_BUCKETS])
 	return 0;
 }
 
+/* "gc_summary KIND COUNT TOTAL_NS MAX_NS ALLOCATED ALLOCATED_MAX OBJECTS
+ * [BUCKET:COUNT ...]": every pause of a kind, before the gc_pause lines. */
+static int parse_gc_summary(struct vt_profile *p, char **f, int n, unsigned *seen)
+{
+	struct vt_gc_stats g = { 0 };
+	uint64_t *u[6] = { &g.count, &g.total_ns, &g.max_ns, &g.allocated_bytes, &g.allocated_max,
+			   &g.objects_collected };
+	uint64_t in_hist = 0;
+	long kind;
+	unsigned bit;
+
+	if (n < 8 || get_int(f[1], 0, VT_GC_KINDS - 1, &kind) || (*seen & SEEN_GC_PAUSE))
+		return -1;
+	bit = (unsigned)SEEN_GC_SUMMARY << (1 + kind);
+	if (*seen & bit)
+		return -1;
+	for (int i = 0; i < 6; i++)
+		if (get_u64(f[2 + i], u[i]))
+			return -1;
+	if (get_hist(f + 8, n - 8, g.hist))
+		return -1;
+	for (int b = 0; b < VT_HIST_BUCKETS; b++)
+		if (__builtin_add_overflow(in_hist, g.hist[b], &in_hist))
+			return -1;
+	/* the histogram holds every pause counted; the largest is no more than all */
+	if (in_hist != g.count || g.max_ns > g.total_ns || g.allocated_max > g.allocated_bytes)
+		return -1;
+	*seen |= SEEN_GC_SUMMARY | bit;
+	return vt_profile_add_gc_stats(p, (int)kind, &g);
+}
+
 static int parse_item(struct vt_profile *p, char **f, int n, unsigned *seen)
 {
 	const char *key = f[0];
@@ -300,8 +333,14 @@ static int parse_item(struct vt_profile *p, char **f, int n, unsigned *seen)
 		g.heap_bytes = u[1];
 		g.allocated_bytes = u[2];
 		g.objects_collected = u[3];
+		*seen |= SEEN_GC_PAUSE;
+		/* with a summary, the list is what was kept of the pauses it counts */
+		if (*seen & SEEN_GC_SUMMARY)
+			return vt_profile_keep_gc_pause(p, &g);
 		return vt_profile_add_gc_pause(p, &g);
 	}
+	if (!strcmp(key, "gc_summary"))
+		return parse_gc_summary(p, f, n, seen);
 	if (!strcmp(key, "event")) {
 		struct vt_event e = { 0 };
 		long kind, tid, at, arg;
@@ -523,6 +562,10 @@ static int read_lines(struct vt_profile *p, FILE *f, struct vt_record_error *e)
 			}
 			if ((seen & SEEN_ALL) != SEEN_ALL) {
 				set_error(e, lineno, "header item '%s' missing", missing_header(seen));
+				goto out;
+			}
+			if ((seen & SEEN_GC_SUMMARY) && !vt_gc_list_fits(p)) {
+				set_error(e, lineno, "more gc_pause lines than gc_summary counts");
 				goto out;
 			}
 			ended = true;

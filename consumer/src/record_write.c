@@ -115,6 +115,20 @@ static unsigned long write_items(FILE *f, const struct vt_profile *p)
 			   p->constant_cache_resets.n, false);
 	lines += put_keyed(f, "global_serial_inc", p->global_serial_incs.v,
 			   p->global_serial_incs.n, false);
+	/* every pause counted, before the list of those kept */
+	for (int k = 0; k < VT_GC_KINDS; k++) {
+		const struct vt_gc_stats *g = &p->gc_stats[k];
+
+		if (!g->count)
+			continue;
+		fprintf(f, "gc_summary %d %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+			" %" PRIu64, k, g->count, g->total_ns, g->max_ns, g->allocated_bytes,
+			g->allocated_max, g->objects_collected);
+		for (int b = 0; b < VT_HIST_BUCKETS; b++)
+			if (g->hist[b])
+				fprintf(f, " %d:%" PRIu64, b, g->hist[b]);
+		fputc('\n', f), lines++;
+	}
 	for (size_t i = 0; i < p->gc_pauses.n; i++, lines++) {
 		const struct vt_gc_pause *g = &p->gc_pauses.v[i];
 

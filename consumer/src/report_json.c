@@ -109,7 +109,10 @@ static void json_pause_stats(FILE *out, const struct vt_pause_stats *s)
 	json_u64(out, "pause_mean_ns", s->mean_ns, true);
 	json_u64(out, "pause_p50_ns", s->p50_ns, true);
 	json_u64(out, "pause_p99_ns", s->p99_ns, true);
-	json_u64(out, "pause_max_ns", s->max_ns, false);
+	json_u64(out, "pause_max_ns", s->max_ns, true);
+	/* pauses counted but not in pause_list; percentiles then from the histogram */
+	json_u64(out, "pauses_not_kept", s->not_kept, true);
+	fprintf(out, "\"percentiles_estimated\": %s", s->estimated ? "true" : "false");
 }
 
 static int json_gc(FILE *out, const struct vt_profile *p)
@@ -150,7 +153,7 @@ static int json_gc(FILE *out, const struct vt_profile *p)
 	vt_gc_summarize(p, &sum);
 	fputs("    ", out);
 	json_u64(out, "allocated_bytes_per_collection_mean",
-		 p->gc_pauses.n ? sum.allocated_total / p->gc_pauses.n : 0, true);
+		 sum.pauses ? sum.allocated_total / sum.pauses : 0, true);
 	json_u64(out, "allocated_bytes_per_collection_max", sum.allocated_max, true);
 	json_u64(out, "objects_collected", sum.objects_collected, false);
 	fputs(",\n    \"pause_hist_us\": ", out);

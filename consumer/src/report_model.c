@@ -253,31 +253,68 @@ static int cmp_u64(const void *pa, const void *pb)
 	return a < b ? -1 : a > b;
 }
 
+/* Nearest-rank percentile from a log2 histogram of microseconds: the upper
+ * edge of the bucket holding that rank, at most the largest pause. */
+static uint64_t hist_percentile(const uint64_t *hist, uint64_t n, uint64_t max_ns, unsigned pct)
+{
+	uint64_t rank = (pct * (unsigned __int128)n + 99) / 100, seen = 0;
+
+	for (int b = 0; b < VT_HIST_BUCKETS; b++) {
+		seen += hist[b];
+		if (seen >= rank && seen) {
+			uint64_t edge = b < 53 ? ((uint64_t)1000 << (b + 1)) : UINT64_MAX;
+
+			return edge < max_ns ? edge : max_ns;
+		}
+	}
+	return max_ns;
+}
+
 int vt_pause_stats(const struct vt_profile *p, int kind, struct vt_pause_stats *s)
 {
+	uint64_t hist[VT_HIST_BUCKETS] = { 0 };
 	uint64_t *d;
 	size_t n = 0;
+	bool complete = true;
 
 	memset(s, 0, sizeof(*s));
-	if (!p->gc_pauses.n)
+	/* count, total and max from the summary: exact whatever the list keeps */
+	for (int k = 0; k < VT_GC_KINDS; k++) {
+		const struct vt_gc_stats *g = &p->gc_stats[k];
+
+		if (kind >= 0 && k != kind)
+			continue;
+		s->pauses += g->count;
+		s->total_ns += g->total_ns;
+		if (g->max_ns > s->max_ns)
+			s->max_ns = g->max_ns;
+		for (int b = 0; b < VT_HIST_BUCKETS; b++)
+			hist[b] += g->hist[b];
+		s->not_kept += vt_gc_not_kept(p, k);
+	}
+	if (!s->pauses)
 		return 0;
+	s->mean_ns = s->total_ns / s->pauses;
+	complete = s->not_kept == 0;
+	if (!complete) {
+		s->estimated = true;
+		s->p50_ns = hist_percentile(hist, s->pauses, s->max_ns, 50);
+		s->p99_ns = hist_percentile(hist, s->pauses, s->max_ns, 99);
+		return 0;
+	}
 	d = malloc(p->gc_pauses.n * sizeof(*d));
 	if (!d)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->gc_pauses.n; i++) {
-		if (kind >= 0 && p->gc_pauses.v[i].kind != kind)
+		int k = p->gc_pauses.v[i].kind;
+
+		if (k < 0 || k >= VT_GC_KINDS || (kind >= 0 && k != kind))
 			continue;
 		d[n++] = p->gc_pauses.v[i].duration_ns;
-		s->total_ns += p->gc_pauses.v[i].duration_ns;
 	}
-	if (n) {
-		qsort(d, n, sizeof(*d), cmp_u64);
-		s->pauses = n;
-		s->mean_ns = s->total_ns / n;
-		s->p50_ns = vt_percentile(d, n, 50);
-		s->p99_ns = vt_percentile(d, n, 99);
-		s->max_ns = d[n - 1];
-	}
+	qsort(d, n, sizeof(*d), cmp_u64);
+	s->p50_ns = vt_percentile(d, n, 50);
+	s->p99_ns = vt_percentile(d, n, 99);
 	free(d);
 	return 0;
 }
@@ -288,25 +325,23 @@ bool vt_gc_kind_shown(const struct vt_profile *p, int kind)
 		return false;
 	if (kind < 2 || (p->runtime && !strcmp(p->runtime, "python")))
 		return true;
-	if (p->gc_collections[kind])
-		return true;
-	for (size_t i = 0; i < p->gc_pauses.n; i++)
-		if (p->gc_pauses.v[i].kind == kind)
-			return true;
-	return false;
+	return p->gc_collections[kind] || p->gc_stats[kind].count;
 }
 
 void vt_gc_summarize(const struct vt_profile *p, struct vt_gc_summary *out)
 {
 	memset(out, 0, sizeof(*out));
-	for (size_t i = 0; i < p->gc_pauses.n; i++) {
-		const struct vt_gc_pause *g = &p->gc_pauses.v[i];
+	for (int k = 0; k < VT_GC_KINDS; k++) {
+		const struct vt_gc_stats *g = &p->gc_stats[k];
 
+		out->pauses += g->count;
+		out->not_kept += vt_gc_not_kept(p, k);
 		out->allocated_total += g->allocated_bytes;
-		if (g->allocated_bytes > out->allocated_max)
-			out->allocated_max = g->allocated_bytes;
+		if (g->allocated_max > out->allocated_max)
+			out->allocated_max = g->allocated_max;
 		out->objects_collected += g->objects_collected;
-		out->hist[vt_log2_bucket(g->duration_ns / 1000)]++;
+		for (int b = 0; b < VT_HIST_BUCKETS; b++)
+			out->hist[b] += g->hist[b];
 	}
 }
 

@@ -47,18 +47,23 @@ uint64_t vt_percentile(const uint64_t *sorted, size_t n, unsigned pct);
 
 struct vt_pause_stats {
 	uint64_t pauses, total_ns, mean_ns, p50_ns, p99_ns, max_ns;
+	uint64_t not_kept;   /* pauses counted but not in the list */
+	bool estimated;      /* p50/p99 from the histogram (the list is not complete) */
 };
 
-/* Statistics of the pauses of one kind (kind -1: every kind), exactly from
- * the pause list. 0 or -ENOMEM. */
+/* Statistics of the pauses of one kind (kind -1: every kind): count, total,
+ * mean and max exactly from the summary; percentiles exactly from the list
+ * while it holds every pause, else estimated from the log2 histogram (the
+ * upper edge of the bucket). 0 or -ENOMEM. */
 int vt_pause_stats(const struct vt_profile *p, int kind, struct vt_pause_stats *s);
 
 /* Whether reports list GC kind: minor and major always, CPython's three
  * generations always, any other kind only when it has collections. */
 bool vt_gc_kind_shown(const struct vt_profile *p, int kind);
 
-/* What the GC sections print about every pause in the list. */
+/* What the GC sections print about every pause, kept in the list or not. */
 struct vt_gc_summary {
+	uint64_t pauses, not_kept;
 	uint64_t allocated_total, allocated_max; /* bytes allocated between collections */
 	uint64_t objects_collected;
 	uint64_t hist[VT_HIST_BUCKETS];          /* pauses by log2 of microseconds */

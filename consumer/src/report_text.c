@@ -334,7 +334,9 @@ static int print_gc(FILE *out, const struct vt_profile *p)
 
 	for (int k = 0; k < VT_GC_KINDS; k++)
 		collections += p->gc_collections[k];
-	if (!collections && !p->gc_pauses.n) {
+	struct vt_gc_summary sum;
+	vt_gc_summarize(p, &sum);
+	if (!collections && !sum.pauses) {
 		fputs("\nGC: no collections recorded.\n", out);
 		return 0;
 	}
@@ -370,21 +372,23 @@ static int print_gc(FILE *out, const struct vt_profile *p)
 		}
 	}
 	err = table_done(out, &t, "  ");
-	if (err || !p->gc_pauses.n)
+	if (err || !sum.pauses)
 		return err;
-	struct vt_gc_summary sum;
-	vt_gc_summarize(p, &sum);
-	if (collections > p->gc_pauses.n)
+	if (collections > sum.pauses)
 		fprintf(out, "  %llu collections have no pause record\n",
-			(unsigned long long)(collections - p->gc_pauses.n));
+			(unsigned long long)(collections - sum.pauses));
+	if (sum.not_kept)
+		fprintf(out, "  %llu pauses counted above are not in the pause list (it keeps the "
+			"most recent %zu); P50 and P99 are estimated from the histogram\n",
+			(unsigned long long)sum.not_kept, p->gc_pauses.n);
 	if (sum.allocated_total)
 		fprintf(out, "  bytes allocated per collection: mean %llu, max %llu\n",
-			(unsigned long long)(sum.allocated_total / p->gc_pauses.n),
+			(unsigned long long)(sum.allocated_total / sum.pauses),
 			(unsigned long long)sum.allocated_max);
 	if (sum.objects_collected)
 		fprintf(out, "  objects collected: %llu, mean %llu per collection\n",
 			(unsigned long long)sum.objects_collected,
-			(unsigned long long)(sum.objects_collected / p->gc_pauses.n));
+			(unsigned long long)(sum.objects_collected / sum.pauses));
 	fputs("  pause distribution:\n", out);
 	vt_print_log2_hist(out, sum.hist, VT_HIST_BUCKETS, "usecs", "    ");
 	return 0;

@@ -1,0 +1,128 @@
+/*
+ * profile_gc.c: the GC pauses of a profile (profile.h): an exact summary
+ * per kind fed by every pause, and a list bounded to the most recent ones,
+ * so a long recording holds a fixed amount of memory however many
+ * collections it sees.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+
+static int log2_us(uint64_t ns)
+{
+	uint64_t v = ns / 1000;
+	int b = 0;
+
+	while (v > 1) {
+		v >>= 1;
+		b++;
+	}
+	return b;
+}
+
+void vt_gc_stats_add(struct vt_gc_stats *s, const struct vt_gc_pause *g)
+{
+	s->count++;
+	s->total_ns += g->duration_ns;
+	if (g->duration_ns > s->max_ns)
+		s->max_ns = g->duration_ns;
+	s->allocated_bytes += g->allocated_bytes;
+	if (g->allocated_bytes > s->allocated_max)
+		s->allocated_max = g->allocated_bytes;
+	s->objects_collected += g->objects_collected;
+	s->hist[log2_us(g->duration_ns)]++;
+}
+
+int vt_profile_keep_gc_pause(struct vt_profile *p, const struct vt_gc_pause *pause)
+{
+	size_t limit = p->gc_pauses_limit;
+
+	if (limit && p->gc_pauses.n >= limit) {
+		/* the oldest goes; a memmove of at most the bound, never a growth */
+		memmove(p->gc_pauses.v, p->gc_pauses.v + 1,
+			(p->gc_pauses.n - 1) * sizeof(*p->gc_pauses.v));
+		p->gc_pauses.v[p->gc_pauses.n - 1] = *pause;
+		return 0;
+	}
+	if (p->gc_pauses.n == p->gc_pauses.cap) {
+		size_t ncap = p->gc_pauses.cap ? p->gc_pauses.cap * 2 : 16;
+		struct vt_gc_pause *v;
+
+		if (limit && ncap > limit)
+			ncap = limit;
+		v = realloc(p->gc_pauses.v, ncap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		p->gc_pauses.v = v;
+		p->gc_pauses.cap = ncap;
+	}
+	p->gc_pauses.v[p->gc_pauses.n++] = *pause;
+	return 0;
+}
+
+static bool add_would_wrap(const struct vt_profile *p, size_t field, uint64_t v)
+{
+	uint64_t sum = v;
+
+	for (int k = 0; k < VT_GC_KINDS; k++) {
+		uint64_t have;
+
+		memcpy(&have, (const char *)&p->gc_stats[k] + field, sizeof(have));
+		if (__builtin_add_overflow(sum, have, &sum))
+			return true;
+	}
+	return false;
+}
+
+int vt_profile_add_gc_stats(struct vt_profile *p, int kind, const struct vt_gc_stats *s)
+{
+	struct vt_gc_stats *d;
+
+	if (kind < 0 || kind >= VT_GC_KINDS)
+		return -EINVAL;
+	/* every total a report prints, over all kinds, fits in 64 bits */
+	if (add_would_wrap(p, offsetof(struct vt_gc_stats, count), s->count) ||
+	    add_would_wrap(p, offsetof(struct vt_gc_stats, total_ns), s->total_ns) ||
+	    add_would_wrap(p, offsetof(struct vt_gc_stats, allocated_bytes), s->allocated_bytes) ||
+	    add_would_wrap(p, offsetof(struct vt_gc_stats, objects_collected), s->objects_collected))
+		return -EOVERFLOW;
+	d = &p->gc_stats[kind];
+	d->count += s->count;
+	d->total_ns += s->total_ns;
+	d->allocated_bytes += s->allocated_bytes;
+	d->objects_collected += s->objects_collected;
+	if (s->max_ns > d->max_ns)
+		d->max_ns = s->max_ns;
+	if (s->allocated_max > d->allocated_max)
+		d->allocated_max = s->allocated_max;
+	for (int b = 0; b < VT_HIST_BUCKETS; b++)
+		d->hist[b] += s->hist[b]; /* each at most count, which did not wrap */
+	return 0;
+}
+
+uint64_t vt_gc_not_kept(const struct vt_profile *p, int kind)
+{
+	uint64_t kept = 0;
+
+	if (kind < 0 || kind >= VT_GC_KINDS)
+		return 0;
+	for (size_t i = 0; i < p->gc_pauses.n; i++)
+		kept += p->gc_pauses.v[i].kind == kind;
+	return p->gc_stats[kind].count > kept ? p->gc_stats[kind].count - kept : 0;
+}
+
+bool vt_gc_list_fits(const struct vt_profile *p)
+{
+	uint64_t kept[VT_GC_KINDS] = { 0 };
+
+	for (size_t i = 0; i < p->gc_pauses.n; i++) {
+		int k = p->gc_pauses.v[i].kind;
+
+		if (k >= 0 && k < VT_GC_KINDS && ++kept[k] > p->gc_stats[k].count)
+			return false;
+	}
+	return true;
+}

@@ -23,7 +23,7 @@ static void say_not_permitted(char *errbuf, size_t errlen)
 }
 
 int vt_adapter_init(struct vt_adapter *a, const char *provider, const char *attach_label,
-		    pid_t pid, size_t event_size, char *errbuf, size_t errlen)
+		    pid_t pid, size_t event_size, size_t log_limit, char *errbuf, size_t errlen)
 {
 	int err;
 
@@ -31,6 +31,8 @@ int vt_adapter_init(struct vt_adapter *a, const char *provider, const char *atta
 	a->attach_label = attach_label;
 	a->pid = pid;
 	a->events.size = event_size;
+	a->events.limit = log_limit ? log_limit : VT_GC_PAUSES_DEFAULT;
+	a->gc_keep = a->events.limit;
 	a->ncpus = libbpf_num_possible_cpus();
 	if (a->ncpus <= 0) {
 		err = a->ncpus ? a->ncpus : -EINVAL;
@@ -143,9 +145,21 @@ void *vt_adapter_event_slot(struct vt_adapter *a)
 {
 	struct vt_event_log *l = &a->events;
 
+	if (l->n == l->limit) {
+		/* full: the newest replaces the oldest, so memory stays bounded */
+		void *slot = (unsigned char *)l->v + l->size * l->head;
+
+		l->head = (l->head + 1) % l->limit;
+		l->dropped++;
+		return slot;
+	}
 	if (l->n == l->cap) {
 		size_t ncap = l->cap ? l->cap * 2 : 256;
-		void *v = realloc(l->v, ncap * l->size);
+		void *v;
+
+		if (ncap > l->limit)
+			ncap = l->limit;
+		v = realloc(l->v, ncap * l->size);
 
 		if (!v) {
 			l->err = -ENOMEM;
@@ -155,6 +169,35 @@ void *vt_adapter_event_slot(struct vt_adapter *a)
 		l->cap = ncap;
 	}
 	return (unsigned char *)l->v + l->size * l->n++;
+}
+
+void *vt_adapter_events(struct vt_adapter *a, size_t *n)
+{
+	struct vt_event_log *l = &a->events;
+
+	if (l->head) {
+		/* unroll the ring: oldest first, as the readers expect */
+		size_t first = (l->n - l->head) * l->size;
+		unsigned char *v = malloc(l->cap * l->size);
+
+		if (!v) {
+			*n = 0;
+			return NULL;
+		}
+		memcpy(v, (unsigned char *)l->v + l->head * l->size, first);
+		memcpy(v + first, l->v, l->head * l->size);
+		free(l->v);
+		l->v = v;
+		l->head = 0;
+	}
+	*n = l->n;
+	return l->v;
+}
+
+void vt_adapter_count_pause(struct vt_adapter *a, const struct vt_gc_pause *g)
+{
+	if (g->kind >= 0 && g->kind < VT_GC_KINDS)
+		vt_gc_stats_add(&a->gc[g->kind], g);
 }
 
 int vt_adapter_drain(struct vt_adapter *a)
@@ -269,14 +312,29 @@ const char *vt_usdt_probe_path(const struct vt_usdt_list *pl, const char *provid
 int vt_adapter_add_pauses(struct vt_adapter *a, struct vt_profile *out)
 {
 	/* read after the drain, which may have moved the events */
-	const struct vt_gc_pause *pauses = a->events.v;
+	size_t n;
+	const struct vt_gc_pause *pauses = vt_adapter_events(a, &n);
 
-	for (size_t i = 0; i < a->events.n; i++) {
-		int err = vt_profile_add_gc_pause(out, &pauses[i]);
+	int err;
+
+	if (!pauses && a->events.n)
+		return -ENOMEM;
+	err = vt_adapter_add_gc_stats(a, out);
+	/* the list keeps the most recent gc_keep: skip the older ones at once */
+	for (size_t i = n > a->gc_keep ? n - a->gc_keep : 0; !err && i < n; i++)
+		err = vt_profile_keep_gc_pause(out, &pauses[i]);
+	return err;
+}
+
+int vt_adapter_add_gc_stats(struct vt_adapter *a, struct vt_profile *out)
+{
+	for (int k = 0; k < VT_GC_KINDS; k++) {
+		int err = vt_profile_add_gc_stats(out, k, &a->gc[k]);
 
 		if (err)
 			return err;
 	}
+	out->gc_pauses_limit = a->gc_keep;
 	return 0;
 }
 

@@ -19,10 +19,14 @@
 
 #define VT_ADAPTER_BATCH_ROWS 256 /* keys per bpf_map_lookup_batch call */
 
-/* Events taken from the ring buffer, kept until collect reads them. */
+/* Events taken from the ring buffer, kept until collect reads them: the
+ * most recent `limit`, in a ring (vt_adapter_events puts them in order). */
 struct vt_event_log {
 	void *v;
 	size_t n, cap, size;     /* size: bytes of one event */
+	size_t limit;            /* events kept at most (vt_adapter_init: 0 = the default) */
+	size_t head;             /* the oldest, once the ring is full */
+	uint64_t dropped;        /* older events the newer ones replaced */
 	int err;                 /* -ENOMEM while storing one */
 };
 
@@ -35,15 +39,17 @@ struct vt_adapter {
 	size_t nlinks;
 	struct ring_buffer *rb;
 	struct vt_event_log events;
+	struct vt_gc_stats gc[VT_GC_KINDS]; /* every pause, counted as it arrives */
+	size_t gc_keep;          /* pauses a profile's list keeps (init: events.limit) */
 	void *keys, *vals;       /* batch buffers */
 	void *merged;            /* one value, merged across CPUs */
 	size_t key_size, val_size; /* the largest key and value they hold */
 };
 
-/* Set the provider, pid and CPU count; 0, or a negative errno with the reason
- * in errbuf. */
+/* Set the provider, pid and CPU count, and keep at most log_limit events
+ * (0: VT_GC_PAUSES_DEFAULT); 0, or a negative errno with the reason in errbuf. */
 int vt_adapter_init(struct vt_adapter *a, const char *provider, const char *attach_label,
-		    pid_t pid, size_t event_size, char *errbuf, size_t errlen);
+		    pid_t pid, size_t event_size, size_t log_limit, char *errbuf, size_t errlen);
 /* After NAME_bpf__open() returned NULL: the errno, with the reason in errbuf. */
 int vt_adapter_open_failed(char *errbuf, size_t errlen);
 /* After NAME_bpf__load() failed with err: err, with the reason in errbuf. */
@@ -69,8 +75,13 @@ int vt_adapter_attach_uprobe(struct vt_adapter *a, struct bpf_program *prog, con
  * the caller then destroys its skeleton. */
 void vt_adapter_release(struct vt_adapter *a);
 
-/* Room for one more event in a->events (NULL, and events.err set, on ENOMEM). */
+/* Room for one more event in a->events: once it holds events.limit, the
+ * oldest one's (NULL, and events.err set, on ENOMEM). */
 void *vt_adapter_event_slot(struct vt_adapter *a);
+/* The events kept, oldest first (*n of them); NULL with *n 0 on ENOMEM. */
+void *vt_adapter_events(struct vt_adapter *a, size_t *n);
+/* Count a pause into a->gc (as it arrives: the log may not keep it). */
+void vt_adapter_count_pause(struct vt_adapter *a, const struct vt_gc_pause *g);
 /* Take in what the ring buffer holds: 0 or the error storing an event. */
 int vt_adapter_drain(struct vt_adapter *a);
 /* poll() for adapters whose BPF side submits without a wakeup. */
@@ -95,9 +106,11 @@ bool vt_usdt_has_probe(const struct vt_usdt_list *pl, const char *provider, cons
 /* The module holding provider:name (the first in the list), or NULL. */
 const char *vt_usdt_probe_path(const struct vt_usdt_list *pl, const char *provider,
 			       const char *name);
-/* After vt_adapter_drain: every GC pause the ring buffer delivered (events
- * of struct vt_gc_pause) into out. */
+/* After vt_adapter_drain: the summary of every GC pause the ring buffer
+ * delivered, and the pauses the log kept (events of struct vt_gc_pause), into out. */
 int vt_adapter_add_pauses(struct vt_adapter *a, struct vt_profile *out);
+/* Only the summary (and the bound gc_keep), for logs of mixed events. */
+int vt_adapter_add_gc_stats(struct vt_adapter *a, struct vt_profile *out);
 /* Fixed-size key field -> C string (the BPF side NUL-terminates, but a field
  * is never trusted to). */
 void vt_key_string(char *dst, size_t dlen, const char *src, size_t slen);

@@ -161,6 +161,7 @@ static const struct {
 	{ VT_OPT_TOP, "top", required_argument },
 	{ VT_OPT_SAMPLE, "sample", required_argument },
 	{ VT_OPT_MAP_ENTRIES, "map-entries", required_argument },
+	{ VT_OPT_GC_PAUSES, "gc-pauses", required_argument },
 	{ VT_OPT_RUNTIME, "runtime", required_argument },
 	{ VT_OPT_NO_METHODS, "no-methods", no_argument },
 	{ VT_OPT_NO_FRAME_WALK, "no-frame-walk", no_argument },
@@ -273,6 +274,12 @@ static int take(const char *cmd, int opt, const char *arg, struct vt_cli_args *a
 			return vt_usage_error(cmd, "--map-entries: '%s' is not a number from 1 to 16777216",
 					      arg);
 		a->session.map_entries = (uint32_t)v;
+		return 0;
+	case VT_OPT_GC_PAUSES:
+		if (vt_parse_u64(arg, &v) || v == 0 || v > VT_GC_PAUSES_MAX)
+			return vt_usage_error(cmd, "--gc-pauses: '%s' is not a number from 1 to %u", arg,
+					      VT_GC_PAUSES_MAX);
+		a->session.gc_pauses = (uint32_t)v;
 		return 0;
 	case VT_OPT_RUNTIME:
 		a->session.runtime = arg;

@@ -43,6 +43,7 @@ enum vt_opt {
 	VT_OPT_PUSH_TRIES, VT_OPT_LISTEN, VT_OPT_LINGER, VT_OPT_NO_FRAME_WALK, VT_OPT_STACK,
 	VT_OPT_LIVE, VT_OPT_LIVE_MAX, VT_OPT_TEMP,
 	VT_OPT_EVENTS,
+	VT_OPT_GC_PAUSES,
 };
 
 /* What the options fill in. The caller sets the defaults before parsing. */

@@ -51,6 +51,8 @@ static const char help_text[] =
 	"                         counted in Lost\n"
 	"      --temp SECS        freed within SECS of its allocation is temporary\n"
 	"                         (default 0.01)\n"
+	"      --gc-pauses N      GC pauses listed at most, the most recent (default 4096);\n"
+	"                         the GC summary counts every pause whatever N is\n"
 	"      --runtime NAME     use this runtime's probes instead of detecting them\n"
 	"      --no-methods       runtimes with method probes: class and site only (cheaper)\n"
 	"      --no-frame-walk    Ruby: sites and methods from Ruby's USDT probes, not\n"
@@ -82,7 +84,7 @@ static const char help_text[] =
 
 static const enum vt_opt record_opts[] = {
 	VT_OPT_PID, VT_OPT_DURATION, VT_OPT_OUTPUT, VT_OPT_FORCE, VT_OPT_FORMAT, VT_OPT_BY,
-	VT_OPT_SORT, VT_OPT_TOP, VT_OPT_SAMPLE, VT_OPT_MAP_ENTRIES, VT_OPT_RUNTIME,
+	VT_OPT_SORT, VT_OPT_TOP, VT_OPT_SAMPLE, VT_OPT_MAP_ENTRIES, VT_OPT_GC_PAUSES, VT_OPT_RUNTIME,
 	VT_OPT_NO_METHODS, VT_OPT_NO_FRAME_WALK, VT_OPT_STACK, VT_OPT_EVENTS, VT_OPT_EVERY,
 	VT_OPT_OUT_DIR, VT_OPT_PUSH, VT_OPT_PUSH_NAME, VT_OPT_PUSH_QUEUE, VT_OPT_PUSH_TRIES,
 	VT_OPT_LIVE, VT_OPT_LIVE_MAX, VT_OPT_TEMP, VT_OPT_VERBOSE, VT_OPT_HELP, 0,

@@ -188,6 +188,53 @@ static int keep_nonzero(struct vt_profile *out, const struct vt_profile *w)
 	return err;
 }
 
+/* The interval's GC: the difference of the summaries, and of the later
+ * list the pauses that came after the earlier collection (the list keeps
+ * the most recent, so they are its last ones). Their times become relative
+ * to the interval's start. A maximum is exact when it rose in the interval
+ * or the later list holds every pause of it; else the largest kept. */
+static int interval_pauses(struct vt_profile *out, const struct vt_profile *late,
+			   const struct vt_profile *early, int64_t shift)
+{
+	struct vt_gc_stats d[VT_GC_KINDS];
+	uint64_t fresh = 0;
+	size_t first;
+	int err = 0;
+
+	for (int k = 0; k < VT_GC_KINDS; k++) {
+		const struct vt_gc_stats *a = &late->gc_stats[k], *b = &early->gc_stats[k];
+
+		d[k] = (struct vt_gc_stats){
+			.count = minus(a->count, b->count),
+			.total_ns = minus(a->total_ns, b->total_ns),
+			.max_ns = a->max_ns > b->max_ns ? a->max_ns : 0,
+			.allocated_bytes = minus(a->allocated_bytes, b->allocated_bytes),
+			.allocated_max = a->allocated_max > b->allocated_max ? a->allocated_max : 0,
+			.objects_collected = minus(a->objects_collected, b->objects_collected),
+		};
+		for (int h = 0; h < VT_HIST_BUCKETS; h++)
+			d[k].hist[h] = minus(a->hist[h], b->hist[h]);
+		fresh += d[k].count;
+	}
+	first = late->gc_pauses.n > fresh ? late->gc_pauses.n - (size_t)fresh : 0;
+	for (size_t i = first; !err && i < late->gc_pauses.n; i++) {
+		struct vt_gc_pause g = late->gc_pauses.v[i];
+
+		if (g.kind >= 0 && g.kind < VT_GC_KINDS) {
+			if (g.duration_ns > d[g.kind].max_ns)
+				d[g.kind].max_ns = g.duration_ns;
+			if (g.allocated_bytes > d[g.kind].allocated_max)
+				d[g.kind].allocated_max = g.allocated_bytes;
+		}
+		if (g.tid)
+			g.at_ns -= shift;
+		err = vt_profile_keep_gc_pause(out, &g);
+	}
+	for (int k = 0; !err && k < VT_GC_KINDS; k++)
+		err = vt_profile_add_gc_stats(out, k, &d[k]);
+	return err;
+}
+
 int vt_profile_diff(const struct vt_profile *late, const struct vt_profile *early,
 		    struct vt_profile *out)
 {
@@ -203,15 +250,8 @@ int vt_profile_diff(const struct vt_profile *late, const struct vt_profile *earl
 	if (!err)
 		err = keep_nonzero(out, &w);
 	vt_profile_free(&w);
-	/* pauses and timeline events are appended in the order they happen;
-	 * their times become relative to the interval's start */
-	for (size_t i = early->gc_pauses.n; !err && i < late->gc_pauses.n; i++) {
-		struct vt_gc_pause g = late->gc_pauses.v[i];
-
-		if (g.tid)
-			g.at_ns -= shift;
-		err = vt_profile_add_gc_pause(out, &g);
-	}
+	if (!err)
+		err = interval_pauses(out, late, early, shift);
 	for (size_t i = early->events.n; !err && i < late->events.n; i++) {
 		struct vt_event e = late->events.v[i];
 

@@ -46,6 +46,7 @@ struct vt_attach_opts {
 	uint32_t live_max;                /* objects tracked at most, 0 = default */
 	uint64_t temp_ns;                 /* freed within this is temporary, 0 = default */
 	bool series;                      /* per-class counts each second (record's timeline) */
+	uint32_t gc_pauses;               /* --gc-pauses: pauses kept in the list, 0 = default */
 };
 
 struct vt_runtime {

@@ -93,14 +93,15 @@ static int on_gc_event(void *ctx, void *data, size_t size)
 {
 	struct hotspot_state *st = ctx;
 	const struct vt_hs_gc_event *e = data;
-	struct vt_gc_pause *p;
+	struct vt_gc_pause g, *p;
 
 	if (size < sizeof(*e))
 		return 0;
+	g = (struct vt_gc_pause){ .kind = e->full ? 1 : 0, .duration_ns = e->duration_ns };
+	vt_adapter_count_pause(&st->a, &g);
 	p = vt_adapter_event_slot(&st->a);
-	if (!p)
-		return 0;
-	*p = (struct vt_gc_pause){ .kind = e->full ? 1 : 0, .duration_ns = e->duration_ns };
+	if (p)
+		*p = g;
 	return 0;
 }
 
@@ -434,7 +435,7 @@ static int hotspot_open(const struct vt_attach_opts *opts, void **state, char *e
 		}
 	}
 	err = vt_adapter_init(&st->a, PROVIDER, PROVIDER ":", opts->pid, sizeof(struct vt_gc_pause),
-			      errbuf, errlen);
+			      opts->gc_pauses, errbuf, errlen);
 	if (err)
 		goto fail;
 	st->skel = hotspot_bpf__open();

@@ -171,7 +171,7 @@ static int php_open(const struct vt_attach_opts *opts, void **state, char *errbu
 		return -ENOMEM;
 	st->set_env = opts->argv && !getenv("USE_ZEND_DTRACE");
 	calls = opts->argv || started_with_dtrace(opts->pid);
-	err = vt_adapter_init(&st->a, PROVIDER, PROVIDER ":", opts->pid, 0, errbuf, errlen);
+	err = vt_adapter_init(&st->a, PROVIDER, PROVIDER ":", opts->pid, 0, 0, errbuf, errlen);
 	if (err)
 		goto fail;
 	st->skel = php_bpf__open();

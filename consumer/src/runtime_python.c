@@ -73,20 +73,21 @@ static int on_gc_event(void *ctx, void *data, size_t size)
 {
 	struct python_state *st = ctx;
 	const struct vt_py_gc_event *e = data;
-	struct vt_gc_pause *p;
+	struct vt_gc_pause g, *p;
 
 	if (size < sizeof(*e))
 		return 0;
-	p = vt_adapter_event_slot(&st->a);
-	if (!p)
-		return 0;
-	*p = (struct vt_gc_pause){
+	g = (struct vt_gc_pause){
 		.kind = (int)e->generation,
 		.duration_ns = e->duration_ns,
 		.objects_collected = e->collected,
 		.at_ns = (int64_t)(e->end_ns - e->duration_ns), /* its start, on the kernel's clock */
 		.tid = e->tid,
 	};
+	vt_adapter_count_pause(&st->a, &g);
+	p = vt_adapter_event_slot(&st->a);
+	if (p)
+		*p = g;
 	return 0;
 }
 
@@ -357,14 +358,9 @@ static int python_collect(void *state, struct vt_profile *out)
 
 	for (int g = 0; g < VT_PY_GENS && g < VT_GC_KINDS; g++)
 		out->gc_collections[g] += c[VT_PY_C_GC0 + g];
-	/* read after the drain, which may have moved the events */
-	const struct vt_gc_pause *pauses = st->a.events.v;
-
-	for (size_t i = 0; i < st->a.events.n; i++) {
-		err = vt_profile_add_gc_pause(out, &pauses[i]);
-		if (err)
-			return err;
-	}
+	err = vt_adapter_add_pauses(&st->a, out);
+	if (err)
+		return err;
 	return vt_adapter_add_losses(out, loss_names, c, VT_PY_L_UNREADABLE, VT_PY_COUNTERS);
 }
 
@@ -422,6 +418,7 @@ static int python_open(const struct vt_attach_opts *opts, void **state, char *er
 	if (!st)
 		return -ENOMEM;
 	err = vt_adapter_init(&st->a, PROVIDER, PROVIDER ":", opts->pid, sizeof(struct vt_gc_pause),
+			      opts->gc_pauses,
 			      errbuf, errlen);
 	if (err)
 		goto fail;

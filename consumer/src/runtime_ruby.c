@@ -80,19 +80,20 @@ static int on_gc_event(void *ctx, void *data, size_t size)
 {
 	struct ruby_state *st = ctx;
 	const struct vt_rb_gc_event *e = data;
-	struct vt_gc_pause *p;
+	struct vt_gc_pause g, *p;
 
 	if (size < sizeof(*e))
 		return 0;
-	p = vt_adapter_event_slot(&st->a);
-	if (!p)
-		return 0;
-	*p = (struct vt_gc_pause){
+	g = (struct vt_gc_pause){
 		.kind = (int)e->phase,
 		.duration_ns = e->duration_ns,
 		.at_ns = (int64_t)(e->end_ns - e->duration_ns), /* its start, on the kernel's clock */
 		.tid = e->tid,
 	};
+	vt_adapter_count_pause(&st->a, &g);
+	p = vt_adapter_event_slot(&st->a);
+	if (p)
+		*p = g;
 	return 0;
 }
 
@@ -197,14 +198,9 @@ static int ruby_collect(void *state, struct vt_profile *out)
 
 	out->gc_collections[VT_RB_GC_MARK] += c[VT_RB_C_GC_MARK];
 	out->gc_collections[VT_RB_GC_SWEEP] += c[VT_RB_C_GC_SWEEP];
-	/* read after the drain, which may have moved the events */
-	const struct vt_gc_pause *pauses = st->a.events.v;
-
-	for (size_t i = 0; i < st->a.events.n; i++) {
-		err = vt_profile_add_gc_pause(out, &pauses[i]);
-		if (err)
-			return err;
-	}
+	err = vt_adapter_add_pauses(&st->a, out);
+	if (err)
+		return err;
 
 	err = vt_adapter_add_losses(out, loss_names, c, VT_RB_L_UNREADABLE, VT_RB_COUNTERS);
 	if (err)
@@ -274,6 +270,7 @@ static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errb
 		return -ENOMEM;
 	st->methods = !opts->no_methods;
 	err = vt_adapter_init(&st->a, PROVIDER, PROVIDER ":", opts->pid, sizeof(struct vt_gc_pause),
+			      opts->gc_pauses,
 			      errbuf, errlen);
 	if (err)
 		goto fail;

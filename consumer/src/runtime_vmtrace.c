@@ -80,6 +80,8 @@ struct vmtrace_state {
 	bool names_ready;
 	char probes_used[512];
 	char period_env[64];        /* VMTRACE_SAMPLE_PERIOD=N for a spawned command */
+	uint64_t prev_alloc_total;  /* alloc_total of the last GC record */
+	uint64_t events_replaced;   /* timeline events the bounded log let go */
 };
 
 /* A name for a row of the report: never NULL; unreadable ones are named by
@@ -104,11 +106,33 @@ static int on_gc_event(void *ctx, void *data, size_t size)
 	struct vmtrace_state *st = ctx;
 	struct vt_gc_event *e;
 
+	struct vt_gc_event in;
+
 	if (size < sizeof(struct vt_gc_event))
 		return 0;
+	memcpy(&in, data, sizeof(in));
+	if (in.type == VT_RING_GC) {
+		/* counted now: the log keeps only the most recent events. The first
+		 * collection's bytes are those since tracing began. */
+		uint64_t since = in.alloc_total >= st->prev_alloc_total ?
+				 in.alloc_total - st->prev_alloc_total : 0;
+		struct vt_gc_pause g = { .kind = in.kind, .duration_ns = in.duration_ns,
+					 .heap_bytes = in.heap_bytes, .allocated_bytes = since };
+
+		st->prev_alloc_total = in.alloc_total;
+		in.alloc_total = since;
+		vt_adapter_count_pause(&st->a, &g);
+	}
+	if (st->a.events.n == st->a.events.limit) {
+		const struct vt_gc_event *old = (const struct vt_gc_event *)st->a.events.v +
+						st->a.events.head;
+
+		/* a pause let go stays in the summary; another event is lost */
+		st->events_replaced += old->type != VT_RING_GC;
+	}
 	e = vt_adapter_event_slot(&st->a);
 	if (e)
-		memcpy(e, data, sizeof(*e));
+		*e = in;
 	return 0;
 }
 
@@ -271,8 +295,15 @@ static int vmtrace_collect(void *state, struct vt_profile *out)
 	if (stats.last_serial > out->last_serial)
 		out->last_serial = stats.last_serial;
 
-	err = vt_vmtrace_events_add(out, st->a.events.v, st->a.events.n, event_name, st,
-				    &timeline_dropped);
+	err = vt_adapter_add_gc_stats(&st->a, out);
+	if (err)
+		return err;
+	size_t nev;
+	const struct vt_gc_event *ev = vt_adapter_events(&st->a, &nev);
+
+	if (!ev && st->a.events.n)
+		return -ENOMEM;
+	err = vt_vmtrace_events_add(out, ev, nev, event_name, st, &timeline_dropped);
 	if (err)
 		return err;
 
@@ -307,7 +338,7 @@ static int vmtrace_collect(void *state, struct vt_profile *out)
 	}
 	losses[VT_LOSS_STR_UNREADABLE] += c.unreadable;
 	losses[VT_LOSS_BUS_DROPPED] += stats.bus_dropped_total;
-	losses[VT_LOSS_TIMELINE_CAP] += timeline_dropped;
+	losses[VT_LOSS_TIMELINE_CAP] += timeline_dropped + st->events_replaced;
 	losses[VT_LOSS_BATCH_UNFLUSHED] += st->unflushed;
 	losses[VT_LOSS_STR_TRUNCATED] += c.cut;
 	losses[VT_LOSS_STACK_CUT] += c.stack_cut;
@@ -430,10 +461,13 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 	st->live = opts->live;
 	st->live_max = opts->live_max ? opts->live_max : VT_LIVE_DEFAULT_MAX;
 	st->temp_ns = opts->temp_ns ? opts->temp_ns : VT_LIVE_DEFAULT_TEMP_NS;
+	/* the log holds pauses and timeline events alike */
 	err = vt_adapter_init(&st->a, PROVIDER, "", opts->pid, sizeof(struct vt_gc_event),
-			      errbuf, errlen);
+			      (size_t)(opts->gc_pauses ? opts->gc_pauses : VT_GC_PAUSES_DEFAULT) +
+			      VT_TIMELINE_MAX, errbuf, errlen);
 	if (err)
 		goto fail;
+	st->a.gc_keep = opts->gc_pauses ? opts->gc_pauses : VT_GC_PAUSES_DEFAULT;
 
 	st->skel = vmtrace_bpf__open();
 	if (!st->skel) {

@@ -28,6 +28,7 @@ struct vt_session_opts {
 	uint32_t live_max;         /* --live-max, 0 = default */
 	uint64_t temp_ns;          /* --temp: freed sooner is temporary, 0 = default */
 	bool series;               /* record: per-class counts each second (the timeline) */
+	uint32_t gc_pauses;        /* --gc-pauses N, 0 = VT_GC_PAUSES_DEFAULT */
 };
 
 struct vt_session {

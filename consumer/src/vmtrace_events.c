@@ -9,10 +9,14 @@
 int vt_vmtrace_events_add(struct vt_profile *out, const struct vt_gc_event *ev, size_t n,
 			  vt_name_fn *name, void *ctx, uint64_t *dropped)
 {
-	uint64_t prev_total = 0;
 	char fb1[64], fb2[64];
+	size_t gcs = 0, skip;
 	int err = 0;
 
+	/* out's list keeps the most recent gc_pauses_limit: skip the older ones */
+	for (size_t i = 0; i < n; i++)
+		gcs += ev[i].type == VT_RING_GC;
+	skip = out->gc_pauses_limit && gcs > out->gc_pauses_limit ? gcs - out->gc_pauses_limit : 0;
 	for (size_t i = 0; !err && i < n; i++) {
 		const struct vt_gc_event *e = &ev[i];
 		struct vt_event t = { .tid = e->tid, .at_ns = (int64_t)e->ts_ns, .serial = e->serial };
@@ -23,15 +27,16 @@ int vt_vmtrace_events_add(struct vt_profile *out, const struct vt_gc_event *ev, 
 				.kind = e->kind,
 				.duration_ns = e->duration_ns,
 				.heap_bytes = e->heap_bytes,
-				/* the first collection: bytes since tracing began */
-				.allocated_bytes = e->alloc_total >= prev_total ?
-						   e->alloc_total - prev_total : 0,
+				.allocated_bytes = e->alloc_total, /* the log holds the difference */
 				.at_ns = (int64_t)e->ts_ns,
 				.tid = e->tid,
 			};
 
-			prev_total = e->alloc_total;
-			err = vt_profile_add_gc_pause(out, &p);
+			if (skip) {
+				skip--;
+				continue;
+			}
+			err = vt_profile_keep_gc_pause(out, &p);
 			continue;
 		}
 		case VT_RING_SIGNAL:

@@ -16,8 +16,9 @@
  * bytes, may hold the answer). */
 typedef const char *vt_name_fn(void *ctx, uint64_t ptr, char *fallback, size_t len);
 
-/* Adds ev[0..n-1] to out, in order: every GC record as a pause (its
- * allocated bytes the difference from the GC record before it), the others
+/* Adds ev[0..n-1] to out, in order: every GC record as a kept pause (not
+ * counted into out's gc_stats, which the adapter fed as they arrived; its
+ * alloc_total already the difference from the GC record before it), the others
  * as timeline events while out holds fewer than VT_TIMELINE_MAX; *dropped
  * counts those beyond. Times stay in the kernel's clock (bpf_ktime_get_ns);
  * the session makes them relative. 0 or -ENOMEM. */

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "profile.h"
+#include "report_model.h"
 
 static void test_init_defaults(void **state)
 {
@@ -179,6 +180,57 @@ static void test_gc_pauses_and_meta(void **state)
 	vt_profile_free(&p);
 }
 
+/* A bounded list: the summary stays exact, the list holds the most recent,
+ * percentiles become estimates from the histogram. */
+static void test_gc_pauses_bounded(void **state)
+{
+	struct vt_pause_stats s;
+	struct vt_profile p;
+	uint64_t total = 0, max = 0;
+
+	(void)state;
+	vt_profile_init(&p);
+	p.gc_pauses_limit = 100;
+	for (uint64_t i = 0; i < 5000; i++) {
+		struct vt_gc_pause g = { .kind = 0, .duration_ns = (i * 104729) % 9000000 + 1,
+					 .at_ns = (int64_t)i };
+
+		total += g.duration_ns;
+		if (g.duration_ns > max)
+			max = g.duration_ns;
+		assert_int_equal(vt_profile_add_gc_pause(&p, &g), 0);
+	}
+	assert_int_equal(p.gc_pauses.n, 100);
+	assert_true(p.gc_pauses.cap <= 100);
+	for (size_t i = 0; i < 100; i++)
+		assert_int_equal(p.gc_pauses.v[i].at_ns, 4900 + (int64_t)i);
+	assert_int_equal(p.gc_stats[0].count, 5000);
+	assert_int_equal(p.gc_stats[0].total_ns, total);
+	assert_int_equal(p.gc_stats[0].max_ns, max);
+	assert_int_equal(vt_gc_not_kept(&p, 0), 4900);
+	assert_int_equal(vt_pause_stats(&p, 0, &s), 0);
+	assert_int_equal(s.pauses, 5000);
+	assert_int_equal(s.total_ns, total);
+	assert_int_equal(s.max_ns, max);
+	assert_int_equal(s.not_kept, 4900);
+	assert_true(s.estimated);
+	assert_true(s.p50_ns <= s.p99_ns && s.p99_ns <= max);
+	vt_profile_free(&p);
+	/* a complete list: exact */
+	vt_profile_init(&p);
+	p.gc_pauses_limit = 100;
+	for (uint64_t i = 1; i <= 100; i++) {
+		struct vt_gc_pause g = { .kind = 1, .duration_ns = i * 1000 };
+
+		assert_int_equal(vt_profile_add_gc_pause(&p, &g), 0);
+	}
+	assert_int_equal(vt_pause_stats(&p, -1, &s), 0);
+	assert_false(s.estimated);
+	assert_int_equal(s.p50_ns, 50000);
+	assert_int_equal(s.p99_ns, 99000);
+	vt_profile_free(&p);
+}
+
 static void test_gc_kind_names(void **state)
 {
 	struct vt_profile p;
@@ -205,6 +257,7 @@ int main(void)
 		cmocka_unit_test(test_keyed_merges),
 		cmocka_unit_test(test_signal_merges),
 		cmocka_unit_test(test_gc_pauses_and_meta),
+		cmocka_unit_test(test_gc_pauses_bounded),
 		cmocka_unit_test(test_gc_kind_names),
 	};
 

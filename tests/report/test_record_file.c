@@ -158,6 +158,7 @@ static void assert_profiles_equal(const struct vt_profile *a, const struct vt_pr
 			   a->global_serial_incs.n);
 	assert_int_equal(a->calls.n, b->calls.n);
 	assert_keyed_equal(a->calls.v, b->calls.v, a->calls.n);
+	assert_memory_equal(a->gc_stats, b->gc_stats, sizeof(a->gc_stats));
 	assert_int_equal(a->gc_pauses.n, b->gc_pauses.n);
 	for (size_t i = 0; i < a->gc_pauses.n; i++) {
 		const struct vt_gc_pause *x = &a->gc_pauses.v[i], *y = &b->gc_pauses.v[i];
@@ -298,6 +299,40 @@ static void test_round_trip_empty(void **state)
 	vt_profile_free(&b);
 }
 
+/* More pauses than the list keeps: the summary counts every one of them and
+ * comes back exactly, beside the list of the most recent. */
+static void test_round_trip_gc_summary(void **state)
+{
+	struct vt_profile a, b;
+	uint64_t total[2] = { 0 };
+
+	(void)state;
+	vt_profile_init(&a);
+	assert_int_equal(vt_profile_set_meta(&a, "vmtrace", "gc__begin", "demovm", 7), 0);
+	a.gc_pauses_limit = 16;
+	for (uint64_t i = 0; i < 1000; i++) {
+		struct vt_gc_pause g = { .kind = (int)(i % 2), .duration_ns = 1000 + i * 7919,
+					 .allocated_bytes = i, .objects_collected = 2 * i,
+					 .at_ns = (int64_t)i, .tid = 9 };
+
+		total[i % 2] += g.duration_ns;
+		assert_int_equal(vt_profile_add_gc_pause(&a, &g), 0);
+	}
+	assert_int_equal(a.gc_pauses.n, 16);
+	assert_int_equal(a.gc_pauses.v[15].at_ns, 999);
+	assert_int_equal(vt_profile_write(&a, in_dir("gcsum"), false), 0);
+	assert_int_equal(vt_profile_read(&b, in_dir("gcsum")), 0);
+	assert_profiles_equal(&a, &b);
+	assert_int_equal(b.gc_stats[0].count, 500);
+	assert_int_equal(b.gc_stats[1].count, 500);
+	assert_int_equal(b.gc_stats[0].total_ns, total[0]);
+	assert_int_equal(b.gc_stats[1].total_ns, total[1]);
+	assert_int_equal(b.gc_stats[1].max_ns, 1000 + 999 * 7919);
+	assert_int_equal(vt_gc_not_kept(&b, 0) + vt_gc_not_kept(&b, 1), 1000 - 16);
+	vt_profile_free(&a);
+	vt_profile_free(&b);
+}
+
 static void test_no_overwrite_without_force(void **state)
 {
 	struct vt_profile a, b;
@@ -409,6 +444,7 @@ static void test_well_formed_minimum(void **state)
 	assert_int_equal(read_with(""), 0);
 	assert_int_equal(read_with("alloc =A =m =%25%0A 1 2 3\n"), 0);
 	assert_int_equal(read_with("signal 12 1 1 5 5 2:1 3:4\n"), 0);
+	assert_int_equal(read_with("gc_summary 1 2 30 20 0 0 0 3:1 4:1\ngc_pause 1 20 0 0 0\n"), 0);
 	assert_int_equal(read_with("pid -2147483648\n"), 0);
 	assert_int_equal(read_with("duration_s 0x1.4p+1\n"), 0);
 	/* older gc_collections lines with fewer kinds read fine */
@@ -472,6 +508,12 @@ static void test_malformed_items(void **state)
 		"alloc =A\t=m = 1 2 3\n",         /* raw control byte */
 		"alloc =A =m = 1 2 3 \n",         /* trailing space */
 		"pid 2147483648\n",
+		"gc_summary 0 2 30 20 0 0 0 3:1\n",            /* histogram short of count */
+		"gc_summary 0 1 30 40 0 0 0 3:1\n",            /* max above the total */
+		"gc_summary 3 1 30 20 0 0 0 3:1\n",            /* no such kind */
+		"gc_summary 0 1 3 2 0 0 0 0:1\ngc_summary 0 1 3 2 0 0 0 0:1\n", /* twice */
+		"gc_pause 0 1 2 3 4\ngc_summary 0 1 1 1 0 0 0 0:1\n", /* after the list */
+		"gc_summary 0 1 1 1 0 0 0 0:1\ngc_pause 0 1 0 0 0\ngc_pause 0 1 0 0 0\n",
 		"has_allocations 2\n",
 		"gc_collections 4 1 2 3 4\n",     /* more kinds than we know */
 		"gc_collections 2 1\n",
@@ -649,6 +691,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_round_trip_exact, setup),
 		cmocka_unit_test_setup(test_round_trip_empty, setup),
+		cmocka_unit_test_setup(test_round_trip_gc_summary, setup),
 		cmocka_unit_test_setup(test_no_overwrite_without_force, setup),
 		cmocka_unit_test_setup(test_write_honours_umask, setup),
 		cmocka_unit_test_setup(test_truncated_at_every_byte, setup),

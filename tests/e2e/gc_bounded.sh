@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# gc_bounded.sh BIN_DIR: more GC pauses than --gc-pauses keeps, end to end
+# with real BPF (root; 77 = skipped). The summary must count every pause
+# demovm's truth counts while the list holds exactly the bound, and the
+# record file must give the same figures back.
+set -uo pipefail
+
+CASE=gc_bounded
+BIN=$1
+VMTRACE=$BIN/vmtrace
+KEEP=3
+
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP: $CASE needs root (real BPF)"
+	exit 77
+fi
+
+# shellcheck source=../lib/harness.sh
+. "$(dirname "$0")/../lib/harness.sh"
+vt_harness gc
+
+# the alloc workload's 4 MiB young generation: a collection every few thousand ops
+"$VMTRACE" record --gc-pauses $KEEP --format json -o r.data -- \
+	"$BIN/demovm" --workload alloc --ops 60000 --truth truth.json --quiet >rec.out 2>rec.err ||
+	fail "record failed"
+"$VMTRACE" report --format json r.data >rep.out 2>rep.err || fail "report of the record failed"
+/usr/bin/python3 - "$KEEP" rec.out rep.out truth.json <<'PY' || fail "GC figures wrong"
+import json, sys
+keep = int(sys.argv[1])
+rec, rep, truth = (json.load(open(f)) for f in sys.argv[2:5])
+want = truth["gc"]
+gc = rec["gc"]
+total = sum(want.values())
+assert total > keep, f"only {total} collections: the workload no longer outgrows the bound"
+kinds = {k["name"]: k for k in gc["kinds"]}
+for name, n in want.items():
+    assert kinds[name]["pauses"] == n, (name, kinds[name]["pauses"], n)
+    assert kinds[name]["collections"] == n, (name, kinds[name]["collections"], n)
+assert gc["pauses"] == total, (gc["pauses"], total)
+assert len(gc["pause_list"]) == keep, len(gc["pause_list"])
+assert gc["pauses_not_kept"] == total - keep, gc["pauses_not_kept"]
+assert gc["percentiles_estimated"] is True
+kept = [p["duration_ns"] for p in gc["pause_list"]]
+assert gc["pause_total_ns"] > sum(kept) and gc["pause_max_ns"] >= max(kept)
+assert sum(b["count"] for b in gc["pause_hist_us"]) == total
+assert rep["gc"] == gc, "the record gives back other GC figures"
+print(f"ok: {total} pauses counted, {keep} kept, {total - keep} not kept")
+PY

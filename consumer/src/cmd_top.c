@@ -15,6 +15,7 @@
 #include "profile.h"
 #include "report.h"
 #include "report_fmt.h"
+#include "report_model.h"
 #include "session.h"
 
 #define DEFAULT_ROWS 20
@@ -157,32 +158,6 @@ static void totals_of(const struct vt_profile *p, struct totals *t)
 		t->lost += p->lost.v[i].count;
 }
 
-static uint64_t pause_quantile(const struct vt_profile *p, double q)
-{
-	size_t n = p->gc_pauses.n, k;
-	uint64_t *d;
-	uint64_t r;
-
-	if (!n)
-		return 0;
-	d = malloc(n * sizeof(*d));
-	if (!d)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		d[i] = p->gc_pauses.v[i].duration_ns;
-	/* nearest rank; n is small (collections), a sort is fine */
-	for (size_t i = 1; i < n; i++)
-		for (size_t j = i; j > 0 && d[j - 1] > d[j]; j--) {
-			uint64_t t = d[j];
-			d[j] = d[j - 1];
-			d[j - 1] = t;
-		}
-	k = (size_t)(q * (double)n + 0.999999);
-	r = d[(k ? k : 1) - 1];
-	free(d);
-	return r;
-}
-
 /* --live: what is alive now, largest first. */
 static int live_cmp(const void *pa, const void *pb)
 {
@@ -251,8 +226,12 @@ static void print_view(FILE *out, const struct vt_session *s, const struct vt_pr
 		if (vt_gc_kind_shown(p, k))
 			fprintf(out, " %" PRIu64 " %s (%.1f/s),", t.gc[k], vt_gc_kind_name(p, k),
 				(double)(t.gc[k] - t0->gc[k]) * rate);
-	fprintf(out, " %zu pauses, p99 %.3f ms\n", p->gc_pauses.n,
-		(double)pause_quantile(p, 0.99) / 1e6);
+	struct vt_pause_stats ps;
+
+	if (vt_pause_stats(p, -1, &ps))
+		memset(&ps, 0, sizeof(ps));
+	fprintf(out, " %" PRIu64 " pauses, p99 %.3f ms%s\n", ps.pauses, (double)ps.p99_ns / 1e6,
+		ps.estimated ? " (estimated)" : "");
 	fprintf(out, "method cache resets: %" PRIu64 " (%.1f/s)  constant cache resets: %" PRIu64
 		" (%.1f/s)  serial incs: %" PRIu64 " (%.1f/s)\n",
 		t.mcr, (double)(t.mcr - t0->mcr) * rate, t.ccr, (double)(t.ccr - t0->ccr) * rate,

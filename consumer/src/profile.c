@@ -23,7 +23,7 @@ struct vt_hidx {
  * report prints, and no row merged from others, can wrap. */
 enum total {
 	T_ALLOC_COUNT, T_ALLOC_BYTES, T_ALLOC_SAMPLES, T_MCR, T_CCR, T_GSI, T_CALLS,
-	T_PAUSE_NS, T_PAUSE_ALLOCATED, T_PAUSE_OBJECTS, T_SIG_RECEIVED, T_SIG_HANDLED,
+	T_SIG_RECEIVED, T_SIG_HANDLED,
 	T_SIG_LATENCY, T_SIG_HIST, T_LOST, T_FREE_COUNT, T_FREE_BYTES, T__COUNT
 };
 
@@ -424,24 +424,6 @@ int vt_profile_add_call(struct vt_profile *p, const char *name, const char *file
 	if (!idx)
 		return -ENOMEM;
 	return add_keyed(idx, T_CALLS, &idx->calls, KEYED_VEC(p->calls), name, file, count);
-}
-
-int vt_profile_add_gc_pause(struct vt_profile *p, const struct vt_gc_pause *pause)
-{
-	struct vt_profile_index *idx = index_of(p);
-	int err;
-
-	if (!idx)
-		return -ENOMEM;
-	err = add_totals(idx, (const enum total[]){ T_PAUSE_NS, T_PAUSE_ALLOCATED, T_PAUSE_OBJECTS },
-			 (const uint64_t[]){ pause->duration_ns, pause->allocated_bytes,
-					     pause->objects_collected }, 3);
-	if (err)
-		return err;
-	err = vt_profile_keep_gc_pause(p, pause);
-	if (!err && pause->kind >= 0 && pause->kind < VT_GC_KINDS)
-		vt_gc_stats_add(&p->gc_stats[pause->kind], pause);
-	return err;
 }
 
 static void signal_key(const void *row, struct key *k)

@@ -77,6 +77,26 @@ static bool add_would_wrap(const struct vt_profile *p, size_t field, uint64_t v)
 	return false;
 }
 
+int vt_profile_add_gc_pause(struct vt_profile *p, const struct vt_gc_pause *pause)
+{
+	size_t count = offsetof(struct vt_gc_stats, count);
+	size_t total = offsetof(struct vt_gc_stats, total_ns);
+	size_t bytes = offsetof(struct vt_gc_stats, allocated_bytes);
+	size_t objects = offsetof(struct vt_gc_stats, objects_collected);
+	bool counted = pause->kind >= 0 && pause->kind < VT_GC_KINDS;
+	int err;
+
+	/* every total a report prints, over all kinds, fits in 64 bits */
+	if (counted && (add_would_wrap(p, count, 1) || add_would_wrap(p, total, pause->duration_ns) ||
+			add_would_wrap(p, bytes, pause->allocated_bytes) ||
+			add_would_wrap(p, objects, pause->objects_collected)))
+		return -EOVERFLOW;
+	err = vt_profile_keep_gc_pause(p, pause);
+	if (!err && counted)
+		vt_gc_stats_add(&p->gc_stats[pause->kind], pause);
+	return err;
+}
+
 int vt_profile_add_gc_stats(struct vt_profile *p, int kind, const struct vt_gc_stats *s)
 {
 	struct vt_gc_stats *d;

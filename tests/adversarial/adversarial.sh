@@ -13,13 +13,9 @@ VMTRACE=$BIN/vmtrace
 HOST=$TBIN/hostile_host
 PY=/usr/bin/python3
 
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: $CASE needs root (real BPF)"
-	exit 77
-fi
-
 # shellcheck source=../lib/harness.sh
 . "$(dirname "$0")/../lib/harness.sh"
+vt_need_root
 vt_harness adv
 
 # wait_for CMD...: until CMD succeeds (60 s at most: a hang, not a measurement)

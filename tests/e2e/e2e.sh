@@ -15,13 +15,9 @@ PY=/usr/bin/python3
 VMTRACE=$BIN/vmtrace
 OPS=2000
 
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: $CASE needs root (real BPF)"
-	exit 77
-fi
-
 # shellcheck source=../lib/harness.sh
 . "$(dirname "$0")/../lib/harness.sh"
+vt_need_root
 vt_harness e2e
 # shellcheck source=../lib/e2e_steps.sh
 . "$(dirname "$0")/../lib/e2e_steps.sh"

@@ -10,13 +10,9 @@ BIN=$1
 VMTRACE=$BIN/vmtrace
 KEEP=3
 
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: $CASE needs root (real BPF)"
-	exit 77
-fi
-
 # shellcheck source=../lib/harness.sh
 . "$(dirname "$0")/../lib/harness.sh"
+vt_need_root
 vt_harness gc
 
 # the alloc workload's 4 MiB young generation: a collection every few thousand ops

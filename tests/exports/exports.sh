@@ -54,13 +54,6 @@ start_receiver() { # ARGS...: the ingest receiver, its port in PORT
 	PORT=$(cat recv/port 2>/dev/null) || fail "the receiver did not start"
 }
 
-need_root() {
-	if [ "$(id -u)" != 0 ]; then
-		echo "SKIP: $CASE needs root (real BPF)"
-		exit 77
-	fi
-}
-
 case "$CASE" in
 pprof_fixture)
 	"$VMTRACE" report "$FIXTURES/v1.data" --format pprof >v1.pb.gz 2>pprof.err ||
@@ -71,7 +64,7 @@ pprof_fixture)
 	;;
 
 pprof_live)
-	need_root
+	vt_need_root
 	"$VMTRACE" record -o rec.data --format pprof -- "$BIN/demovm" --ops 2000 --threads 2 \
 		--truth truth.json --quiet >live.pb.gz 2>vt.err || fail "vmtrace record exited with $?"
 	"$VMTRACE" report rec.data --format json >rec.json 2>report.err || fail "report exited with $?"
@@ -95,7 +88,7 @@ perfetto_fixture)
 	;;
 
 perfetto_live)
-	need_root
+	vt_need_root
 	"$VMTRACE" record -o rec.data --format perfetto -- "$BIN/demovm" --ops 2000 --threads 2 \
 		--truth truth.json --quiet >live.json 2>vt.err || fail "vmtrace record exited with $?"
 	"$PY" "$HERE/perfetto_check.py" live.json rec.data --all-timed || fail "the trace is not the record"
@@ -113,7 +106,7 @@ perfetto_live)
 	;;
 
 perfetto_every)
-	need_root
+	vt_need_root
 	mkdir out
 	"$VMTRACE" record --every 0.1s --out-dir out --format perfetto -o rec.data -- "$BIN/demovm" \
 		--ops 4000 --threads 2 --quiet >/dev/null 2>vt.err || fail "vmtrace record exited with $?"
@@ -142,7 +135,7 @@ PYEOF
 	;;
 
 every_push)
-	need_root
+	vt_need_root
 	start_receiver --fail-first 2
 	start_demovm --duration 0 --threads 2 --truth truth.json
 	mkdir out
@@ -179,7 +172,7 @@ PYEOF
 	;;
 
 push_unreachable)
-	need_root
+	vt_need_root
 	start_receiver
 	kill "${PIDS[-1]}"; wait "${PIDS[-1]}" 2>/dev/null  # its port is now refused
 	"$VMTRACE" record --every 0.2s --push "http://127.0.0.1:$PORT" --push-tries 2 -o rec.data \
@@ -202,7 +195,7 @@ push_unreachable)
 	;;
 
 serve)
-	need_root
+	vt_need_root
 	start_demovm --ops 3000 --threads 2 --truth truth.json
 	"$VMTRACE" serve -p "$DV" --listen 127.0.0.1:0 --top 5 --linger 60 >vt.out 2>vt.err &
 	VT=$!

@@ -2,8 +2,15 @@
 # `vt_harness NAME`: it makes a scratch folder $WORK and enters it, and on
 # exit SIGKILLs every pid in PIDS, unmounts every path in MOUNTS and removes
 # $WORK. fail prints the case, the reason and the *.err/*.out files of $WORK.
-# The caller sets CASE. wait_line waits for a line in a file (while a pid
+# The caller sets CASE; vt_need_root skips the case unless root. wait_line waits for a line in a file (while a pid
 # lives); expect runs $VMTRACE and wants one exit status and one stderr line.
+
+vt_need_root() { # skip the case (77) unless root: these tests load real BPF
+	if [ "$(id -u)" != 0 ]; then
+		echo "SKIP: $CASE needs root (real BPF)"
+		exit 77
+	fi
+}
 
 vt_harness() {
 	WORK=$(mktemp -d "/tmp/vmtrace-$1.XXXXXX")

@@ -22,12 +22,8 @@ PY=/usr/bin/python3
 VMTRACE=$BIN/vmtrace
 OPS=1500
 
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: $CASE needs root (real BPF)"
-	exit 77
-fi
-
 . "$(dirname "$0")/../lib/harness.sh"
+vt_need_root
 vt_harness stacks
 
 compare() { # TRUTH FOLDED [count|bytes]

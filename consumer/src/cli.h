@@ -46,6 +46,16 @@ enum vt_opt {
 	VT_OPT_GC_PAUSES,
 };
 
+/* The help lines of the options top and serve share, in their order. */
+#define VT_HELP_WATCH_OPTIONS \
+	"      --map-entries N    size of each counting map (default 16384)\n" \
+	"      --runtime NAME     use this runtime's probes instead of detecting them\n" \
+	"      --no-methods       runtimes with method probes: class and site only\n" \
+	"      --no-frame-walk    Ruby: sites and methods from Ruby's USDT probes, not\n" \
+	"                         its frames (a site trap per object, a TracePoint)\n" \
+	"  -v, --verbose          libbpf's log on stderr\n" \
+	"  -h, --help             this text\n"
+
 /* What the options fill in. The caller sets the defaults before parsing. */
 struct vt_cli_args {
 	struct vt_report_opts report;   /* --format, --by, --sort, --top */

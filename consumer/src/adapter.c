@@ -136,6 +136,8 @@ void vt_adapter_release(struct vt_adapter *a)
 	free(a->links);
 	ring_buffer__free(a->rb);
 	free(a->events.v);
+	free(a->gc_longest.v);
+	free(a->gc_fresh.v);
 	free(a->keys);
 	free(a->vals);
 	free(a->merged);
@@ -198,6 +200,9 @@ void vt_adapter_count_pause(struct vt_adapter *a, const struct vt_gc_pause *g)
 {
 	if (g->kind >= 0 && g->kind < VT_GC_KINDS)
 		vt_gc_stats_add(&a->gc[g->kind], g);
+	if (vt_gc_pauses_keep(&a->gc_longest, a->gc_keep, g) ||
+	    vt_gc_pauses_keep(&a->gc_fresh, a->gc_keep, g))
+		a->events.err = -ENOMEM;
 }
 
 int vt_adapter_drain(struct vt_adapter *a)
@@ -309,24 +314,7 @@ const char *vt_usdt_probe_path(const struct vt_usdt_list *pl, const char *provid
 	return NULL;
 }
 
-int vt_adapter_add_pauses(struct vt_adapter *a, struct vt_profile *out)
-{
-	/* read after the drain, which may have moved the events */
-	size_t n;
-	const struct vt_gc_pause *pauses = vt_adapter_events(a, &n);
-
-	int err;
-
-	if (!pauses && a->events.n)
-		return -ENOMEM;
-	err = vt_adapter_add_gc_stats(a, out);
-	/* the list keeps the most recent gc_keep: skip the older ones at once */
-	for (size_t i = n > a->gc_keep ? n - a->gc_keep : 0; !err && i < n; i++)
-		err = vt_profile_keep_gc_pause(out, &pauses[i]);
-	return err;
-}
-
-int vt_adapter_add_gc_stats(struct vt_adapter *a, struct vt_profile *out)
+static int add_gc_stats(struct vt_adapter *a, struct vt_profile *out)
 {
 	for (int k = 0; k < VT_GC_KINDS; k++) {
 		int err = vt_profile_add_gc_stats(out, k, &a->gc[k]);
@@ -334,7 +322,23 @@ int vt_adapter_add_gc_stats(struct vt_adapter *a, struct vt_profile *out)
 		if (err)
 			return err;
 	}
+	return 0;
+}
+
+int vt_adapter_add_pauses(struct vt_adapter *a, struct vt_profile *out)
+{
+	int err = add_gc_stats(a, out);
+
 	out->gc_pauses_limit = a->gc_keep;
+	for (size_t i = 0; !err && i < a->gc_longest.n; i++)
+		err = vt_profile_keep_gc_pause(out, &a->gc_longest.v[i]);
+	for (size_t i = 0; !err && i < a->gc_fresh.n; i++)
+		err = vt_gc_pauses_keep(&out->gc_fresh, a->gc_keep, &a->gc_fresh.v[i]);
+	if (err)
+		return err;
+	a->gc_fresh.n = 0; /* the next collection's start */
+	vt_gc_pauses_by_start(&out->gc_pauses);
+	vt_gc_pauses_by_start(&out->gc_fresh);
 	return 0;
 }
 

@@ -41,6 +41,8 @@ struct vt_adapter {
 	struct vt_event_log events;
 	struct vt_gc_stats gc[VT_GC_KINDS]; /* every pause, counted as it arrives */
 	size_t gc_keep;          /* pauses a profile's list keeps (init: events.limit) */
+	struct vt_gc_pauses gc_longest; /* the gc_keep longest of all */
+	struct vt_gc_pauses gc_fresh;   /* the gc_keep longest since the last collection */
 	void *keys, *vals;       /* batch buffers */
 	void *merged;            /* one value, merged across CPUs */
 	size_t key_size, val_size; /* the largest key and value they hold */
@@ -80,7 +82,8 @@ void vt_adapter_release(struct vt_adapter *a);
 void *vt_adapter_event_slot(struct vt_adapter *a);
 /* The events kept, oldest first (*n of them); NULL with *n 0 on ENOMEM. */
 void *vt_adapter_events(struct vt_adapter *a, size_t *n);
-/* Count a pause into a->gc (as it arrives: the log may not keep it). */
+/* Count a pause into a->gc as it arrives, and keep it if it is among the
+ * gc_keep longest (events.err is -ENOMEM when that fails). */
 void vt_adapter_count_pause(struct vt_adapter *a, const struct vt_gc_pause *g);
 /* Take in what the ring buffer holds: 0 or the error storing an event. */
 int vt_adapter_drain(struct vt_adapter *a);
@@ -107,10 +110,9 @@ bool vt_usdt_has_probe(const struct vt_usdt_list *pl, const char *provider, cons
 const char *vt_usdt_probe_path(const struct vt_usdt_list *pl, const char *provider,
 			       const char *name);
 /* After vt_adapter_drain: the summary of every GC pause the ring buffer
- * delivered, and the pauses the log kept (events of struct vt_gc_pause), into out. */
+ * delivered, the gc_keep longest (out->gc_pauses) and the longest since the
+ * previous call (out->gc_fresh, which starts again empty), into out. */
 int vt_adapter_add_pauses(struct vt_adapter *a, struct vt_profile *out);
-/* Only the summary (and the bound gc_keep), for logs of mixed events. */
-int vt_adapter_add_gc_stats(struct vt_adapter *a, struct vt_profile *out);
 /* Fixed-size key field -> C string (the BPF side NUL-terminates, but a field
  * is never trusted to). */
 void vt_key_string(char *dst, size_t dlen, const char *src, size_t slen);

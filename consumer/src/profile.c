@@ -204,6 +204,7 @@ void vt_profile_free(struct vt_profile *p)
 	free_keyed(p->global_serial_incs.v, p->global_serial_incs.n);
 	free_keyed(p->calls.v, p->calls.n);
 	free(p->gc_pauses.v);
+	free(p->gc_fresh.v);
 	free(p->signals.v);
 	for (size_t i = 0; i < p->lost.n; i++)
 		free(p->lost.v[i].what);

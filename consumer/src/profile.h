@@ -54,7 +54,7 @@ struct vt_gc_stats {
 	uint64_t hist[VT_HIST_BUCKETS];          /* pauses by log2 of microseconds */
 };
 
-/* Pauses the list keeps by default (--gc-pauses): the most recent ones. */
+/* Pauses the list keeps by default (--gc-pauses): the longest ones. */
 #define VT_GC_PAUSES_DEFAULT 4096
 #define VT_GC_PAUSES_MAX (1u << 24)
 
@@ -128,6 +128,12 @@ struct vt_lost {                /* events or strings not counted where they belo
 
 #define VT_VEC(type) struct { type *v; size_t n, cap; }
 
+/* A bounded list of pauses: the longest ones, in the order they came. */
+struct vt_gc_pauses {
+	struct vt_gc_pause *v;
+	size_t n, cap;
+};
+
 struct vt_profile {
 	char *runtime;               /* "vmtrace", "ruby", "python" */
 	char *probes;                /* the probes used, comma separated */
@@ -143,8 +149,11 @@ struct vt_profile {
 	VT_VEC(struct vt_keyed_count) global_serial_incs;    /* reason */
 	uint64_t last_serial;
 	uint64_t gc_collections[VT_GC_KINDS];
-	VT_VEC(struct vt_gc_pause) gc_pauses;                /* the most recent gc_pauses_limit */
+	struct vt_gc_pauses gc_pauses;                       /* the gc_pauses_limit longest */
 	size_t gc_pauses_limit;      /* 0 = every pause (the default of vt_profile_init) */
+	/* of a collection (vt_session_collect): the longest pauses since the
+	 * previous one, which `record --every` lists for its interval */
+	struct vt_gc_pauses gc_fresh;
 	struct vt_gc_stats gc_stats[VT_GC_KINDS];            /* every pause, kept or not */
 	VT_VEC(struct vt_signal) signals;
 	VT_VEC(struct vt_keyed_count) calls;                 /* function or method calls: name, file */
@@ -186,8 +195,15 @@ int vt_profile_add_method_cache_reset(struct vt_profile *p, const char *klass,
 				      const char *method, uint64_t count);
 int vt_profile_add_constant_cache_reset(struct vt_profile *p, const char *name, uint64_t count);
 int vt_profile_add_global_serial_inc(struct vt_profile *p, const char *reason, uint64_t count);
-/* Counts the pause in gc_stats and keeps it in gc_pauses (dropping the
- * oldest kept one when the list is at gc_pauses_limit). */
+/* Keep g in l if it is among the limit longest seen (0 = no limit): at the
+ * bound the shortest kept one goes (of equal ones the latest), or g does
+ * when it is no longer. The list stays in the order the pauses came. */
+int vt_gc_pauses_keep(struct vt_gc_pauses *l, size_t limit, const struct vt_gc_pause *g);
+/* Put l in order of start where the pauses have one (tid != 0); equal
+ * starts, and pauses without one, stay in the order they came. */
+void vt_gc_pauses_by_start(struct vt_gc_pauses *l);
+/* Counts the pause in gc_stats and keeps it in gc_pauses (vt_gc_pauses_keep
+ * with gc_pauses_limit). */
 int vt_profile_add_gc_pause(struct vt_profile *p, const struct vt_gc_pause *pause);
 /* Only one of the two: keep a pause already counted, or add counts whose
  * pauses are not all kept (s->count pauses of kind). */

@@ -188,17 +188,14 @@ static int keep_nonzero(struct vt_profile *out, const struct vt_profile *w)
 	return err;
 }
 
-/* The interval's GC: the difference of the summaries, and of the later
- * list the pauses that came after the earlier collection (the list keeps
- * the most recent, so they are its last ones). Their times become relative
- * to the interval's start. A maximum is exact when it rose in the interval
- * or the later list holds every pause of it; else the largest kept. */
+/* The interval's GC: the difference of the summaries, and the later
+ * collection's gc_fresh, the longest pauses since the earlier one, as its
+ * list. Their times become relative to the interval's start. The longest
+ * pause of the interval is in that list, so its maximum is exact. */
 static int interval_pauses(struct vt_profile *out, const struct vt_profile *late,
 			   const struct vt_profile *early, int64_t shift)
 {
 	struct vt_gc_stats d[VT_GC_KINDS];
-	uint64_t fresh = 0;
-	size_t first;
 	int err = 0;
 
 	for (int k = 0; k < VT_GC_KINDS; k++) {
@@ -214,11 +211,10 @@ static int interval_pauses(struct vt_profile *out, const struct vt_profile *late
 		};
 		for (int h = 0; h < VT_HIST_BUCKETS; h++)
 			d[k].hist[h] = minus(a->hist[h], b->hist[h]);
-		fresh += d[k].count;
 	}
-	first = late->gc_pauses.n > fresh ? late->gc_pauses.n - (size_t)fresh : 0;
-	for (size_t i = first; !err && i < late->gc_pauses.n; i++) {
-		struct vt_gc_pause g = late->gc_pauses.v[i];
+	out->gc_pauses_limit = late->gc_pauses_limit;
+	for (size_t i = 0; !err && i < late->gc_fresh.n; i++) {
+		struct vt_gc_pause g = late->gc_fresh.v[i];
 
 		if (g.kind >= 0 && g.kind < VT_GC_KINDS) {
 			if (g.duration_ns > d[g.kind].max_ns)

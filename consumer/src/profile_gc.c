@@ -1,6 +1,6 @@
 /*
  * profile_gc.c: the GC pauses of a profile (profile.h): an exact summary
- * per kind fed by every pause, and a list bounded to the most recent ones,
+ * per kind fed by every pause, and a list bounded to the longest ones,
  * so a long recording holds a fixed amount of memory however many
  * collections it sees.
  */
@@ -36,31 +36,57 @@ void vt_gc_stats_add(struct vt_gc_stats *s, const struct vt_gc_pause *g)
 	s->hist[log2_us(g->duration_ns)]++;
 }
 
-int vt_profile_keep_gc_pause(struct vt_profile *p, const struct vt_gc_pause *pause)
+int vt_gc_pauses_keep(struct vt_gc_pauses *l, size_t limit, const struct vt_gc_pause *g)
 {
-	size_t limit = p->gc_pauses_limit;
+	if (limit && l->n >= limit) {
+		size_t min = 0;
 
-	if (limit && p->gc_pauses.n >= limit) {
-		/* the oldest goes; a memmove of at most the bound, never a growth */
-		memmove(p->gc_pauses.v, p->gc_pauses.v + 1,
-			(p->gc_pauses.n - 1) * sizeof(*p->gc_pauses.v));
-		p->gc_pauses.v[p->gc_pauses.n - 1] = *pause;
+		/* the shortest kept, the latest of equal ones: ties keep the earlier */
+		for (size_t i = 1; i < l->n; i++)
+			if (l->v[i].duration_ns <= l->v[min].duration_ns)
+				min = i;
+		if (g->duration_ns <= l->v[min].duration_ns)
+			return 0;
+		/* a memmove of at most the bound, never a growth: the order stays */
+		memmove(l->v + min, l->v + min + 1, (l->n - min - 1) * sizeof(*l->v));
+		l->v[l->n - 1] = *g;
 		return 0;
 	}
-	if (p->gc_pauses.n == p->gc_pauses.cap) {
-		size_t ncap = p->gc_pauses.cap ? p->gc_pauses.cap * 2 : 16;
+	if (l->n == l->cap) {
+		size_t ncap = l->cap ? l->cap * 2 : 16;
 		struct vt_gc_pause *v;
 
 		if (limit && ncap > limit)
 			ncap = limit;
-		v = realloc(p->gc_pauses.v, ncap * sizeof(*v));
+		v = realloc(l->v, ncap * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
-		p->gc_pauses.v = v;
-		p->gc_pauses.cap = ncap;
+		l->v = v;
+		l->cap = ncap;
 	}
-	p->gc_pauses.v[p->gc_pauses.n++] = *pause;
+	l->v[l->n++] = *g;
 	return 0;
+}
+
+void vt_gc_pauses_by_start(struct vt_gc_pauses *l)
+{
+	/* an insertion sort, stable: the list comes in order of end, nearly
+	 * that of start, so it moves little */
+	for (size_t i = 1; i < l->n; i++) {
+		struct vt_gc_pause g = l->v[i];
+		size_t j = i;
+
+		while (j > 0 && g.tid && l->v[j - 1].tid && l->v[j - 1].at_ns > g.at_ns) {
+			l->v[j] = l->v[j - 1];
+			j--;
+		}
+		l->v[j] = g;
+	}
+}
+
+int vt_profile_keep_gc_pause(struct vt_profile *p, const struct vt_gc_pause *pause)
+{
+	return vt_gc_pauses_keep(&p->gc_pauses, p->gc_pauses_limit, pause);
 }
 
 static bool add_would_wrap(const struct vt_profile *p, size_t field, uint64_t v)

@@ -378,9 +378,9 @@ static int print_gc(FILE *out, const struct vt_profile *p)
 		fprintf(out, "  %llu collections have no pause record\n",
 			(unsigned long long)(collections - sum.pauses));
 	if (sum.not_kept)
-		fprintf(out, "  %llu pauses counted above are not in the pause list (it keeps the "
-			"most recent %zu); P50 and P99 are estimated from the histogram\n",
-			(unsigned long long)sum.not_kept, p->gc_pauses.n);
+		fprintf(out, "  the pause list keeps the %zu longest of %llu pauses; P50 and P99 "
+			"are estimated from the histogram\n",
+			p->gc_pauses.n, (unsigned long long)sum.pauses);
 	if (sum.allocated_total)
 		fprintf(out, "  bytes allocated per collection: mean %llu, max %llu\n",
 			(unsigned long long)(sum.allocated_total / sum.pauses),

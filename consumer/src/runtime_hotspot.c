@@ -78,7 +78,7 @@ static const char *const loss_names[] = {
 };
 
 struct hotspot_state {
-	struct vt_adapter a;    /* events: struct vt_gc_pause */
+	struct vt_adapter a;    /* its pauses: vt_adapter_count_pause */
 	struct hotspot_bpf *skel;
 	char probes_used[256];
 	char *tool_options;     /* "JAVA_TOOL_OPTIONS=..." for a spawned java, or NULL */
@@ -93,15 +93,12 @@ static int on_gc_event(void *ctx, void *data, size_t size)
 {
 	struct hotspot_state *st = ctx;
 	const struct vt_hs_gc_event *e = data;
-	struct vt_gc_pause g, *p;
+	struct vt_gc_pause g;
 
 	if (size < sizeof(*e))
 		return 0;
 	g = (struct vt_gc_pause){ .kind = e->full ? 1 : 0, .duration_ns = e->duration_ns };
 	vt_adapter_count_pause(&st->a, &g);
-	p = vt_adapter_event_slot(&st->a);
-	if (p)
-		*p = g;
 	return 0;
 }
 

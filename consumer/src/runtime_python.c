@@ -62,7 +62,7 @@ static const char *const loss_names[] = {
 };
 
 struct python_state {
-	struct vt_adapter a;    /* events: struct vt_gc_pause */
+	struct vt_adapter a;    /* its pauses: vt_adapter_count_pause */
 	struct python_bpf *skel;
 	bool have_entry, have_return, have_gc, have_objects;
 	bool py311;              /* CPython 3.11: frames and the object hook */
@@ -73,7 +73,7 @@ static int on_gc_event(void *ctx, void *data, size_t size)
 {
 	struct python_state *st = ctx;
 	const struct vt_py_gc_event *e = data;
-	struct vt_gc_pause g, *p;
+	struct vt_gc_pause g;
 
 	if (size < sizeof(*e))
 		return 0;
@@ -85,9 +85,6 @@ static int on_gc_event(void *ctx, void *data, size_t size)
 		.tid = e->tid,
 	};
 	vt_adapter_count_pause(&st->a, &g);
-	p = vt_adapter_event_slot(&st->a);
-	if (p)
-		*p = g;
 	return 0;
 }
 

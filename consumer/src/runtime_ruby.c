@@ -65,7 +65,7 @@ static const char *const loss_names[] = {
 };
 
 struct ruby_state {
-	struct vt_adapter a;    /* events: struct vt_gc_pause */
+	struct vt_adapter a;    /* its pauses: vt_adapter_count_pause */
 	struct ruby_bpf *skel;
 	bool methods;
 	bool walk;                    /* sites from the frame walk, not the site probes */
@@ -80,7 +80,7 @@ static int on_gc_event(void *ctx, void *data, size_t size)
 {
 	struct ruby_state *st = ctx;
 	const struct vt_rb_gc_event *e = data;
-	struct vt_gc_pause g, *p;
+	struct vt_gc_pause g;
 
 	if (size < sizeof(*e))
 		return 0;
@@ -91,9 +91,6 @@ static int on_gc_event(void *ctx, void *data, size_t size)
 		.tid = e->tid,
 	};
 	vt_adapter_count_pause(&st->a, &g);
-	p = vt_adapter_event_slot(&st->a);
-	if (p)
-		*p = g;
 	return 0;
 }
 

@@ -112,24 +112,20 @@ static int on_gc_event(void *ctx, void *data, size_t size)
 		return 0;
 	memcpy(&in, data, sizeof(in));
 	if (in.type == VT_RING_GC) {
-		/* counted now: the log keeps only the most recent events. The first
-		 * collection's bytes are those since tracing began. */
+		/* counted and kept (if among the longest) now, never logged. The
+		 * first collection's bytes are those since tracing began. */
 		uint64_t since = in.alloc_total >= st->prev_alloc_total ?
 				 in.alloc_total - st->prev_alloc_total : 0;
 		struct vt_gc_pause g = { .kind = in.kind, .duration_ns = in.duration_ns,
-					 .heap_bytes = in.heap_bytes, .allocated_bytes = since };
+					 .heap_bytes = in.heap_bytes, .allocated_bytes = since,
+					 .at_ns = (int64_t)in.ts_ns, .tid = in.tid };
 
 		st->prev_alloc_total = in.alloc_total;
-		in.alloc_total = since;
 		vt_adapter_count_pause(&st->a, &g);
+		return 0;
 	}
-	if (st->a.events.n == st->a.events.limit) {
-		const struct vt_gc_event *old = (const struct vt_gc_event *)st->a.events.v +
-						st->a.events.head;
-
-		/* a pause let go stays in the summary; another event is lost */
-		st->events_replaced += old->type != VT_RING_GC;
-	}
+	/* the log holds the timeline's events, the most recent ones */
+	st->events_replaced += st->a.events.n == st->a.events.limit;
 	e = vt_adapter_event_slot(&st->a);
 	if (e)
 		*e = in;
@@ -295,7 +291,7 @@ static int vmtrace_collect(void *state, struct vt_profile *out)
 	if (stats.last_serial > out->last_serial)
 		out->last_serial = stats.last_serial;
 
-	err = vt_adapter_add_gc_stats(&st->a, out);
+	err = vt_adapter_add_pauses(&st->a, out);
 	if (err)
 		return err;
 	size_t nev;
@@ -461,9 +457,8 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 	st->live = opts->live;
 	st->live_max = opts->live_max ? opts->live_max : VT_LIVE_DEFAULT_MAX;
 	st->temp_ns = opts->temp_ns ? opts->temp_ns : VT_LIVE_DEFAULT_TEMP_NS;
-	/* the log holds pauses and timeline events alike */
+	/* the log holds the timeline's events; pauses go to the adapter's lists */
 	err = vt_adapter_init(&st->a, PROVIDER, "", opts->pid, sizeof(struct vt_gc_event),
-			      (size_t)(opts->gc_pauses ? opts->gc_pauses : VT_GC_PAUSES_DEFAULT) +
 			      VT_TIMELINE_MAX, errbuf, errlen);
 	if (err)
 		goto fail;

@@ -301,6 +301,9 @@ int vt_session_collect(struct vt_session *s, struct vt_profile *p)
 	for (size_t i = 0; i < p->gc_pauses.n; i++)
 		if (p->gc_pauses.v[i].tid)
 			p->gc_pauses.v[i].at_ns -= t0;
+	for (size_t i = 0; i < p->gc_fresh.n; i++)
+		if (p->gc_fresh.v[i].tid)
+			p->gc_fresh.v[i].at_ns -= t0;
 	for (size_t i = 0; i < p->events.n; i++)
 		p->events.v[i].at_ns -= t0;
 	if (p->live_info.peak_bytes)

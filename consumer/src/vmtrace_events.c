@@ -1,5 +1,5 @@
 /*
- * vmtrace_events.c: ring buffer records to pauses and timeline events
+ * vmtrace_events.c: ring buffer records to timeline events
  * (vmtrace_events.h).
  */
 #include <errno.h>
@@ -10,35 +10,13 @@ int vt_vmtrace_events_add(struct vt_profile *out, const struct vt_gc_event *ev, 
 			  vt_name_fn *name, void *ctx, uint64_t *dropped)
 {
 	char fb1[64], fb2[64];
-	size_t gcs = 0, skip;
 	int err = 0;
 
-	/* out's list keeps the most recent gc_pauses_limit: skip the older ones */
-	for (size_t i = 0; i < n; i++)
-		gcs += ev[i].type == VT_RING_GC;
-	skip = out->gc_pauses_limit && gcs > out->gc_pauses_limit ? gcs - out->gc_pauses_limit : 0;
 	for (size_t i = 0; !err && i < n; i++) {
 		const struct vt_gc_event *e = &ev[i];
 		struct vt_event t = { .tid = e->tid, .at_ns = (int64_t)e->ts_ns, .serial = e->serial };
 
 		switch (e->type) {
-		case VT_RING_GC: {
-			struct vt_gc_pause p = {
-				.kind = e->kind,
-				.duration_ns = e->duration_ns,
-				.heap_bytes = e->heap_bytes,
-				.allocated_bytes = e->alloc_total, /* the log holds the difference */
-				.at_ns = (int64_t)e->ts_ns,
-				.tid = e->tid,
-			};
-
-			if (skip) {
-				skip--;
-				continue;
-			}
-			err = vt_profile_keep_gc_pause(out, &p);
-			continue;
-		}
 		case VT_RING_SIGNAL:
 			t.kind = VT_EVENT_SIGNAL;
 			t.arg = e->kind;

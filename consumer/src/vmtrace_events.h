@@ -1,7 +1,7 @@
 /*
  * vmtrace_events.h: the ring buffer records of vmtrace's BPF program
- * (struct vt_gc_event, vmtrace_maps.h) turned into the profile's GC pauses
- * and timeline events, apart from runtime_vmtrace.c, which collects them.
+ * (struct vt_gc_event, vmtrace_maps.h) turned into the profile's timeline
+ * events, apart from runtime_vmtrace.c, which collects them.
  */
 #ifndef VMTRACE_VMTRACE_EVENTS_H
 #define VMTRACE_VMTRACE_EVENTS_H
@@ -16,10 +16,9 @@
  * bytes, may hold the answer). */
 typedef const char *vt_name_fn(void *ctx, uint64_t ptr, char *fallback, size_t len);
 
-/* Adds ev[0..n-1] to out, in order: every GC record as a kept pause (not
- * counted into out's gc_stats, which the adapter fed as they arrived; its
- * alloc_total already the difference from the GC record before it), the others
- * as timeline events while out holds fewer than VT_TIMELINE_MAX; *dropped
+/* Adds ev[0..n-1] to out, in order, as timeline events while out holds
+ * fewer than VT_TIMELINE_MAX (GC records are skipped: the adapter counts
+ * and keeps pauses as they arrive, vt_adapter_count_pause); *dropped
  * counts those beyond. Times stay in the kernel's clock (bpf_ktime_get_ns);
  * the session makes them relative. 0 or -ENOMEM. */
 int vt_vmtrace_events_add(struct vt_profile *out, const struct vt_gc_event *ev, size_t n,

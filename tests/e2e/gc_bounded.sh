@@ -39,6 +39,18 @@ assert gc["percentiles_estimated"] is True
 kept = [p["duration_ns"] for p in gc["pause_list"]]
 assert gc["pause_total_ns"] > sum(kept) and gc["pause_max_ns"] >= max(kept)
 assert sum(b["count"] for b in gc["pause_hist_us"]) == total
+# the list keeps the longest: the longest of all, and every pause of a
+# histogram bucket above the shortest kept one's
+assert gc["pause_max_ns"] == max(kept), (gc["pause_max_ns"], kept)
+def low(ns):  # the low end of the pause's log2 bucket of microseconds
+    b = max(ns // 1000, 1).bit_length() - 1
+    return 1 << b if b else 0
+floor = low(min(kept))
+above = sum(b["count"] for b in gc["pause_hist_us"] if b["low"] > floor)
+assert above == sum(low(d) > floor for d in kept), (above, kept)
 assert rep["gc"] == gc, "the record gives back other GC figures"
-print(f"ok: {total} pauses counted, {keep} kept, {total - keep} not kept")
+print(f"ok: {total} pauses counted, the {keep} longest kept")
 PY
+"$VMTRACE" report r.data >text.out 2>text.err || fail "text report of the record failed"
+grep -q "the pause list keeps the $KEEP longest of [0-9]* pauses" text.out ||
+	fail "the text report does not say which pauses it keeps"

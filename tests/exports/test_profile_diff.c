@@ -46,6 +46,8 @@ static void test_interval(void **state)
 	vt_profile_add_gc_pause(&late, &g);
 	g.duration_ns = 300;
 	vt_profile_add_gc_pause(&late, &g);
+	/* the collection's pauses since the previous one: the interval's list */
+	vt_gc_pauses_keep(&late.gc_fresh, 0, &g);
 	early.gc_collections[0] = 1;
 	late.gc_collections[0] = 2;
 	hist[10] = 2;
@@ -82,6 +84,9 @@ static void test_interval(void **state)
 	vt_profile_free(&early);
 	vt_profile_init(&early);
 	early.start_unix_ns = late.start_unix_ns;
+	late.gc_fresh.n = 0; /* the first collection: every pause is fresh */
+	for (size_t i = 0; i < late.gc_pauses.n; i++)
+		vt_gc_pauses_keep(&late.gc_fresh, 0, &late.gc_pauses.v[i]);
 	assert_int_equal(vt_profile_diff(&late, &early, &iv), 0);
 	assert_int_equal(iv.allocs.n, 3);
 	assert_int_equal(iv.gc_pauses.n, 2);

@@ -180,20 +180,46 @@ static void test_gc_pauses_and_meta(void **state)
 	vt_profile_free(&p);
 }
 
-/* A bounded list: the summary stays exact, the list holds the most recent,
- * percentiles become estimates from the histogram. */
+#define BOUNDED_N 5000
+static uint64_t bounded_ns[BOUNDED_N];
+
+/* longest first; of equal ones the earlier first */
+static int by_length(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	if (bounded_ns[x] != bounded_ns[y])
+		return bounded_ns[x] < bounded_ns[y] ? 1 : -1;
+	return x < y ? -1 : x > y;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A bounded list: the summary stays exact, the list holds the longest (of
+ * equal ones the earlier) in the order they came, percentiles become
+ * estimates from the histogram. */
 static void test_gc_pauses_bounded(void **state)
 {
 	struct vt_pause_stats s;
 	struct vt_profile p;
 	uint64_t total = 0, max = 0;
+	int64_t want[BOUNDED_N];
 
 	(void)state;
 	vt_profile_init(&p);
 	p.gc_pauses_limit = 100;
-	for (uint64_t i = 0; i < 5000; i++) {
-		struct vt_gc_pause g = { .kind = 0, .duration_ns = (i * 104729) % 9000000 + 1,
+	for (uint64_t i = 0; i < BOUNDED_N; i++) {
+		/* about four pauses of each length: ties at the bound */
+		struct vt_gc_pause g = { .kind = 0, .duration_ns = (i * 7919) % 1230 * 1000 + 1,
 					 .at_ns = (int64_t)i };
+
+		bounded_ns[i] = g.duration_ns;
+		want[i] = (int64_t)i;
 
 		total += g.duration_ns;
 		if (g.duration_ns > max)
@@ -202,8 +228,14 @@ static void test_gc_pauses_bounded(void **state)
 	}
 	assert_int_equal(p.gc_pauses.n, 100);
 	assert_true(p.gc_pauses.cap <= 100);
-	for (size_t i = 0; i < 100; i++)
-		assert_int_equal(p.gc_pauses.v[i].at_ns, 4900 + (int64_t)i);
+	/* the 100 longest, ties to the earlier, back in the order they came */
+	qsort(want, BOUNDED_N, sizeof(*want), by_length);
+	assert_true(bounded_ns[want[99]] == bounded_ns[want[100]]); /* a tie at the bound */
+	qsort(want, 100, sizeof(*want), by_start);
+	for (size_t i = 0; i < 100; i++) {
+		assert_int_equal(p.gc_pauses.v[i].at_ns, want[i]);
+		assert_int_equal(p.gc_pauses.v[i].duration_ns, bounded_ns[want[i]]);
+	}
 	assert_int_equal(p.gc_stats[0].count, 5000);
 	assert_int_equal(p.gc_stats[0].total_ns, total);
 	assert_int_equal(p.gc_stats[0].max_ns, max);
@@ -229,6 +261,27 @@ static void test_gc_pauses_bounded(void **state)
 	assert_int_equal(s.p50_ns, 50000);
 	assert_int_equal(s.p99_ns, 99000);
 	vt_profile_free(&p);
+}
+
+/* Pauses of two threads end out of their order of start: they are listed
+ * by start, equal starts in the order they came. */
+static void test_gc_pauses_by_start(void **state)
+{
+	struct vt_gc_pauses l = { 0 };
+	const int64_t at[] = { 50, 10, 30, 30, 20 };
+	const uint64_t ns[] = { 1, 2, 3, 4, 5 };
+	const uint64_t want[] = { 2, 5, 3, 4, 1 };
+
+	(void)state;
+	for (size_t i = 0; i < 5; i++) {
+		struct vt_gc_pause g = { .duration_ns = ns[i], .at_ns = at[i], .tid = 7 };
+
+		assert_int_equal(vt_gc_pauses_keep(&l, 0, &g), 0);
+	}
+	vt_gc_pauses_by_start(&l);
+	for (size_t i = 0; i < 5; i++)
+		assert_int_equal(l.v[i].duration_ns, want[i]);
+	free(l.v);
 }
 
 static void test_gc_kind_names(void **state)
@@ -258,6 +311,7 @@ int main(void)
 		cmocka_unit_test(test_signal_merges),
 		cmocka_unit_test(test_gc_pauses_and_meta),
 		cmocka_unit_test(test_gc_pauses_bounded),
+		cmocka_unit_test(test_gc_pauses_by_start),
 		cmocka_unit_test(test_gc_kind_names),
 	};
 

@@ -51,7 +51,7 @@ static const char help_text[] =
 	"                         counted in Lost\n"
 	"      --temp SECS        freed within SECS of its allocation is temporary\n"
 	"                         (default 0.01)\n"
-	"      --gc-pauses N      GC pauses listed at most, the most recent (default 4096);\n"
+	"      --gc-pauses N      GC pauses listed at most, the longest (default 4096);\n"
 	"                         the GC summary counts every pause whatever N is\n"
 	"      --runtime NAME     use this runtime's probes instead of detecting them\n"
 	"      --no-methods       runtimes with method probes: class and site only (cheaper)\n"

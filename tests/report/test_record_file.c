@@ -300,7 +300,7 @@ static void test_round_trip_empty(void **state)
 }
 
 /* More pauses than the list keeps: the summary counts every one of them and
- * comes back exactly, beside the list of the most recent. */
+ * comes back exactly, beside the list of the longest. */
 static void test_round_trip_gc_summary(void **state)
 {
 	struct vt_profile a, b;

@@ -54,7 +54,10 @@ for elf in "$@"; do
 		want=$(echo "$expected" | awk -v n="$name" '$1 == n { print $2 }')
 		[ "$argc" = "$want" ] || fail "$elf: $name has $argc arguments, $probes_d says $want"
 		[ $((sem)) -ne 0 ] || fail "$elf: $name has no semaphore"
-		addr=$(echo "$symbols" | awk -v s="vmtrace_${name}_semaphore" '$3 == s { print $1; exit }')
+		# awk reads all its input: quitting at the match could kill the
+		# writer of a pipe with SIGPIPE, which pipefail turns into a failure
+		addr=$(awk -v s="vmtrace_${name}_semaphore" '$3 == s && a == "" { a = $1 } END { print a }' \
+			<<< "$symbols")
 		[ -n "$addr" ] || fail "$elf: no symbol vmtrace_${name}_semaphore"
 		[ $((sem)) -eq $((16#$addr)) ] ||
 			fail "$elf: $name's semaphore $sem is not vmtrace_${name}_semaphore (0x$addr)"

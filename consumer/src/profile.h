@@ -132,6 +132,7 @@ struct vt_lost {                /* events or strings not counted where they belo
 struct vt_gc_pauses {
 	struct vt_gc_pause *v;
 	size_t n, cap;
+	uint64_t floor_ns;           /* the shortest kept, once n is at the bound */
 };
 
 struct vt_profile {

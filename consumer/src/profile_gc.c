@@ -36,11 +36,26 @@ void vt_gc_stats_add(struct vt_gc_stats *s, const struct vt_gc_pause *g)
 	s->hist[log2_us(g->duration_ns)]++;
 }
 
+static uint64_t shortest(const struct vt_gc_pauses *l)
+{
+	uint64_t m = UINT64_MAX;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i].duration_ns < m)
+			m = l->v[i].duration_ns;
+	return m;
+}
+
 int vt_gc_pauses_keep(struct vt_gc_pauses *l, size_t limit, const struct vt_gc_pause *g)
 {
 	if (limit && l->n >= limit) {
 		size_t min = 0;
 
+		/* most pauses are no longer than the shortest kept: O(1) for them.
+		 * floor_ns is never above the true shortest (sorting and time
+		 * shifts keep the durations), so the scan below decides. */
+		if (g->duration_ns <= l->floor_ns)
+			return 0;
 		/* the shortest kept, the latest of equal ones: ties keep the earlier */
 		for (size_t i = 1; i < l->n; i++)
 			if (l->v[i].duration_ns <= l->v[min].duration_ns)
@@ -50,6 +65,7 @@ int vt_gc_pauses_keep(struct vt_gc_pauses *l, size_t limit, const struct vt_gc_p
 		/* a memmove of at most the bound, never a growth: the order stays */
 		memmove(l->v + min, l->v + min + 1, (l->n - min - 1) * sizeof(*l->v));
 		l->v[l->n - 1] = *g;
+		l->floor_ns = shortest(l);
 		return 0;
 	}
 	if (l->n == l->cap) {
@@ -65,6 +81,8 @@ int vt_gc_pauses_keep(struct vt_gc_pauses *l, size_t limit, const struct vt_gc_p
 		l->cap = ncap;
 	}
 	l->v[l->n++] = *g;
+	if (limit && l->n == limit)
+		l->floor_ns = shortest(l);
 	return 0;
 }
 

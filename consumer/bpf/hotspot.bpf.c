@@ -58,12 +58,21 @@ struct {
 	__type(value, struct vt_hs_method_key);
 } scratch SEC(".maps"); /* the keys are too big for the BPF stack */
 
+/* The name behind each address in an allocation key (hotspot_maps.h),
+ * written once, when a row with that address is first made. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 10240); /* --map-entries */
+	__type(key, __u64);
+	__type(value, struct vt_hs_name);
+} names SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct vt_hs_alloc_key);
-} alloc_scratch SEC(".maps");
+	__type(value, struct vt_hs_name);
+} name_scratch SEC(".maps");
 
 /* Each Java thread's frames (method__entry pushes, method__return pops). */
 struct {
@@ -160,23 +169,66 @@ static __always_inline __u64 object_size(__u64 bias, const void *oop, __u64 *kla
 }
 
 /* The innermost Java frame of thread tid into key's site fields. */
-static __always_inline void site(struct vt_hs_alloc_key *key, __u32 tid)
+static __always_inline const struct vt_hs_frame *site(struct vt_hs_alloc_key *key, __u32 tid)
 {
 	struct vt_hs_stack *st = bpf_map_lookup_elem(&stacks, &tid);
 	struct vt_hs_frame *f;
 	__u32 top;
 
 	if (!st || !st->depth)
-		return;
+		return NULL;
 	top = st->depth - 1;
 	f = &st->f[top & (VT_HS_DEPTH - 1)];
 	if (f->depth != top) {      /* a deeper frame took the slot */
 		add(VT_HS_L_TOO_DEEP, 1);
-		return;
+		return NULL;
 	}
-	copy_name(key->site_class, sizeof(key->site_class), (const char *)f->klass, f->klass_len);
-	copy_name(key->site_method, sizeof(key->site_method), (const char *)f->method,
-		  f->method_len);
+	key->site_class = f->klass;
+	key->site_method = f->method;
+	return f;
+}
+
+/* A name for addr in the names map, copied from src[len], unless one is
+ * there already. */
+static __always_inline void intern_name(__u64 addr, const char *src, long len)
+{
+	struct vt_hs_name *n;
+	__u32 zero = 0;
+
+	if (!addr || bpf_map_lookup_elem(&names, &addr))
+		return;
+	n = bpf_map_lookup_elem(&name_scratch, &zero);
+	if (!n)
+		return;
+	__builtin_memset(n, 0, sizeof(*n));
+	copy_name(n->s, sizeof(n->s), src, len);
+	if (n->s[0] && bpf_map_update_elem(&names, &addr, n, BPF_NOEXIST) == -E2BIG)
+		add(VT_HS_L_NAMES_FULL, 1);
+}
+
+/* The name of the class at klass (Klass::_name, a Symbol: a u2 length and
+ * the bytes) for the names map, where its place is known. */
+static __always_inline void intern_klass(__u64 klass)
+{
+	__u64 sym = 0;
+	__u16 len = 0;
+
+	if (!klass || bpf_map_lookup_elem(&names, &klass))
+		return;
+	if (bpf_probe_read_user(&sym, 8, (void *)(klass + layout.name_offset)) || !sym ||
+	    bpf_probe_read_user(&len, 2, (void *)(sym + layout.symbol_length_offset)))
+		add(VT_HS_L_UNREADABLE, 1);
+	else
+		intern_name(klass, (const char *)(sym + layout.symbol_body_offset), len);
+}
+
+/* The site's two names, for a new row. */
+static __always_inline void intern_site(const struct vt_hs_frame *f)
+{
+	if (!f)
+		return;
+	intern_name(f->klass, (const char *)f->klass, f->klass_len);
+	intern_name(f->method, (const char *)f->method, f->method_len);
 }
 
 /* Push a frame on thread tid's stack. */
@@ -222,8 +274,9 @@ int hs_alloc_base(struct pt_regs *ctx)
 	return 0;
 }
 
-/* One allocation of size bytes under key (class and site filled in). */
-static __always_inline void count_alloc(struct vt_hs_alloc_key *key, __u64 size)
+/* One allocation of size bytes under key (class and site filled in). A
+ * new row (false) needs its names interned by the caller. */
+static __always_inline bool count_alloc(const struct vt_hs_alloc_key *key, __u64 size)
 {
 	struct vt_hs_alloc_val one = { .count = 1, .bytes = size }, *v;
 	enum vt_got got;
@@ -232,56 +285,51 @@ static __always_inline void count_alloc(struct vt_hs_alloc_key *key, __u64 size)
 	if (v) {
 		v->count++;
 		v->bytes += size;
-		return;
+		return true;
 	}
 	v = vt_insert(&allocs, key, &one, &got);
 	if (!v) {
 		if (got == VT_GOT_REFUSED)
 			add(VT_HS_L_MAP_FULL, 1);
-		return;
+		return true;
 	}
 	if (got == VT_GOT_OLD) {    /* another CPU inserted the key first */
 		v->count++;
 		v->bytes += size;
 	}
+	return false;
 }
 
 /* The whole allocation in one trap, where runtime_hotspot.c found the
  * class name's place in the function's own code (layout.name_offset):
- * the class's name Symbol, its length and its bytes, read here, so
- * object__alloc need not be attached. */
+ * the row is keyed by the Klass*, whose name is read only for a new row,
+ * so object__alloc need not be attached. */
 SEC("uprobe")
 int hs_alloc_whole(struct pt_regs *ctx)
 {
-	__u32 zero = 0, tid = vt_tid();
-	__u64 bias = PT_REGS_IP(ctx) - layout.func_vaddr, klass = 0, sym = 0, size;
-	struct vt_hs_alloc_key *key;
-	__u16 len = 0;
+	__u64 bias = PT_REGS_IP(ctx) - layout.func_vaddr, klass = 0, size;
+	struct vt_hs_alloc_key key = {};
+	const struct vt_hs_frame *f;
 
 	add(VT_HS_C_ALLOCS, 1);
 	size = object_size(bias, (const void *)PT_REGS_PARM2(ctx), &klass);
 	if (!size)
 		add(VT_HS_L_SIZE_UNREADABLE, 1);
-	key = bpf_map_lookup_elem(&alloc_scratch, &zero);
-	if (!key)
-		return 0;
-	__builtin_memset(key, 0, sizeof(*key));
-	if (!klass || bpf_probe_read_user(&sym, 8, (void *)(klass + layout.name_offset)) || !sym ||
-	    bpf_probe_read_user(&len, 2, (void *)(sym + layout.symbol_length_offset)))
-		add(VT_HS_L_UNREADABLE, 1);
-	else
-		copy_name(key->klass, sizeof(key->klass),
-			  (const char *)(sym + layout.symbol_body_offset), len);
-	site(key, tid);
-	count_alloc(key, size);
+	key.klass = klass;
+	f = site(&key, vt_tid());
+	if (!count_alloc(&key, size)) {
+		intern_klass(klass);
+		intern_site(f);
+	}
 	return 0;
 }
 
 SEC("usdt")
 int BPF_USDT(hs_object_alloc, long jtid, const char *name, long name_len, long arg_size)
 {
-	struct vt_hs_alloc_key *key;
-	__u32 zero = 0, tid = vt_tid();
+	struct vt_hs_alloc_key key = { .klass = (__u64)name };
+	const struct vt_hs_frame *f;
+	__u32 tid = vt_tid();
 	__u64 *pending, size;
 
 	add(VT_HS_C_ALLOCS, 1);
@@ -293,13 +341,11 @@ int BPF_USDT(hs_object_alloc, long jtid, const char *name, long name_len, long a
 		size = arg_size > 0 ? (__u64)arg_size : 0;
 		add(VT_HS_L_SIZE_FROM_ARG, 1);
 	}
-	key = bpf_map_lookup_elem(&alloc_scratch, &zero);
-	if (!key)
-		return 0;
-	__builtin_memset(key, 0, sizeof(*key));
-	copy_name(key->klass, sizeof(key->klass), name, name_len);
-	site(key, tid);
-	count_alloc(key, size);
+	f = site(&key, tid);
+	if (!count_alloc(&key, size)) {
+		intern_name(key.klass, name, name_len);
+		intern_site(f);
+	}
 	return 0;
 }
 

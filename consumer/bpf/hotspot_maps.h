@@ -20,11 +20,19 @@
 #define VT_HS_DEPTH 64     /* Java frames kept per thread for allocation sites */
 
 /* An allocation's class and, with -XX:+DTraceMethodProbes, the Java method
- * it ran in (the innermost frame; both empty without method probes). */
+ * it ran in (the innermost frame; both 0 without method probes), as
+ * addresses in the JVM: the key stays small and no name is read per
+ * event. Each address's name is read once, when its first row is made,
+ * into the names map (struct vt_hs_name). */
 struct vt_hs_alloc_key {
-	char klass[VT_HS_CLASS];
-	char site_class[VT_HS_CLASS];
-	char site_method[VT_HS_METHOD];
+	__u64 klass;               /* the Klass*, or its name's bytes (object__alloc's pointer) */
+	__u64 site_class;          /* the frame's class name bytes (a Symbol's body) */
+	__u64 site_method;         /* the frame's method name bytes */
+};
+
+/* The name behind one address of a key, NUL-terminated. */
+struct vt_hs_name {
+	char s[VT_HS_CLASS];
 };
 
 /* One Java frame as method__entry named it: pointers into HotSpot's
@@ -101,6 +109,7 @@ enum vt_hs_counter {
 	VT_HS_L_STACK_MAP_FULL,    /* a thread's frames not kept: its allocations have no method */
 	VT_HS_L_SIZE_UNREADABLE,   /* an object whose class or length could not be read: 0 bytes */
 	VT_HS_L_NO_RETURN,         /* frames dropped without their method__return (see hotspot.bpf.c) */
+	VT_HS_L_NAMES_FULL,        /* names map full: a row's name is not kept */
 	VT_HS_COUNTERS,
 };
 

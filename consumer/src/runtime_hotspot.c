@@ -41,6 +41,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "adapter.h"
@@ -75,6 +76,7 @@ static const char *const loss_names[] = {
 	[VT_HS_L_STACK_MAP_FULL] = "thread stack map full (no method)",
 	[VT_HS_L_SIZE_UNREADABLE] = "object size unreadable (counted with 0 bytes)",
 	[VT_HS_L_NO_RETURN] = "Java frames left without method__return (allocations may name a callee)",
+	[VT_HS_L_NAMES_FULL] = "names map full (rows named ?)",
 };
 
 struct hotspot_state {
@@ -102,24 +104,51 @@ static int on_gc_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* What alloc_row needs beside the row: the names map, and the loss counter
+ * it adds to for rows whose class name was never read. */
+struct alloc_rows {
+	struct vt_profile *out;
+	int names_fd;
+	uint64_t unnamed;
+};
+
+/* The name behind addr in the names map (hotspot.bpf.c), a class's in
+ * Java's form, or false when none was kept. */
+static bool row_name(const struct alloc_rows *r, uint64_t addr, bool is_class, char *dst,
+		     size_t dlen)
+{
+	struct vt_hs_name n;
+	char internal[VT_HS_CLASS];
+
+	if (!addr || bpf_map_lookup_elem(r->names_fd, &addr, &n))
+		return false;
+	if (!is_class) {
+		vt_key_string(dst, dlen, n.s, sizeof(n.s));
+		return true;
+	}
+	vt_key_string(internal, sizeof(internal), n.s, sizeof(n.s));
+	vt_java_class_name(internal, dst, dlen);
+	return true;
+}
+
 static int alloc_row(const void *key, const void *val, void *ctx)
 {
 	const struct vt_hs_alloc_key *k = key;
 	const struct vt_hs_alloc_val *sum = val;
-	char internal[VT_HS_CLASS], klass[VT_HS_CLASS + 64], site[VT_HS_CLASS + 64];
-	char meth[VT_HS_METHOD], where[sizeof(site) + VT_HS_METHOD + 1] = "";
+	struct alloc_rows *r = ctx;
+	char klass[VT_HS_CLASS + 64], site[VT_HS_CLASS + 64], meth[VT_HS_CLASS + 64];
+	char where[sizeof(site) + sizeof(meth) + 1] = "";
 
 	if (!sum->count)
 		return 0;
-	vt_key_string(internal, sizeof(internal), k->klass, sizeof(k->klass));
-	vt_java_class_name(internal, klass, sizeof(klass));
-	vt_key_string(meth, sizeof(meth), k->site_method, sizeof(k->site_method));
-	if (meth[0]) {
-		vt_key_string(internal, sizeof(internal), k->site_class, sizeof(k->site_class));
-		vt_java_class_name(internal, site, sizeof(site));
-		snprintf(where, sizeof(where), "%s.%s", site, meth);
+	if (!row_name(r, k->klass, true, klass, sizeof(klass))) {
+		snprintf(klass, sizeof(klass), "?");
+		r->unnamed += sum->count;
 	}
-	return vt_profile_add_alloc(ctx, klass, where, "", sum->count, sum->bytes, sum->count);
+	if (row_name(r, k->site_method, false, meth, sizeof(meth)) &&
+	    row_name(r, k->site_class, true, site, sizeof(site)))
+		snprintf(where, sizeof(where), "%s.%s", site, meth);
+	return vt_profile_add_alloc(r->out, klass, where, "", sum->count, sum->bytes, sum->count);
 }
 
 static int method_row(const void *key, const void *val, void *ctx)
@@ -142,19 +171,21 @@ static int hotspot_collect(void *state, struct vt_profile *out)
 {
 	struct hotspot_state *st = state;
 	uint64_t c[VT_HS_COUNTERS] = { 0 };
+	struct alloc_rows rows = { .out = out, .names_fd = bpf_map__fd(st->skel->maps.names) };
 	int err;
 
 	err = vt_adapter_drain(&st->a);
 	if (!err)
 		err = vt_profile_set_meta(out, "hotspot", st->probes_used, out->target, st->a.pid);
 	if (!err)
-		err = vt_adapter_read_hash(&st->a, st->skel->maps.allocs, alloc_row, out);
+		err = vt_adapter_read_hash(&st->a, st->skel->maps.allocs, alloc_row, &rows);
 	if (!err)
 		err = vt_adapter_read_hash(&st->a, st->skel->maps.methods, method_row, out);
 	if (!err)
 		err = vt_adapter_read_counters(&st->a, st->skel->maps.counters, VT_HS_COUNTERS, c);
 	if (err)
 		return err;
+	c[VT_HS_L_UNREADABLE] += rows.unnamed;
 	out->has_allocations = true;
 	out->gc_collections[0] += c[VT_HS_C_GC_PARTIAL];
 	out->gc_collections[1] += c[VT_HS_C_GC_FULL];
@@ -445,13 +476,15 @@ static int hotspot_open(const struct vt_attach_opts *opts, void **state, char *e
 				 opts->map_entries ? opts->map_entries : DEFAULT_MAP_ENTRIES);
 	bpf_map__set_max_entries(st->skel->maps.methods,
 				 opts->map_entries ? opts->map_entries : DEFAULT_MAP_ENTRIES);
+	bpf_map__set_max_entries(st->skel->maps.names,
+				 opts->map_entries ? opts->map_entries : DEFAULT_MAP_ENTRIES);
 	err = hotspot_bpf__load(st->skel);
 	if (err) {
 		vt_adapter_load_failed(err, errbuf, errlen);
 		goto fail;
 	}
-	/* the alloc key is the larger one (hotspot_maps.h) */
-	err = vt_adapter_buffers(&st->a, sizeof(struct vt_hs_alloc_key),
+	/* the method key is the larger one (hotspot_maps.h) */
+	err = vt_adapter_buffers(&st->a, sizeof(struct vt_hs_method_key),
 				 sizeof(struct vt_hs_method_val) > sizeof(struct vt_hs_alloc_val)
 					 ? sizeof(struct vt_hs_method_val)
 					 : sizeof(struct vt_hs_alloc_val), st->skel->maps.gc_events, on_gc_event,

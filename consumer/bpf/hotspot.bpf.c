@@ -51,13 +51,6 @@ struct {
 	__type(value, __u64);
 } pending_size SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct vt_hs_method_key);
-} scratch SEC(".maps"); /* the keys are too big for the BPF stack */
-
 /* The name behind each address in an allocation key (hotspot_maps.h),
  * written once, when a row with that address is first made. */
 struct {
@@ -353,24 +346,24 @@ SEC("usdt")
 int BPF_USDT(hs_method_entry, long jtid, const char *klass, long klass_len,
 	     const char *method, long method_len)
 {
-	struct vt_hs_method_key *key;
+	struct vt_hs_method_key key = { .klass = (__u64)klass, .method = (__u64)method };
 	struct vt_hs_method_val init = {}, *v;
-	__u32 zero = 0;
 	enum vt_got got;
 
 	add(VT_HS_C_METHOD_ENTRIES, 1);
 	push_frame(vt_tid(), klass, klass_len, method, method_len);
-	key = bpf_map_lookup_elem(&scratch, &zero);
-	if (!key)
-		return 0;
-	__builtin_memset(key, 0, sizeof(*key));
-	copy_name(key->klass, sizeof(key->klass), klass, klass_len);
-	copy_name(key->method, sizeof(key->method), method, method_len);
-	v = vt_get_or_insert(&methods, key, &init, &got);
+	v = bpf_map_lookup_elem(&methods, &key);
 	if (!v) {
-		if (got == VT_GOT_REFUSED)
-			add(VT_HS_L_METHOD_MAP_FULL, 1);
-		return 0;
+		v = vt_insert(&methods, &key, &init, &got);
+		if (!v) {
+			if (got == VT_GOT_REFUSED)
+				add(VT_HS_L_METHOD_MAP_FULL, 1);
+			return 0;
+		}
+		if (got == VT_GOT_NEW) {
+			intern_name(key.klass, klass, klass_len);
+			intern_name(key.method, method, method_len);
+		}
 	}
 	v->calls++;
 	return 0;

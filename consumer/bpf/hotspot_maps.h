@@ -14,8 +14,7 @@
 #include <linux/types.h>
 #endif
 
-#define VT_HS_CLASS 128    /* internal class names ("java/lang/String", "[I"), NUL included */
-#define VT_HS_METHOD 64    /* method names */
+#define VT_HS_CLASS 128    /* names kept: internal class names ("java/lang/String", "[I") and method names, NUL included */
 
 #define VT_HS_DEPTH 64     /* Java frames kept per thread for allocation sites */
 
@@ -59,9 +58,11 @@ struct vt_hs_alloc_val {
 	__u64 bytes;
 };
 
+/* A method by its class's and its own name's bytes in the JVM (Symbol
+ * bodies, as method__entry passes them), named through the names map. */
 struct vt_hs_method_key {
-	char klass[VT_HS_CLASS];
-	char method[VT_HS_METHOD];
+	__u64 klass;
+	__u64 method;
 };
 
 struct vt_hs_method_val {

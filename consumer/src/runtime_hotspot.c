@@ -104,8 +104,8 @@ static int on_gc_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* What alloc_row needs beside the row: the names map, and the loss counter
- * it adds to for rows whose class name was never read. */
+/* What alloc_row and method_row need beside the row: the names map, and
+ * the allocations whose class name was never read (a loss). */
 struct alloc_rows {
 	struct vt_profile *out;
 	int names_fd;
@@ -155,16 +155,18 @@ static int method_row(const void *key, const void *val, void *ctx)
 {
 	const struct vt_hs_method_key *k = key;
 	const struct vt_hs_method_val *sum = val;
-	char internal[VT_HS_CLASS], klass[VT_HS_CLASS + 64], meth[VT_HS_METHOD];
-	char name[sizeof(klass) + VT_HS_METHOD + 1];
+	struct alloc_rows *r = ctx;
+	char klass[VT_HS_CLASS + 64], meth[VT_HS_CLASS];
+	char name[sizeof(klass) + sizeof(meth) + 1];
 
 	if (!sum->calls)
 		return 0;
-	vt_key_string(internal, sizeof(internal), k->klass, sizeof(k->klass));
-	vt_key_string(meth, sizeof(meth), k->method, sizeof(k->method));
-	vt_java_class_name(internal, klass, sizeof(klass));
+	if (!row_name(r, k->klass, true, klass, sizeof(klass)))
+		snprintf(klass, sizeof(klass), "?");
+	if (!row_name(r, k->method, false, meth, sizeof(meth)))
+		snprintf(meth, sizeof(meth), "?");
 	snprintf(name, sizeof(name), "%s.%s", klass, meth);
-	return vt_profile_add_call(ctx, name, "", sum->calls);
+	return vt_profile_add_call(r->out, name, "", sum->calls);
 }
 
 static int hotspot_collect(void *state, struct vt_profile *out)
@@ -180,7 +182,7 @@ static int hotspot_collect(void *state, struct vt_profile *out)
 	if (!err)
 		err = vt_adapter_read_hash(&st->a, st->skel->maps.allocs, alloc_row, &rows);
 	if (!err)
-		err = vt_adapter_read_hash(&st->a, st->skel->maps.methods, method_row, out);
+		err = vt_adapter_read_hash(&st->a, st->skel->maps.methods, method_row, &rows);
 	if (!err)
 		err = vt_adapter_read_counters(&st->a, st->skel->maps.counters, VT_HS_COUNTERS, c);
 	if (err)
@@ -483,8 +485,8 @@ static int hotspot_open(const struct vt_attach_opts *opts, void **state, char *e
 		vt_adapter_load_failed(err, errbuf, errlen);
 		goto fail;
 	}
-	/* the method key is the larger one (hotspot_maps.h) */
-	err = vt_adapter_buffers(&st->a, sizeof(struct vt_hs_method_key),
+	/* the alloc key is the larger one (hotspot_maps.h) */
+	err = vt_adapter_buffers(&st->a, sizeof(struct vt_hs_alloc_key),
 				 sizeof(struct vt_hs_method_val) > sizeof(struct vt_hs_alloc_val)
 					 ? sizeof(struct vt_hs_method_val)
 					 : sizeof(struct vt_hs_alloc_val), st->skel->maps.gc_events, on_gc_event,

@@ -129,24 +129,25 @@ static __always_inline void copy_name(char *dst, __u32 size, const char *src, lo
  * (HotSpot's Klass::layout_helper encoding); 0 when it cannot be read. */
 static __always_inline __u64 object_size(__u64 bias, const void *oop, __u64 *klass_out)
 {
-	__u64 klass = 0, base = 0;
-	__u32 narrow = 0, lenoff;
-	__s32 shift = 0, lh = 0, length = 0;
+	/* CompressedKlassPointers::_narrow_klass: {base, shift} */
+	struct { __u64 base; __s32 shift; __s32 pad; } nk;
+	/* the class word and, for an array, its length right after it */
+	struct { __u32 narrow; __s32 length; } word = {};
+	__u64 klass = 0;
+	__s32 lh = 0, length = -1;
 	__u8 compressed = 0;
 
 	if (bpf_probe_read_user(&compressed, 1, (void *)(bias + layout.compressed_vaddr)))
 		return 0;
 	if (compressed) {
-		if (bpf_probe_read_user(&narrow, 4, oop + layout.klass_offset) ||
-		    bpf_probe_read_user(&base, 8, (void *)(bias + layout.narrow_klass_vaddr)) ||
-		    bpf_probe_read_user(&shift, 4, (void *)(bias + layout.narrow_klass_vaddr + 8)))
+		/* one read each: reads, not the arithmetic, are what a trap pays for */
+		if (bpf_probe_read_user(&word, 8, oop + layout.klass_offset) ||
+		    bpf_probe_read_user(&nk, 12, (void *)(bias + layout.narrow_klass_vaddr)))
 			return 0;
-		klass = base + ((__u64)narrow << (shift & 63));
-		lenoff = layout.klass_offset + 4;
-	} else {
-		if (bpf_probe_read_user(&klass, 8, oop + layout.klass_offset))
-			return 0;
-		lenoff = layout.klass_offset + 8;
+		klass = nk.base + ((__u64)word.narrow << (nk.shift & 63));
+		length = word.length;
+	} else if (bpf_probe_read_user(&klass, 8, oop + layout.klass_offset)) {
+		return 0;
 	}
 	*klass_out = klass;
 	if (!klass || bpf_probe_read_user(&lh, 4, (void *)(klass + layout.layout_helper_offset)))
@@ -156,7 +157,9 @@ static __always_inline __u64 object_size(__u64 bias, const void *oop, __u64 *kla
 	if (lh == 0)
 		return 0;
 	/* an array: header bytes in bits 16-23, log2(element size) in bits 0-7 */
-	if (bpf_probe_read_user(&length, 4, oop + lenoff) || length < 0)
+	if (!compressed && bpf_probe_read_user(&length, 4, oop + layout.klass_offset + 8))
+		return 0;
+	if (length < 0)
 		return 0;
 	return ((((__u64)lh >> 16) & 0xff) + ((__u64)length << (lh & 0x1f)) + 7) & ~7ULL;
 }

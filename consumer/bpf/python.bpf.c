@@ -21,7 +21,7 @@
  * _PyRuntime.gilstate.tstate_current -> cframe -> current_frame -> f_code,
  * and from the code object its co_qualname, co_filename, co_firstlineno.
  * The thread that fires a probe holds the GIL, so tstate_current is its
- * own thread state.
+ * own thread state. --stack vm walks on from that frame (python_stack.bpf.h).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -185,18 +185,17 @@ static __always_inline void read_pystr(char *dst, __u32 size, __u64 str)
 		copy_str(dst, size, (const char *)data);
 }
 
-/* The code object of the innermost Python function on this thread, 0 when
- * the thread state or frame cannot be read. */
-static __always_inline __u64 current_code(void)
+/* The innermost Python frame (_PyInterpreterFrame *) on this thread, 0
+ * when the thread state or frame cannot be read. */
+static __always_inline __u64 current_frame(void)
 {
-	__u64 tstate, cframe, frame;
+	__u64 tstate, cframe;
 
 	if (!bias_known)
 		return 0;
 	tstate = read_ptr(runtime_link + bias + PY_RUNTIME_TSTATE_CURRENT);
 	cframe = read_ptr(tstate ? tstate + PY_TSTATE_CFRAME : 0);
-	frame = read_ptr(cframe ? cframe + PY_CFRAME_CURRENT_FRAME : 0);
-	return read_ptr(frame ? frame + PY_FRAME_F_CODE : 0);
+	return read_ptr(cframe ? cframe + PY_CFRAME_CURRENT_FRAME : 0);
 }
 
 /* code's identity: the object and what it holds (see vt_py_code_id). */
@@ -239,6 +238,8 @@ static __always_inline void learn_code(const struct vt_py_code_id *id, const cha
 		add(VT_PY_L_NAMES_FULL, 1);
 }
 
+#include "python_stack.bpf.h"
+
 static __always_inline struct vt_py_type *learn_type(__u64 type)
 {
 	struct vt_py_type t = {}, *known = bpf_map_lookup_elem(&types, &type);
@@ -265,6 +266,7 @@ int py_new_object(struct pt_regs *ctx)
 	struct vt_py_alloc_val init = {}, *v;
 	struct vt_py_type *t;
 	enum vt_got got;
+	__u64 frame;
 
 	if (!bias_known) {
 		/* the hit is at hook_link + bias (+1 past the breakpoint); the
@@ -275,7 +277,10 @@ int py_new_object(struct pt_regs *ctx)
 	add(VT_PY_C_OBJECTS, 1);
 	key.type = read_ptr(PT_REGS_PARM1(ctx) + PY_OB_TYPE);
 	t = learn_type(key.type);
-	code_id(&key.code, current_code());
+	frame = current_frame();
+	code_id(&key.code, read_ptr(frame ? frame + PY_FRAME_F_CODE : 0));
+	if (walk_stacks)
+		key.stack = py_stack_id(frame);
 	if (key.code.code)
 		learn_code(&key.code, NULL, NULL);
 	else

@@ -36,6 +36,20 @@ struct vt_py_func_key {
 struct vt_py_alloc_key {
 	__u64 type;              /* PyTypeObject * */
 	struct vt_py_code_id code;
+	__u64 stack;             /* --stack vm: its id in py_stacks; 0 none */
+};
+
+/* --stack vm: a thread's whole chain of Python frames, innermost first,
+ * each by its code object (named in the codes map). */
+#define VT_PY_STACK_MAX 127      /* frames kept; deeper stacks are cut */
+#define VT_PY_STACK_SLOTS 128    /* a power of two, for the verifier's bounds */
+#define VT_PY_STACK_CUT 1u       /* deeper than VT_PY_STACK_MAX */
+#define VT_PY_STACK_BAD 2u       /* ended at an unreadable frame */
+
+struct vt_py_stack {
+	__u32 depth;
+	__u32 flags;             /* VT_PY_STACK_* */
+	struct vt_py_code_id f[VT_PY_STACK_SLOTS];
 };
 
 struct vt_py_alloc_val {
@@ -92,6 +106,9 @@ enum vt_py_counter {
 	VT_PY_L_GC_BUF_FULL,
 	VT_PY_L_ALLOC_MAP_FULL,  /* allocation map full: the object is not counted */
 	VT_PY_L_NAMES_FULL,      /* type or code map full: unnamed */
+	VT_PY_L_STACK_CUT,       /* --stack vm: stack cut at VT_PY_STACK_MAX frames */
+	VT_PY_L_STACK_BAD,       /* ... ended at an unreadable frame */
+	VT_PY_L_STACKS_FULL,     /* ... stack map full (stack lost) */
 	VT_PY_COUNTERS,
 };
 

@@ -66,6 +66,7 @@ int vt_py_find_interp(const char *path, struct vt_py_interp *out, char *why, siz
 		return -ENOTSUP;
 	}
 	if (vt_elf_symbol(path, "_PyRuntime", &runtime, &off) ||
+	    vt_elf_symbol(path, "PyCode_Type", &out->code_type, &off) ||
 	    vt_elf_symbol(path, "_Py_NewReference", &newref, &off) ||
 	    vt_elf_code_at(path, newref, code, sizeof(code), &off) ||
 	    vt_x86_call_after_jcc(code, sizeof(code), newref, &hook) ||

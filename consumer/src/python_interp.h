@@ -16,6 +16,7 @@
 
 struct vt_py_interp {
 	uint64_t runtime;        /* _PyRuntime, link-time address */
+	uint64_t code_type;      /* PyCode_Type, link-time: a frame's f_code is checked against it */
 	uint64_t hook;           /* where the object hook is probed, link-time */
 	uint64_t hook_offset;    /* ... and its file offset */
 };

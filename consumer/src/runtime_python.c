@@ -43,6 +43,7 @@
 
 #include "adapter.h"
 #include "python_interp.h"
+#include "python_stacks.h"
 #include "profile.h"
 #include "runtime.h"
 #include "../bpf/python_maps.h"
@@ -59,6 +60,9 @@ static const char *const loss_names[] = {
 	[VT_PY_L_GC_BUF_FULL] = "gc pause buffer full",
 	[VT_PY_L_ALLOC_MAP_FULL] = "alloc map full",
 	[VT_PY_L_NAMES_FULL] = "type or code map full (unnamed)",
+	[VT_PY_L_STACK_CUT] = "stack cut at 127 Python frames",
+	[VT_PY_L_STACK_BAD] = "stack ended at an unreadable frame",
+	[VT_PY_L_STACKS_FULL] = "stack map full (stack lost)",
 };
 
 struct python_state {
@@ -66,6 +70,7 @@ struct python_state {
 	struct python_bpf *skel;
 	bool have_entry, have_return, have_gc, have_objects;
 	bool py311;              /* CPython 3.11: frames and the object hook */
+	bool stacks;             /* --stack vm: whole Python stacks (python_stack.bpf.h) */
 	char why_no_objects[160]; /* when !have_objects */
 };
 
@@ -282,7 +287,18 @@ static int alloc_row(const void *key, const void *val, void *ctx)
 		r->types[r->ntypes++] = (struct type_total){ k->type, 0 };
 	}
 	r->types[i].count += sum->count;
-	return vt_profile_add_alloc(r->out, klass, func, where, sum->count, sum->bytes, sum->count);
+	uint32_t sid = 0;
+	uint64_t missing = 0; /* counted in BPF, as stack map full */
+
+	if (k->stack && r->st->stacks) {
+		struct vt_py_stack_maps m = { r->st->skel->maps.py_stacks, r->st->skel->maps.codes };
+		int err = vt_py_stack_of(&m, k->stack, r->out, sum->count, &sid, &missing);
+
+		if (err)
+			return err;
+	}
+	return vt_profile_add_alloc_stack(r->out, klass, func, where, sid, sum->count, sum->bytes,
+					  sum->count);
 }
 
 /* Per type whose objects have a variable part (tp_itemsize, or str's
@@ -439,7 +455,22 @@ static int python_open(const struct vt_attach_opts *opts, void **state, char *er
 		hook_offset = interp.hook_offset;
 		st->skel->rodata->runtime_link = interp.runtime;
 		st->skel->rodata->hook_link = interp.hook;
+		st->skel->rodata->code_type_link = interp.code_type;
 	}
+	if (opts->stacks & VT_STACK_NATIVE) {
+		snprintf(errbuf, errlen, "--stack native: CPython's native stacks are not walked "
+			 "(--stack vm walks its Python frames)");
+		err = -ENOTSUP;
+		goto fail;
+	}
+	if (opts->stacks && !st->py311) {
+		snprintf(errbuf, errlen, "--stack vm: Python's frames cannot be walked here (%s)",
+			 st->why_no_objects);
+		err = -ENOTSUP;
+		goto fail;
+	}
+	st->stacks = opts->stacks != 0;
+	st->skel->rodata->walk_stacks = st->stacks;
 	err = python_bpf__load(st->skel);
 	if (err) {
 		vt_adapter_load_failed(err, errbuf, errlen);

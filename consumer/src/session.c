@@ -186,9 +186,10 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 		}
 	}
 
-	if (o->stacks && strcmp(s->rt->name, "vmtrace") != 0 && strcmp(s->rt->name, "ruby") != 0) {
+	if (o->stacks && strcmp(s->rt->name, "vmtrace") != 0 && strcmp(s->rt->name, "ruby") != 0 &&
+	    strcmp(s->rt->name, "python") != 0) {
 		snprintf(err, errlen, "--stack: %s's stacks are not walked yet; stacks come from hosts "
-			 "that embed libvmtrace and from Ruby", s->rt->name);
+			 "that embed libvmtrace, from Ruby and from CPython 3.11", s->rt->name);
 		return -ENOTSUP;
 	}
 

@@ -8,7 +8,7 @@ exactly their counts, in the JSON (--by stack) and in the folded output.
 
 Usage: stack_test.py VMTRACE CASE
 Cases: ruby-stack-spawn, ruby-stack-pid, ruby-stack-native,
-python-stack-spawn, python-stack-pid, python-stack-native. Exit 0 pass,
+python-stack-spawn, python-stack-pid, python-stack-deep, python-stack-native. Exit 0 pass,
 1 fail, 77 skip (not root).
 """
 import os
@@ -93,6 +93,24 @@ def case_py_pid(vmtrace, tmp):
     check_stacks(vmtrace, data, "python stacks, by pid", PY_EXPECTED, ("Maker.e", "main"))
 
 
+def case_py_deep(vmtrace, tmp):
+    """A stack deeper than 127 frames is cut: its innermost 127 kept, the
+    report's stack begins with [cut], and the Lost row counts it."""
+    depth = 200
+    data, _ = rt.record_spawn(vmtrace, [rt.PYTHON, NESTED_PY, "0", "0", "0", str(depth)], tmp,
+                              ["--stack", "vm"])
+    r = subprocess.run([vmtrace, "report", data, "--format", "folded"], capture_output=True,
+                       text=True, timeout=60)
+    check(r.returncode == 0, f"deep: folded report exits 0: {r.stderr.strip()}")
+    leaf = [line.rpartition(" ") for line in r.stdout.splitlines()
+            if line.rpartition(" ")[0].endswith(";Leaf")]
+    want = "[cut];" + "r;" * 126 + "c;Leaf"
+    check([(s, n) for s, _, n in leaf] == [(want, "1")],
+          f"deep: one Leaf under the innermost 127 frames after [cut]: {[(s[:40], n) for s, _, n in leaf]}")
+    lost = rt.real_losses(report(vmtrace, data))
+    check(lost.get("stack cut at 127 Python frames", 0) >= 1, f"deep: the cut is counted {lost}")
+
+
 def case_py_native(vmtrace, tmp):
     """--stack native is refused for CPython, with a one-line reason."""
     r = subprocess.run([vmtrace, "record", "--stack", "native", "-o", os.path.join(tmp, "n.data"),
@@ -103,7 +121,8 @@ def case_py_native(vmtrace, tmp):
 
 CASES = {"ruby-stack-spawn": case_spawn, "ruby-stack-pid": case_pid,
          "ruby-stack-native": case_native, "python-stack-spawn": case_py_spawn,
-         "python-stack-pid": case_py_pid, "python-stack-native": case_py_native}
+         "python-stack-pid": case_py_pid, "python-stack-deep": case_py_deep,
+         "python-stack-native": case_py_native}
 
 if __name__ == "__main__":
     sys.exit(rt.run(CASES, __doc__))

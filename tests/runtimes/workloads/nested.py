@@ -2,9 +2,9 @@
 # stack cases: a calls b calls c, c called N times, each call making one
 # Leaf; d calls c M times; a method of Maker (a qualified name) calls c K
 # times. Leaf is made nowhere else, so each stack's Leaf count is exactly
-# its number below.
+# its number below. With DEPTH, r recurses DEPTH deep and calls c once.
 #
-# Usage: python3.11 nested.py N M K
+# Usage: python3.11 nested.py N M K [DEPTH]
 #   Traces memory (vmtrace sees objects through tracemalloc's hook),
 #   prints "ready", waits for a line on stdin, runs, prints "done", waits
 #   for a second line, exits.
@@ -34,6 +34,13 @@ def d(m, keep):
         c(keep)
 
 
+def r(depth, keep):
+    if depth > 1:
+        r(depth - 1, keep)
+    else:
+        c(keep)
+
+
 class Maker:
     def e(self, k, keep):
         for _ in range(k):
@@ -42,6 +49,7 @@ class Maker:
 
 def main():
     n, m, k = (int(x) for x in sys.argv[1:4])
+    depth = int(sys.argv[4]) if len(sys.argv) > 4 else 0
     if not tracemalloc.is_tracing():
         tracemalloc.start()
     keep = []
@@ -50,6 +58,8 @@ def main():
     a(n, keep)
     d(m, keep)
     Maker().e(k, keep)
+    if depth:
+        r(depth, keep)
     print("done", flush=True)
     sys.stdin.readline()
 

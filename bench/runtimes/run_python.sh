@@ -17,6 +17,8 @@
 #                            and function; bpftrace cannot put a uprobe on the
 #                            hook (a local function of a fixed executable), so
 #                            objects have no bpftrace peer
+#   vmtrace stacks           the same with --stack vm: objects per whole
+#                            Python stack, walked in BPF at the hook
 #   vmtrace calls            without tracemalloc: calls per function only
 #   bpftrace calls           without tracemalloc: calls per (file, function)
 #                            from function__return
@@ -37,11 +39,12 @@ usdt:$PY:python:function__return { @calls[str(arg0), str(arg1)] = count(); }"
 . "$HERE/lib.sh"
 W=("$PY" "$HERE/bench.py" "$ITER")
 
-CONFIGS=(base base_tm vm_obj vm_calls bt_calls)
+CONFIGS=(base base_tm vm_obj vm_stacks vm_calls bt_calls)
 for _ in $(seq "$REPEATS"); do
 	one_run none "" env PYTHONTRACEMALLOC=0 "${W[@]}" >>"$TMP/base"
 	one_run none "" env PYTHONTRACEMALLOC=1 "${W[@]}" >>"$TMP/base_tm"
 	one_run vmtrace --no-methods env PYTHONTRACEMALLOC=1 "${W[@]}" >>"$TMP/vm_obj"
+	one_run vmtrace "--no-methods --stack vm" env PYTHONTRACEMALLOC=1 "${W[@]}" >>"$TMP/vm_stacks"
 	one_run vmtrace "" env PYTHONTRACEMALLOC=0 "${W[@]}" >>"$TMP/vm_calls"
 	one_run bpftrace "$BT_CALLS" env PYTHONTRACEMALLOC=0 "${W[@]}" >>"$TMP/bt_calls"
 done
@@ -56,6 +59,7 @@ printf "%-28s %10s\n" configuration "per iteration"
 row "untraced" "$base" ""
 row "untraced+tracemalloc" "$base_tm" ""
 row "vmtrace objects" "$vm_obj" ""
+row "vmtrace stacks" "$vm_stacks" "$(awk -v a="$vm_stacks" -v b="$vm_obj" 'BEGIN { printf "(stacks/objects %.2f)", a / b }')"
 row "vmtrace calls" "$vm_calls" "$(awk -v a="$vm_calls" -v b="$bt_calls" 'BEGIN { printf "(bpftrace/vmtrace %.2f)", b / a }')"
 row "bpftrace calls" "$bt_calls" ""
 awk -v o="$vm_obj" -v t="$base_tm" -v b="$base" -v c="$vm_calls" -v bt="$bt_calls" 'BEGIN {

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "elf_code.h"
 #include "python_interp.h"
@@ -88,6 +89,30 @@ int vt_py_find_interp(const char *path, struct vt_py_interp *out, char *why, siz
 	}
 	out->runtime = runtime;
 	out->hook = hook;
+	return 0;
+}
+
+/* len bytes at addr of pid's memory: 0 or -1. */
+static int read_target(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+int vt_py_check_code_type(pid_t pid, const struct vt_py_interp *in, uint64_t bias, char *why,
+			  size_t whylen)
+{
+	uint64_t tp_name = 0;
+	char name[8] = { 0 };
+
+	/* PyTypeObject: ob_refcnt, ob_type, ob_size, tp_name */
+	if (read_target(pid, in->code_type + bias + 24, &tp_name, sizeof(tp_name)) ||
+	    read_target(pid, tp_name, name, 5) || memcmp(name, "code", 5) != 0) {
+		snprintf(why, whylen, "PyCode_Type in pid %d is not the code type the binary names "
+			 "(tp_name \"%.5s\")", (int)pid, name);
+		return -ENOEXEC;
+	}
 	return 0;
 }
 

@@ -33,6 +33,12 @@ int vt_py_find_interp(const char *path, struct vt_py_interp *out, char *why, siz
  * false when not known yet (a command not yet exec'd). */
 bool vt_py_load_bias(const char *path, pid_t pid, uint64_t *bias);
 
+/* In the running pid, with the module at bias: is PyCode_Type where the
+ * binary says, named "code"? The frame walk checks each f_code against
+ * it. 0, or -ENOEXEC with a one-line reason in why. */
+int vt_py_check_code_type(pid_t pid, const struct vt_py_interp *in, uint64_t bias, char *why,
+			  size_t whylen);
+
 /* function__entry/return of provider fire inside dtrace_function_entry/
  * return(frame), small functions of ceval.c that begin by reading
  * frame->f_code: the file offsets of the first instruction of the one

@@ -479,6 +479,15 @@ static int python_open(const struct vt_attach_opts *opts, void **state, char *er
 	if (st->py311 && vt_py_load_bias(path, opts->pid, &bias)) {
 		st->skel->bss->bias = bias;
 		st->skel->bss->bias_known = 1;
+		/* by pid: check against the running process what the walk relies on */
+		if (st->stacks && !opts->spawned &&
+		    vt_py_check_code_type(opts->pid, &interp, bias, st->why_no_objects,
+					  sizeof(st->why_no_objects))) {
+			snprintf(errbuf, errlen, "--stack vm: Python's frames cannot be walked here: %s",
+				 st->why_no_objects);
+			err = -ENOTSUP;
+			goto fail;
+		}
 	}
 	if (st->py311) {
 		err = vt_adapter_attach_uprobe(&st->a, st->skel->progs.py_new_object, path, NULL,

@@ -22,6 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 NESTED_RB = os.path.join(HERE, "workloads", "nested.rb")
 NESTED_PY = os.path.join(HERE, "workloads", "nested.py")
 N, M, K = 300, 200, 70
+T = 40  # Python: made by c on a thread of its own
 
 # root first, as `--by stack` and folded print them
 EXPECTED = {
@@ -33,6 +34,7 @@ PY_EXPECTED = {
     "<module>;main;a;b;c": N,
     "<module>;main;d;c": M,
     "<module>;main;Maker.e;c": K,
+    "Thread._bootstrap;Thread._bootstrap_inner;Thread.run;worker;c": T,
 }
 
 
@@ -82,14 +84,14 @@ def case_native(vmtrace, tmp):
 
 
 def case_py_spawn(vmtrace, tmp):
-    data, _ = rt.record_spawn(vmtrace, [rt.PYTHON, NESTED_PY, str(N), str(M), str(K)], tmp,
-                              ["--stack", "vm"])
+    data, _ = rt.record_spawn(vmtrace, [rt.PYTHON, NESTED_PY, str(N), str(M), str(K), "0",
+                                        str(T)], tmp, ["--stack", "vm"])
     check_stacks(vmtrace, data, "python stacks, spawned", PY_EXPECTED, ("Maker.e", "main"))
 
 
 def case_py_pid(vmtrace, tmp):
-    data, _ = rt.record_pid(vmtrace, [rt.PYTHON, NESTED_PY, str(N), str(M), str(K)], tmp,
-                            ["--stack", "vm"])
+    data, _ = rt.record_pid(vmtrace, [rt.PYTHON, NESTED_PY, str(N), str(M), str(K), "0",
+                                      str(T)], tmp, ["--stack", "vm"])
     check_stacks(vmtrace, data, "python stacks, by pid", PY_EXPECTED, ("Maker.e", "main"))
 
 

@@ -2,13 +2,16 @@
 # stack cases: a calls b calls c, c called N times, each call making one
 # Leaf; d calls c M times; a method of Maker (a qualified name) calls c K
 # times. Leaf is made nowhere else, so each stack's Leaf count is exactly
-# its number below. With DEPTH, r recurses DEPTH deep and calls c once.
+# its number below. With DEPTH, r recurses DEPTH deep and calls c once;
+# with T, a thread's worker calls c T times (its own stack, from the
+# threading module's bootstrap).
 #
-# Usage: python3.11 nested.py N M K [DEPTH]
+# Usage: python3.11 nested.py N M K [DEPTH [T]]
 #   Traces memory (vmtrace sees objects through tracemalloc's hook),
 #   prints "ready", waits for a line on stdin, runs, prints "done", waits
 #   for a second line, exits.
 import sys
+import threading
 import tracemalloc
 
 
@@ -41,6 +44,11 @@ def r(depth, keep):
         c(keep)
 
 
+def worker(t, keep):
+    for _ in range(t):
+        c(keep)
+
+
 class Maker:
     def e(self, k, keep):
         for _ in range(k):
@@ -50,6 +58,7 @@ class Maker:
 def main():
     n, m, k = (int(x) for x in sys.argv[1:4])
     depth = int(sys.argv[4]) if len(sys.argv) > 4 else 0
+    t = int(sys.argv[5]) if len(sys.argv) > 5 else 0
     if not tracemalloc.is_tracing():
         tracemalloc.start()
     keep = []
@@ -60,6 +69,10 @@ def main():
     Maker().e(k, keep)
     if depth:
         r(depth, keep)
+    if t:
+        th = threading.Thread(target=worker, args=(t, keep))
+        th.start()
+        th.join()
     print("done", flush=True)
     sys.stdin.readline()
 

@@ -184,6 +184,40 @@ static const struct {
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
 
+/* -p PID[,PID...]: every item a process id, none twice, none empty. */
+static int take_pids(const char *cmd, const char *arg, struct vt_cli_args *a)
+{
+	char item[32];
+
+	a->npids = 0;
+	for (const char *s = arg;;) {
+		const char *comma = strchr(s, ',');
+		size_t len = comma ? (size_t)(comma - s) : strlen(s);
+		pid_t pid;
+
+		if (!len)
+			return vt_usage_error(cmd, "-p: '%s' has an empty item", arg);
+		if (len >= sizeof(item))
+			return vt_usage_error(cmd, "-p: '%.*s' is not a process id", (int)len, s);
+		memcpy(item, s, len);
+		item[len] = '\0';
+		if (vt_parse_pid(item, &pid))
+			return vt_usage_error(cmd, "-p: '%s' is not a process id", item);
+		for (size_t i = 0; i < a->npids; i++)
+			if (a->pids[i] == pid)
+				return vt_usage_error(cmd, "-p: pid %d is given twice", (int)pid);
+		if (a->npids == VT_PIDS_MAX)
+			return vt_usage_error(cmd, "-p: more than %d processes", VT_PIDS_MAX);
+		a->pids[a->npids++] = pid;
+		if (!comma)
+			break;
+		s = comma + 1;
+	}
+	a->session.pid = a->pids[0];
+	a->have_pid = true;
+	return 0;
+}
+
 /* One option's value into a: 0, or 2 after a usage error. */
 static int take(const char *cmd, int opt, const char *arg, struct vt_cli_args *a)
 {
@@ -191,10 +225,7 @@ static int take(const char *cmd, int opt, const char *arg, struct vt_cli_args *a
 
 	switch (opt) {
 	case VT_OPT_PID:
-		if (vt_parse_pid(arg, &a->session.pid))
-			return vt_usage_error(cmd, "-p: '%s' is not a process id", arg);
-		a->have_pid = true;
-		return 0;
+		return take_pids(cmd, arg, a);
 	case VT_OPT_DURATION:
 	case VT_OPT_INTERVAL:
 		if (vt_parse_seconds(arg, opt == VT_OPT_DURATION ? &a->duration : &a->interval))
@@ -250,9 +281,11 @@ static int take(const char *cmd, int opt, const char *arg, struct vt_cli_args *a
 			return vt_usage_error(cmd, "--linger: '%s' is not a positive number of seconds", arg);
 		return 0;
 	case VT_OPT_BY:
-		if (vt_parse_group(arg, &a->report.by))
-			return vt_usage_error(cmd, "--by: '%s' is not one of class,method, class, method, site, stack",
-					      arg);
+		/* "pid," before any grouping: rows per process too */
+		a->report.by_pid = strncmp(arg, "pid,", 4) == 0;
+		if (vt_parse_group(arg + (a->report.by_pid ? 4 : 0), &a->report.by))
+			return vt_usage_error(cmd, "--by: '%s' is not one of class,method, class, method, site, stack "
+					      "(each may follow pid,)", arg);
 		return 0;
 	case VT_OPT_SORT:
 		if (vt_parse_sort(arg, &a->report.sort))

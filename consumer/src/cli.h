@@ -56,11 +56,15 @@ enum vt_opt {
 	"  -v, --verbose          libbpf's log on stderr\n" \
 	"  -h, --help             this text\n"
 
+#define VT_PIDS_MAX 64 /* processes one -p list names at most */
+
 /* What the options fill in. The caller sets the defaults before parsing. */
 struct vt_cli_args {
 	struct vt_report_opts report;   /* --format, --by, --sort, --top */
 	struct vt_session_opts session; /* -p, --sample, --map-entries, --runtime, --no-methods, --events */
 	bool have_pid;                  /* -p was given */
+	pid_t pids[VT_PIDS_MAX];        /* -p PID,PID...: every pid (session.pid = pids[0]) */
+	size_t npids;
 	bool force;                     /* --force */
 	const char *output;             /* -o */
 	double duration;                /* -d */

@@ -159,7 +159,7 @@ static void print_folded(const struct vt_diff *d, enum vt_sort sort, size_t top)
 
 int vt_cmd_diff(int argc, char **argv)
 {
-	struct vt_cli_args a = { .report = { VT_FORMAT_TEXT, VT_BY_SITE, VT_SORT_COUNT, 0 } };
+	struct vt_cli_args a = { .report = { VT_FORMAT_TEXT, VT_BY_SITE, VT_SORT_COUNT, 0, false } };
 	struct vt_profile base, now;
 	struct vt_diff d;
 	int operands, err;

@@ -16,11 +16,12 @@
 #include "profile.h"
 #include "report_registry.h"
 #include "session.h"
+#include "session_group.h"
 
 #define DEFAULT_RECORD "vmtrace.data"
 
 static const char usage_line[] =
-	"Usage: vmtrace record -p PID [-d SECONDS] [-o FILE] [--force] [options]\n"
+	"Usage: vmtrace record -p PID[,PID...] [-d SECONDS] [-o FILE] [--force] [options]\n"
 	"       vmtrace record [-d SECONDS] [-o FILE] [--force] [options] -- CMD [ARGS...]\n"
 	"       vmtrace record -p PID --every 10s [--out-dir DIR] [--push URL] [options]\n";
 
@@ -31,13 +32,15 @@ static const char help_text[] =
 	"runtime's own probes. Stops after -d SECONDS, at Ctrl-C or SIGTERM, or when the\n"
 	"target exits; then writes the record and prints the report.\n"
 	"\n"
-	"  -p, --pid PID          trace this process\n"
+	"  -p, --pid PID[,PID...] trace this process, or several at once (rows by pid,\n"
+	"                         comm; each its own runtime)\n"
 	"  -d, --duration SECS    stop after SECS seconds (fractions allowed)\n"
 	"  -o, --output FILE      the record file (default " DEFAULT_RECORD ")\n"
 	"      --force            overwrite FILE if it exists\n"
 	"      --format F         report format: text (default), json, csv, folded, pprof,\n"
 	"                         perfetto, flamegraph (one interactive HTML file)\n"
-	"      --by G             class,method (default), class, method, site, stack\n"
+	"      --by G             class,method (default), class, method, site, stack;\n"
+	"                         each may follow pid, (pid,class,method)\n"
 	"      --sort S           count (default) or bytes\n"
 	"      --top N            show the first N allocation rows (0: all)\n"
 	"      --sample BYTES     sample allocations, one per BYTES on average (K, M, G\n"
@@ -81,6 +84,7 @@ static const char help_text[] =
 	"  vmtrace record -o run.data -- ./demovm --ops 100000\n"
 	"  vmtrace record -p 4242 --sample 512K --format json > allocs.json\n"
 	"  vmtrace record -p 4242 --events alloc        # allocations only\n"
+	"  vmtrace record -p 4242,4243 -d 10            # two processes, rows by pid\n"
 	"  vmtrace record --stack vm -o run.data -- ./demovm; vmtrace report --format flamegraph run.data > alloc.html\n";
 
 static const enum vt_opt record_opts[] = {
@@ -96,10 +100,73 @@ static const struct vt_cli_cmd record_cmd = {
 	true, /* stop at the command's name: its own options are its own */
 };
 
+/* The record file and the report of p: 0, or 1 after saying why not. */
+static int write_and_print(struct vt_profile *p, const struct vt_cli_args *a)
+{
+	int r = vt_profile_write(p, a->output, a->force), status = 0;
+
+	if (r == -EEXIST) {
+		fprintf(stderr, "vmtrace: %s exists (use --force to overwrite it)\n", a->output);
+		status = 1;
+	} else if (r) {
+		fprintf(stderr, "vmtrace: cannot write %s: %s\n", a->output, strerror(-r));
+		status = 1;
+	}
+	r = vt_report_print(stdout, p, &a->report);
+	if (r) {
+		fprintf(stderr, "vmtrace: cannot print the report: %s\n", strerror(-r));
+		status = 1;
+	}
+	fflush(stdout);
+	return status;
+}
+
+/* -p PID,PID...: a session per process, one record of them all. */
+static int record_many(const struct vt_cli_args *a)
+{
+	struct vt_session_group g;
+	struct vt_profile p;
+	char err[4608];
+	int r, status;
+
+	r = vt_session_group_open(&g, &a->session, a->pids, a->npids, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "vmtrace: %s\n", err);
+		vt_session_group_close(&g);
+		return 1;
+	}
+	fprintf(stderr, "vmtrace: recording %zu processes (%s)%s\n", g.n,
+		a->session.sample_period ? "sampled" : "exact",
+		a->duration > 0 ? "" : "; Ctrl-C to stop");
+	for (size_t i = 0; i < g.n; i++) {
+		fprintf(stderr, "vmtrace: pid %d (%s): %s probes\n", (int)g.v[i].target.pid, g.comm[i],
+			g.v[i].rt->name);
+	}
+	enum vt_wait_result how = vt_session_group_wait(&g, a->duration > 0 ?
+							(long long)(a->duration * 1000) : -1);
+
+	if (how == VT_WAIT_EXITED)
+		fprintf(stderr, "vmtrace: every process exited; reporting what was recorded\n");
+	else if (how == VT_WAIT_ERROR)
+		fprintf(stderr, "vmtrace: lost contact with the BPF programs; reporting what was recorded\n");
+	vt_session_group_finish(&g);
+	r = vt_session_group_collect(&g, &p);
+	if (r) {
+		fprintf(stderr, "vmtrace: cannot read the counters: %s\n", strerror(-r));
+		vt_session_group_close(&g);
+		vt_profile_free(&p);
+		return 1;
+	}
+	status = write_and_print(&p, a);
+	vt_profile_free(&p);
+	vt_session_group_close(&g);
+	return status;
+}
+
 int vt_cmd_record(int argc, char **argv)
 {
 	struct vt_cli_args a = {
-		.report = { VT_FORMAT_TEXT, VT_BY_CLASS_METHOD, VT_SORT_COUNT, 0 },
+		.report = { VT_FORMAT_TEXT, VT_BY_CLASS_METHOD, VT_SORT_COUNT, 0, false },
 		.output = DEFAULT_RECORD,
 		.push_name = "vmtrace", .push_queue = 16, .push_tries = 4,
 	};
@@ -157,6 +224,13 @@ int vt_cmd_record(int argc, char **argv)
 	}
 
 	vt_session_catch_signals();
+	if (a.npids > 1) {
+		if (a.every > 0)
+			return vt_usage_error("record", "--every takes one process (-p PID)");
+		if (a.session.live)
+			return vt_usage_error("record", "--live takes one process (-p PID)");
+		return record_many(&a);
+	}
 	r = vt_session_open(&s, &a.session, err, sizeof(err));
 	if (r) {
 		fprintf(stderr, "vmtrace: %s\n", err);
@@ -209,20 +283,7 @@ int vt_cmd_record(int argc, char **argv)
 		vt_profile_free(&p);
 		return 1;
 	}
-	r = vt_profile_write(&p, a.output, a.force);
-	if (r == -EEXIST) {
-		fprintf(stderr, "vmtrace: %s exists (use --force to overwrite it)\n", a.output);
-		status = 1;
-	} else if (r) {
-		fprintf(stderr, "vmtrace: cannot write %s: %s\n", a.output, strerror(-r));
-		status = 1;
-	}
-	r = vt_report_print(stdout, &p, &a.report);
-	if (r) {
-		fprintf(stderr, "vmtrace: cannot print the report: %s\n", strerror(-r));
-		status = 1;
-	}
-	fflush(stdout);
+	status = write_and_print(&p, &a);
 	vt_profile_free(&p);
 	/* Detach last: the kernel waits for a grace period per uprobe it
 	 * removes (about a second for all of them), and the report need not

@@ -51,7 +51,7 @@ static const struct vt_cli_cmd report_cmd = { "report", usage_line, help_text, r
 
 int vt_cmd_report(int argc, char **argv)
 {
-	struct vt_cli_args a = { .report = { VT_FORMAT_TEXT, VT_BY_CLASS_METHOD, VT_SORT_COUNT, 0 } };
+	struct vt_cli_args a = { .report = { VT_FORMAT_TEXT, VT_BY_CLASS_METHOD, VT_SORT_COUNT, 0, false } };
 	const char *path = DEFAULT_RECORD;
 	struct vt_profile profile;
 	int operands, err;

@@ -211,6 +211,8 @@ int vt_cmd_serve(int argc, char **argv)
 				      a.session.cmd[0]);
 	if (!a.have_pid && !a.session.cmd)
 		return vt_usage_error("serve", "nothing to trace: give -p PID or -- CMD");
+	if (a.npids > 1)
+		return vt_usage_error("serve", "-p: one process at a time here (several: vmtrace record)");
 	a.session.verbose = vt_verbose();
 	listen = a.listen;
 	duration = a.duration;

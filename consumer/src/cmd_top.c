@@ -290,6 +290,8 @@ int vt_cmd_top(int argc, char **argv)
 		return vt_usage_error("top", "unexpected argument '%s'", argv[operands]);
 	if (!a.have_pid)
 		return vt_usage_error("top", "which process? give -p PID");
+	if (a.npids > 1)
+		return vt_usage_error("top", "-p: one process at a time here (several: vmtrace record)");
 	a.session.verbose = vt_verbose();
 
 	vt_session_catch_signals();

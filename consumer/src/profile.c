@@ -221,6 +221,9 @@ void vt_profile_free(struct vt_profile *p)
 	for (size_t i = 0; i < p->series.n; i++)
 		free(p->series.v[i].klass);
 	free(p->series.v);
+	for (size_t i = 0; i < p->procs.n; i++)
+		free(p->procs.v[i].comm);
+	free(p->procs.v);
 	for (size_t i = 0; i < p->events.n; i++) {
 		free(p->events.v[i].name);
 		free(p->events.v[i].name2);
@@ -267,7 +270,7 @@ static void alloc_key(const void *row, struct key *k)
 	k->s[0] = a->klass;
 	k->s[1] = a->method;
 	k->s[2] = a->site;
-	k->num = a->stack;
+	k->num = (int64_t)a->stack | (int64_t)a->proc << 32;
 }
 
 int vt_profile_add_alloc(struct vt_profile *p, const char *klass, const char *method,
@@ -280,15 +283,22 @@ int vt_profile_add_alloc_stack(struct vt_profile *p, const char *klass, const ch
 			       const char *site, uint32_t stack, uint64_t count, uint64_t bytes,
 			       uint64_t samples)
 {
+	return vt_profile_add_alloc_proc(p, 0, klass, method, site, stack, count, bytes, samples);
+}
+
+int vt_profile_add_alloc_proc(struct vt_profile *p, uint32_t proc, const char *klass,
+			      const char *method, const char *site, uint32_t stack, uint64_t count,
+			      uint64_t bytes, uint64_t samples)
+{
 	struct vt_profile_index *idx = index_of(p);
-	struct key key = { { klass, method, site }, stack };
+	struct key key = { { klass, method, site }, (int64_t)stack | (int64_t)proc << 32 };
 	struct vt_alloc *a;
 	long row;
 	int err;
 
 	if (!idx)
 		return -ENOMEM;
-	if (stack > p->stacks.n)
+	if (stack > p->stacks.n || proc > p->procs.n)
 		return -EINVAL;
 	err = add_totals(idx, (const enum total[]){ T_ALLOC_COUNT, T_ALLOC_BYTES, T_ALLOC_SAMPLES },
 			 (const uint64_t[]){ count, bytes, samples }, 3);
@@ -307,6 +317,7 @@ int vt_profile_add_alloc_stack(struct vt_profile *p, const char *klass, const ch
 		a->method = strdup(nz(method));
 		a->site = strdup(nz(site));
 		a->stack = stack;
+		a->proc = proc;
 		if (!a->klass || !a->method || !a->site) {
 			free(a->klass);
 			free(a->method);

@@ -28,6 +28,12 @@ struct vt_alloc {               /* one (class, method, site), under one stack */
 	uint64_t count, bytes;       /* scaled by the sampling weights */
 	uint64_t samples;            /* probe hits behind this row */
 	uint32_t stack;              /* 0: no stack; else stacks.v[stack - 1] */
+	uint32_t proc;               /* 0: the one target; else procs.v[proc - 1] */
+};
+
+struct vt_process {             /* one of several processes recorded at once */
+	int32_t pid;
+	char *comm;                  /* its /proc/PID/comm */
 };
 
 
@@ -164,6 +170,7 @@ struct vt_profile {
 	struct vt_stack_table stacks;                        /* each stack once */
 	VT_VEC(struct vt_live) live;                         /* with live_info.on */
 	VT_VEC(struct vt_series) series;                     /* by class, then second */
+	VT_VEC(struct vt_process) procs;                     /* -p PID,PID...: allocs' proc */
 	struct vt_live_info live_info;
 	void *index;                 /* private: the adders' lookup tables */
 };
@@ -185,6 +192,17 @@ int vt_profile_add_alloc(struct vt_profile *p, const char *klass, const char *me
 int vt_profile_add_alloc_stack(struct vt_profile *p, const char *klass, const char *method,
 			       const char *site, uint32_t stack, uint64_t count, uint64_t bytes,
 			       uint64_t samples);
+/* ... in process proc (0: none; else a number from vt_profile_add_process) */
+int vt_profile_add_alloc_proc(struct vt_profile *p, uint32_t proc, const char *klass,
+			      const char *method, const char *site, uint32_t stack, uint64_t count,
+			      uint64_t bytes, uint64_t samples);
+/* A process of a recording of several (profile_merge.c): *id gets its
+ * number, the same for the same pid. 0, -ENOMEM, -EINVAL (pid <= 0). */
+int vt_profile_add_process(struct vt_profile *p, int32_t pid, const char *comm, uint32_t *id);
+/* Adds everything src counted to dst, its allocations under process proc
+ * (0: none); src's timeline, events and pause list are left out (its GC
+ * summary is added). 0, -ENOMEM, -EOVERFLOW. */
+int vt_profile_merge(struct vt_profile *dst, const struct vt_profile *src, uint32_t proc);
 /* Intern a stack (frames root first, depth >= 1, copied): *id gets its
  * number, the same for the same frames. 0, -ENOMEM, -EINVAL (depth 0). */
 int vt_profile_add_stack(struct vt_profile *p, const struct vt_frame *frames, uint32_t depth,

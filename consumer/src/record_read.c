@@ -289,6 +289,26 @@ static int parse_item(struct vt_profile *p, char **f, int n, unsigned *seen)
 			return -1;
 		return vt_profile_add_alloc_stack(p, s1, s2, s3, (uint32_t)u[3], u[0], u[1], u[2]);
 	}
+	if (!strcmp(key, "process")) {
+		uint32_t id;
+
+		if (n != 3 || get_int(f[1], 1, INT32_MAX, &l) || get_str(f[2], &s1))
+			return -1;
+		u[0] = p->procs.n;
+		int err = vt_profile_add_process(p, (int32_t)l, s1, &id);
+
+		/* a pid twice is a damaged record, not a second process */
+		return err ? err : (id <= u[0] ? -1 : 0);
+	}
+	if (!strcmp(key, "alloc_process")) {
+		if (n != 9 || get_u64(f[1], &u[3]) || u[3] == 0 || u[3] > p->procs.n ||
+		    get_u64(f[2], &u[4]) || u[4] > p->stacks.n ||
+		    get_str(f[3], &s1) || get_str(f[4], &s2) || get_str(f[5], &s3) ||
+		    get_u64(f[6], &u[0]) || get_u64(f[7], &u[1]) || get_u64(f[8], &u[2]))
+			return -1;
+		return vt_profile_add_alloc_proc(p, (uint32_t)u[3], s1, s2, s3, (uint32_t)u[4], u[0],
+						 u[1], u[2]);
+	}
 	if (!strcmp(key, "method_cache_reset") || !strcmp(key, "call")) {
 		if (n != 4 || get_str(f[1], &s1) || get_str(f[2], &s2) || get_u64(f[3], &u[0]))
 			return -1;

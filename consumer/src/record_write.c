@@ -97,10 +97,18 @@ static unsigned long write_items(FILE *f, const struct vt_profile *p)
 		}
 		fputc('\n', f);
 	}
+	/* processes before the rows that name them by number */
+	for (size_t i = 0; i < p->procs.n; i++, lines++) {
+		fprintf(f, "process %" PRId32, p->procs.v[i].pid);
+		put_str(f, p->procs.v[i].comm);
+		fputc('\n', f);
+	}
 	for (size_t i = 0; i < p->allocs.n; i++, lines++) {
 		const struct vt_alloc *a = &p->allocs.v[i];
 
-		if (a->stack)
+		if (a->proc)
+			fprintf(f, "alloc_process %" PRIu32 " %" PRIu32, a->proc, a->stack);
+		else if (a->stack)
 			fprintf(f, "alloc_stack %" PRIu32, a->stack);
 		else
 			fputs("alloc", f);

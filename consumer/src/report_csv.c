@@ -32,6 +32,8 @@ static int csv_allocations(FILE *out, const struct vt_profile *p, const struct v
 	if (err)
 		return err;
 	fputs("\nsection", out);
+	if (vt_report_by_pid(p, o))
+		fputs(",pid,comm", out);
 	if (o->by != VT_BY_METHOD && o->by != VT_BY_STACK)
 		fputs(",class", out);
 	if (o->by != VT_BY_CLASS)
@@ -41,6 +43,10 @@ static int csv_allocations(FILE *out, const struct vt_profile *p, const struct v
 	fputs(",count,bytes,samples\n", out);
 	for (size_t i = 0; i < t.n; i++) {
 		fputs("allocations", out);
+		if (t.rows[i].comm) {
+			fprintf(out, ",%d", (int)t.rows[i].pid);
+			csv_str(out, t.rows[i].comm);
+		}
 		if (t.rows[i].klass)
 			csv_str(out, t.rows[i].klass);
 		if (t.rows[i].method)

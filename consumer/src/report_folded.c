@@ -27,6 +27,20 @@ static void frame(FILE *out, const char *s, bool first)
 	}
 }
 
+/* Per process: a root frame "comm-pid" (perf's name for a process); true
+ * when one was written. */
+static bool process_frame(FILE *out, const char *comm, int32_t pid)
+{
+	char buf[64];
+
+	if (!comm)
+		return false;
+	frame(out, comm, true);
+	snprintf(buf, sizeof(buf), "-%d", (int)pid);
+	fputs(buf, out);
+	return true;
+}
+
 /* With stacks: each allocation row as its whole stack, root first, then
  * the class allocated as the leaf; rows without a stack as their method.
  * A stack cut at the walk's depth starts with "[cut]". */
@@ -38,15 +52,18 @@ static int folded_stacks(FILE *out, const struct vt_profile *p, const struct vt_
 
 		if (!w)
 			continue;
+		bool root = vt_report_by_pid(p, o) && a->proc &&
+			    process_frame(out, p->procs.v[a->proc - 1].comm, p->procs.v[a->proc - 1].pid);
+
 		if (a->stack) {
 			const struct vt_stack *s = &p->stacks.v[a->stack - 1];
 
 			if (s->cut)
-				frame(out, "[cut]", true);
+				frame(out, "[cut]", !root);
 			for (uint32_t f = 0; f < s->depth; f++)
-				frame(out, s->frames[f].name, f == 0 && !s->cut);
+				frame(out, s->frames[f].name, f == 0 && !s->cut && !root);
 		} else {
-			frame(out, a->method, true);
+			frame(out, a->method, !root);
 		}
 		frame(out, a->klass, false);
 		fprintf(out, " %llu\n", (unsigned long long)w);
@@ -84,7 +101,7 @@ int vt_report_folded(FILE *out, const struct vt_profile *p, const struct vt_repo
 		return err;
 	for (size_t i = 0; i < t.n; i++) {
 		const struct vt_alloc_row *r = &t.rows[i];
-		bool first = true;
+		bool first = !process_frame(out, r->comm, r->pid);
 
 		if (o->by != VT_BY_METHOD && o->by != VT_BY_STACK)
 			frame(out, r->klass, first), first = false;

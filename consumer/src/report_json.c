@@ -81,6 +81,10 @@ static int json_allocations(FILE *out, const struct vt_profile *p, const struct 
 		const struct vt_alloc_row *r = &t.rows[i];
 
 		fputs(i ? ",\n    {" : "\n    {", out);
+		if (r->comm) {
+			fprintf(out, "\"pid\": %d, ", (int)r->pid);
+			json_str(out, "comm", r->comm, true);
+		}
 		if (r->klass)
 			json_str(out, "class", r->klass, true);
 		if (r->method)
@@ -289,7 +293,7 @@ int vt_report_json(FILE *out, const struct vt_profile *p, const struct vt_report
 	fprintf(out, "  \"estimated\": %s,\n", p->sample_period ? "true" : "false");
 	fprintf(out, "  \"has_allocations\": %s,\n", p->has_allocations ? "true" : "false");
 	fprintf(out, "  \"group_by\": \"%s\",\n  \"sort\": \"%s\",\n  \"top\": %zu,\n",
-		vt_group_name(o->by), vt_sort_name(o->sort), o->top);
+		vt_report_group_name(p, o), vt_sort_name(o->sort), o->top);
 	err = json_allocations(out, p, o);
 	if (!err)
 		err = json_frees(out, p);

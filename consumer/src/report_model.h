@@ -17,6 +17,8 @@
 struct vt_alloc_row {
 	const char *klass, *method, *site;
 	const char *stack;           /* --by stack: "root;...;leaf" (the table's), else NULL */
+	int32_t pid;                 /* per process (vt_report_by_pid): its pid, else 0 */
+	const char *comm;            /* and its comm, else NULL */
 	uint64_t count, bytes, samples;
 };
 
@@ -35,6 +37,10 @@ struct vt_alloc_table {
 int vt_alloc_table_build(const struct vt_profile *p, const struct vt_report_opts *opts,
 			 struct vt_alloc_table *t);
 void vt_alloc_table_free(struct vt_alloc_table *t);
+/* Are p's rows shown per process: --by pid,... or more than one process. */
+bool vt_report_by_pid(const struct vt_profile *p, const struct vt_report_opts *opts);
+/* The grouping's name as reports print it: "pid,class,method" per process. */
+const char *vt_report_group_name(const struct vt_profile *p, const struct vt_report_opts *opts);
 
 /* A keyed list sorted by count (descending), then name, name2. top 0 =
  * every row; *n gets the rows kept. NULL only on -ENOMEM (or n == 0). */

@@ -12,6 +12,7 @@
 #define VMTRACE_REPORT_OPTS_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 /* The renderer registry: X(ENUM_SUFFIX, name), in --format's order. */
@@ -37,6 +38,7 @@ struct vt_report_opts {
 	enum vt_group by;
 	enum vt_sort sort;
 	size_t top;                  /* rows of allocations and calls; 0 = every row */
+	bool by_pid;                 /* --by pid,...: rows per process too (always with >1) */
 };
 
 struct vt_profile;

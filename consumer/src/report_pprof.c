@@ -177,6 +177,8 @@ struct builder {
 	size_t nsamples;
 	PbLabel labels[2];
 	PbLabel *label_ptrs[2];
+	PbLabel *plabels;            /* several processes: pid, runtime, comm of each */
+	PbLabel **pptrs;
 };
 
 static int push_ptr(void ***v, size_t *n, size_t *cap, void *x)
@@ -242,6 +244,34 @@ static uint64_t location_of(struct builder *b, const struct frame *f)
 		l->line = lines;
 	}
 	return lid;
+}
+
+/* Several processes: each one's labels (pid, runtime, comm), for its samples. */
+static int build_process_labels(struct builder *b, const struct vt_profile *p)
+{
+	size_t n = p->procs.n * 3;
+
+	b->plabels = calloc(n, sizeof(*b->plabels));
+	b->pptrs = calloc(n, sizeof(*b->pptrs));
+	if (!b->plabels || !b->pptrs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		perftools__profiles__label__init(&b->plabels[i]);
+		b->pptrs[i] = &b->plabels[i];
+	}
+	for (size_t i = 0; i < p->procs.n; i++) {
+		PbLabel *l = &b->plabels[i * 3];
+
+		l[0].key = intern(&b->strs, "pid");
+		l[0].num = p->procs.v[i].pid;
+		l[1].key = intern(&b->strs, "runtime");
+		l[1].str = intern(&b->strs, p->runtime);
+		l[2].key = intern(&b->strs, "comm");
+		l[2].str = intern(&b->strs, p->procs.v[i].comm);
+		if (l[0].key < 0 || l[1].str < 0 || l[2].str < 0)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 static int add_sample(struct builder *b, const struct frame *f, size_t nframes,
@@ -312,12 +342,16 @@ static int add_samples_marking(struct builder *b, const struct vt_profile *p, bo
 			}
 			if (add_sample(b, f, n, v, nv))
 				return -ENOMEM;
+			if (a->proc && b->pptrs) {
+				b->samples[b->nsamples - 1]->n_label = 3;
+				b->samples[b->nsamples - 1]->label = b->pptrs + (a->proc - 1) * 3;
+			}
 		}
 		/* live rows of keys with no allocation row: none in a record
 		 * vmtrace wrote, but a record file may say so */
 		for (size_t i = 0; nv == 4 && i < p->live.n; i++) {
 			const struct vt_live *l = &p->live.v[i];
-			struct vt_alloc a = { l->klass, l->method, l->site, 0, 0, 0, 0 };
+			struct vt_alloc a = { l->klass, l->method, l->site, 0, 0, 0, 0, 0 };
 			int64_t v[4] = { 0, 0, i64(l->count), i64(l->bytes) };
 
 			if (!live_done[i] && add_sample(b, f, stack_of(p, &a, f, filebuf, sizeof(filebuf)), v, 4))
@@ -366,6 +400,8 @@ static void builder_free(struct builder *b)
 	free(b->fn);
 	free(b->loc);
 	free(b->samples);
+	free(b->plabels);
+	free(b->pptrs);
 	vt_strtab_free(&b->strs);
 	free(b->funcs.key);
 	free(b->funcs.id);
@@ -432,6 +468,8 @@ int vt_pprof_encode(const struct vt_profile *p, uint8_t **buf, size_t *len)
 	b.labels[0].num = p->pid;
 	b.labels[1].key = intern(&b.strs, "runtime");
 	b.labels[1].str = intern(&b.strs, p->runtime);
+	if (p->procs.n && build_process_labels(&b, p))
+		goto out;
 
 	for (int i = 0; i < 4; i++)
 		perftools__profiles__value_type__init(&types[i]);

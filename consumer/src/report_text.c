@@ -229,7 +229,12 @@ static int print_allocations(FILE *out, const struct vt_profile *p,
 		fputs("\nAllocations: none recorded.\n", out);
 		return 0;
 	}
-	fprintf(out, "\nAllocations by %s, sorted by %s:\n", group_phrase(o->by), vt_sort_name(o->sort));
+	bool by_pid = vt_report_by_pid(p, o);
+
+	fprintf(out, "\nAllocations by %s%s, sorted by %s:\n", by_pid ? "process, " : "",
+		group_phrase(o->by), vt_sort_name(o->sort));
+	if (by_pid)
+		*a++ = 'r', *a++ = 'l', keys += 2;
 	if (o->by != VT_BY_METHOD && o->by != VT_BY_STACK)
 		*a++ = 'l', keys++;
 	if (o->by != VT_BY_CLASS)
@@ -243,6 +248,8 @@ static int print_allocations(FILE *out, const struct vt_profile *p,
 		*a++ = 'r', *a++ = 'r';
 	*a = '\0';
 	table_init(&t, (int)(a - align), align);
+	if (by_pid)
+		cell(&t, "PID"), cell(&t, "COMM");
 	if (o->by != VT_BY_METHOD && o->by != VT_BY_STACK)
 		cell(&t, "CLASS");
 	if (o->by != VT_BY_CLASS)
@@ -265,6 +272,8 @@ static int print_allocations(FILE *out, const struct vt_profile *p,
 			for (int k = 1; k < keys; k++)
 				cell(&t, "%s", "");
 		} else {
+			if (by_pid)
+				cell(&t, "%d", (int)r.pid), cell_name(&t, r.comm, "-");
 			if (o->by != VT_BY_METHOD && o->by != VT_BY_STACK)
 				cell_name(&t, r.klass, "-");
 			if (o->by != VT_BY_CLASS)

@@ -20,7 +20,7 @@
 static char *render(const struct vt_profile *p, enum vt_format fmt, enum vt_group by,
 		    enum vt_sort sort, size_t top)
 {
-	struct vt_report_opts o = { fmt, by, sort, top };
+	struct vt_report_opts o = { fmt, by, sort, top, false };
 	struct capture c;
 
 	assert_int_equal(vt_report_print(capture_open(&c), p, &o), 0);
@@ -111,7 +111,7 @@ static void test_parse(void **state)
 
 static void test_grouping(void **state)
 {
-	struct vt_report_opts o = { VT_FORMAT_TEXT, VT_BY_CLASS_METHOD, VT_SORT_COUNT, 0 };
+	struct vt_report_opts o = { VT_FORMAT_TEXT, VT_BY_CLASS_METHOD, VT_SORT_COUNT, 0, false };
 	struct vt_alloc_table t;
 	struct vt_profile p;
 
@@ -163,7 +163,7 @@ static void test_grouping(void **state)
 
 static void test_sort_and_top(void **state)
 {
-	struct vt_report_opts o = { VT_FORMAT_TEXT, VT_BY_CLASS_METHOD, VT_SORT_BYTES, 2 };
+	struct vt_report_opts o = { VT_FORMAT_TEXT, VT_BY_CLASS_METHOD, VT_SORT_BYTES, 2, false };
 	struct vt_alloc_table t;
 	struct vt_profile p;
 

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# many.sh CASE BIN_DIR: vmtrace record of several processes at once, end to
+# end with real BPF (root; 77 = skipped).
+#   pids         -p A,B on two demovm processes with other workloads, seeds
+#                and op counts: each pid's allocation and free rows equal
+#                that process's truth file exactly, in the live report and
+#                in the record file's; text, csv, folded and pprof name them
+#   pids_errors  a pid that does not exist, a pid twice, an empty item
+set -uo pipefail
+
+CASE=$1
+BIN=$2
+VMTRACE=$BIN/vmtrace
+PY=/usr/bin/python3
+
+# shellcheck source=../lib/harness.sh
+. "$(dirname "$0")/../lib/harness.sh"
+vt_need_root
+vt_harness many
+# shellcheck source=../lib/e2e_steps.sh
+. "$(dirname "$0")/../lib/e2e_steps.sh"
+
+# per_pid REPORT.json PID TRUTH.json: that pid's rows are the truth's
+per_pid() {
+	"$PY" - "$@" <<'PY' || fail "pid $2's rows differ from its truth"
+import json, sys
+rep, pid, truth = json.load(open(sys.argv[1])), int(sys.argv[2]), json.load(open(sys.argv[3]))
+assert rep["group_by"] == "pid,class,method", rep["group_by"]
+got = {}
+for r in rep["allocations"]:
+    assert "pid" in r and "comm" in r, r
+    if r["pid"] == pid:
+        assert r["comm"] == "demovm", r["comm"]
+        k = (r["class"], r["method"])
+        assert k not in got, k
+        got[k] = (r["count"], r["bytes"])
+want = {(a["class"], a["method"]): (a["count"], a["bytes"]) for a in truth["allocations"]}
+bad = [(k, want.get(k), got.get(k)) for k in sorted(set(want) | set(got)) if want.get(k) != got.get(k)]
+assert not bad, bad[:10]
+assert want, "the truth has no allocations"
+print(f"ok: pid {pid}: {len(want)} rows equal the truth")
+PY
+}
+
+case_pids() {
+	start_demovm a demovm --ops 1500 --seed 3 --truth a.json
+	A=$DV
+	start_demovm b demovm --workload alloc --ops 4000 --seed 9 --threads 2 --truth b.json
+	B=$DV
+	"$VMTRACE" record -p "$A,$B" -o rec.data --format json >vt.out 2>vt.err &
+	VT=$!
+	PIDS+=("$VT")
+	wait_line vt.err '^vmtrace: recording 2 processes' "$VT"
+	kill -USR1 "$A" "$B"
+	wait "$A" || fail "demovm a exited with $?"
+	wait "$B" || fail "demovm b exited with $?"
+	wait "$VT" || fail "vmtrace record exited with $? ($(cat vt.err))"
+	grep -q "every process exited" vt.err || fail "vmtrace did not see both exit"
+	per_pid vt.out "$A" a.json
+	per_pid vt.out "$B" b.json
+	"$VMTRACE" report rec.data --format json >rep.json 2>rep.err || fail "report: $(cat rep.err)"
+	per_pid rep.json "$A" a.json
+	per_pid rep.json "$B" b.json
+	grep -q "^process $A =demovm$" rec.data || fail "the record names no process $A"
+	# the other formats carry pid and comm
+	"$VMTRACE" report rec.data >rep.txt || fail "text report failed"
+	grep -q "PID  *COMM" rep.txt || fail "text report has no PID column"
+	grep -Eq "^ *$B +demovm " rep.txt || fail "text report has no row of pid $B"
+	"$VMTRACE" report rec.data --format csv >rep.csv || fail "csv report failed"
+	grep -q "^section,pid,comm,class,method" rep.csv || fail "csv has no pid column"
+	grep -q "^allocations,$A,demovm," rep.csv || fail "csv has no row of pid $A"
+	"$VMTRACE" report rec.data --format folded >rep.folded || fail "folded report failed"
+	grep -q "^demovm-$A;" rep.folded || fail "folded has no root frame of pid $A"
+	"$VMTRACE" report rec.data --format pprof >rep.pb.gz || fail "pprof report failed"
+	zcat rep.pb.gz | grep -aq comm || fail "pprof has no comm label"
+	# --by pid,class on one process's record: rows still say the pid
+	"$VMTRACE" report rec.data --by pid,class --format json >cls.json || fail "--by pid,class failed"
+	grep -q '"group_by": "pid,class"' cls.json || fail "--by pid,class not applied"
+}
+
+case_pids_errors() {
+	start_demovm a demovm --ops 10 --truth a.json
+	A=$DV
+	gone=$((1 << 22))
+	while kill -0 "$gone" 2>/dev/null; do gone=$((gone + 1)); done
+	expect 1 "pid $gone" record -p "$A,$gone" -o x.data
+	expect 2 "pid $A is given twice" record -p "$A,$A" -o x.data
+	expect 2 "has an empty item" record -p "$A,,$A" -o x.data
+	expect 2 "has an empty item" record -p "$A," -o x.data
+	expect 2 "'x1' is not a process id" record -p "$A,x1" -o x.data
+	expect 2 "one process at a time" top -p "$A,1"
+	[ ! -e x.data ] || fail "a failed record left x.data"
+	kill -USR1 "$A"
+	wait "$A"
+}
+
+"case_$CASE"
+echo "ok: $CASE"

@@ -173,6 +173,7 @@ static const struct {
 	{ VT_OPT_PUSH_TRIES, "push-tries", required_argument },
 	{ VT_OPT_LISTEN, "listen", required_argument },
 	{ VT_OPT_LINGER, "linger", required_argument },
+	{ VT_OPT_CGROUP, "cgroup", required_argument },
 	{ VT_OPT_STACK, "stack", required_argument },
 	{ VT_OPT_LIVE, "live", no_argument },
 	{ VT_OPT_LIVE_MAX, "live-max", required_argument },
@@ -276,16 +277,31 @@ static int take(const char *cmd, int opt, const char *arg, struct vt_cli_args *a
 	case VT_OPT_LISTEN:
 		a->listen = arg;
 		return 0;
+	case VT_OPT_CGROUP:
+		if (!*arg)
+			return vt_usage_error(cmd, "--cgroup: empty path");
+		a->cgroup = arg;
+		return 0;
 	case VT_OPT_LINGER:
 		if (vt_parse_seconds(arg, &a->linger))
 			return vt_usage_error(cmd, "--linger: '%s' is not a positive number of seconds", arg);
 		return 0;
 	case VT_OPT_BY:
-		/* "pid," before any grouping: rows per process too */
-		a->report.by_pid = strncmp(arg, "pid,", 4) == 0;
-		if (vt_parse_group(arg + (a->report.by_pid ? 4 : 0), &a->report.by))
-			return vt_usage_error(cmd, "--by: '%s' is not one of class,method, class, method, site, stack "
-					      "(each may follow pid,)", arg);
+		/* "cgroup," and "pid," before any grouping: rows per cgroup, process */
+		a->report.per = 0;
+		for (const char *g = arg;;) {
+			if (!strncmp(g, "pid,", 4) && !(a->report.per & VT_PER_PID)) {
+				a->report.per |= VT_PER_PID, g += 4;
+			} else if (!strncmp(g, "cgroup,", 7) && !(a->report.per & VT_PER_CGROUP)) {
+				a->report.per |= VT_PER_CGROUP, g += 7;
+			} else {
+				if (vt_parse_group(g, &a->report.by))
+					return vt_usage_error(cmd, "--by: '%s' is not one of class,method, class, "
+							      "method, site, stack (each may follow cgroup, and pid,)",
+							      arg);
+				break;
+			}
+		}
 		return 0;
 	case VT_OPT_SORT:
 		if (vt_parse_sort(arg, &a->report.sort))

@@ -17,12 +17,14 @@
 #include "report_registry.h"
 #include "session.h"
 #include "session_group.h"
+#include "cgroup.h"
 
 #define DEFAULT_RECORD "vmtrace.data"
 
 static const char usage_line[] =
 	"Usage: vmtrace record -p PID[,PID...] [-d SECONDS] [-o FILE] [--force] [options]\n"
 	"       vmtrace record [-d SECONDS] [-o FILE] [--force] [options] -- CMD [ARGS...]\n"
+	"       vmtrace record --cgroup PATH [-d SECONDS] [-o FILE] [--force] [options]\n"
 	"       vmtrace record -p PID --every 10s [--out-dir DIR] [--push URL] [options]\n";
 
 static const char help_text[] =
@@ -34,13 +36,17 @@ static const char help_text[] =
 	"\n"
 	"  -p, --pid PID[,PID...] trace this process, or several at once (rows by pid,\n"
 	"                         comm; each its own runtime)\n"
+	"      --cgroup PATH      trace every process in this cgroup (/a/b, as /proc/PID/cgroup\n"
+	"                         says, or a directory under /sys/fs/cgroup) that has probes\n"
+	"                         of a known runtime\n"
 	"  -d, --duration SECS    stop after SECS seconds (fractions allowed)\n"
 	"  -o, --output FILE      the record file (default " DEFAULT_RECORD ")\n"
 	"      --force            overwrite FILE if it exists\n"
 	"      --format F         report format: text (default), json, csv, folded, pprof,\n"
 	"                         perfetto, flamegraph (one interactive HTML file)\n"
 	"      --by G             class,method (default), class, method, site, stack;\n"
-	"                         each may follow pid, (pid,class,method)\n"
+	"                         each may follow cgroup, and pid, (pid,class,method;\n"
+	"                         cgroup,class: the cgroup path and its container id)\n"
 	"      --sort S           count (default) or bytes\n"
 	"      --top N            show the first N allocation rows (0: all)\n"
 	"      --sample BYTES     sample allocations, one per BYTES on average (K, M, G\n"
@@ -92,7 +98,7 @@ static const enum vt_opt record_opts[] = {
 	VT_OPT_SORT, VT_OPT_TOP, VT_OPT_SAMPLE, VT_OPT_MAP_ENTRIES, VT_OPT_GC_PAUSES, VT_OPT_RUNTIME,
 	VT_OPT_NO_METHODS, VT_OPT_NO_FRAME_WALK, VT_OPT_STACK, VT_OPT_EVENTS, VT_OPT_EVERY,
 	VT_OPT_OUT_DIR, VT_OPT_PUSH, VT_OPT_PUSH_NAME, VT_OPT_PUSH_QUEUE, VT_OPT_PUSH_TRIES,
-	VT_OPT_LIVE, VT_OPT_LIVE_MAX, VT_OPT_TEMP, VT_OPT_VERBOSE, VT_OPT_HELP, 0,
+	VT_OPT_LIVE, VT_OPT_LIVE_MAX, VT_OPT_TEMP, VT_OPT_CGROUP, VT_OPT_VERBOSE, VT_OPT_HELP, 0,
 };
 
 static const struct vt_cli_cmd record_cmd = {
@@ -129,7 +135,22 @@ static int record_many(const struct vt_cli_args *a)
 	char err[4608];
 	int r, status;
 
-	r = vt_session_group_open(&g, &a->session, a->pids, a->npids, err, sizeof(err));
+	const pid_t *pids = a->pids;
+	size_t npids = a->npids;
+	pid_t *in_cgroup = NULL;
+
+	if (a->cgroup) {
+		r = vt_cgroup_procs(a->cgroup, &in_cgroup, &npids);
+		if (r || !npids) {
+			fprintf(stderr, "vmtrace: --cgroup %s: %s\n", a->cgroup,
+				r ? strerror(-r) : "no processes in it");
+			free(in_cgroup);
+			return 1;
+		}
+		pids = in_cgroup;
+	}
+	r = vt_session_group_open(&g, &a->session, pids, npids, a->cgroup != NULL, err, sizeof(err));
+	free(in_cgroup);
 	if (r) {
 		fprintf(stderr, "vmtrace: %s\n", err);
 		vt_session_group_close(&g);
@@ -185,7 +206,7 @@ int vt_cmd_record(int argc, char **argv)
 	if (a.have_pid && a.session.cmd)
 		return vt_usage_error("record", "-p and a command exclude each other (got command '%s')",
 				      a.session.cmd[0]);
-	if (!a.have_pid && !a.session.cmd)
+	if (!a.have_pid && !a.session.cmd && !a.cgroup)
 		return vt_usage_error("record", "nothing to trace: give -p PID or -- CMD");
 	a.session.verbose = vt_verbose();
 	/* the record's timeline (report --format timeline); --every's intervals have none */
@@ -224,7 +245,9 @@ int vt_cmd_record(int argc, char **argv)
 	}
 
 	vt_session_catch_signals();
-	if (a.npids > 1) {
+	if (a.cgroup && (a.have_pid || a.session.cmd))
+		return vt_usage_error("record", "--cgroup PATH names the processes: not with -p or a command");
+	if (a.npids > 1 || a.cgroup || (a.have_pid && a.report.per)) {
 		if (a.every > 0)
 			return vt_usage_error("record", "--every takes one process (-p PID)");
 		if (a.session.live)

@@ -34,6 +34,7 @@ struct vt_alloc {               /* one (class, method, site), under one stack */
 struct vt_process {             /* one of several processes recorded at once */
 	int32_t pid;
 	char *comm;                  /* its /proc/PID/comm */
+	char *cgroup;                /* its cgroup path at attach ("/": the root) */
 };
 
 
@@ -198,7 +199,8 @@ int vt_profile_add_alloc_proc(struct vt_profile *p, uint32_t proc, const char *k
 			      uint64_t bytes, uint64_t samples);
 /* A process of a recording of several (profile_merge.c): *id gets its
  * number, the same for the same pid. 0, -ENOMEM, -EINVAL (pid <= 0). */
-int vt_profile_add_process(struct vt_profile *p, int32_t pid, const char *comm, uint32_t *id);
+int vt_profile_add_process(struct vt_profile *p, int32_t pid, const char *comm,
+			   const char *cgroup, uint32_t *id);
 /* Adds everything src counted to dst, its allocations under process proc
  * (0: none); src's timeline, events and pause list are left out (its GC
  * summary is added). 0, -ENOMEM, -EOVERFLOW. */

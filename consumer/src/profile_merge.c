@@ -10,7 +10,8 @@
 
 #include "profile.h"
 
-int vt_profile_add_process(struct vt_profile *p, int32_t pid, const char *comm, uint32_t *id)
+int vt_profile_add_process(struct vt_profile *p, int32_t pid, const char *comm,
+			   const char *cgroup, uint32_t *id)
 {
 	struct vt_process *v;
 
@@ -33,8 +34,12 @@ int vt_profile_add_process(struct vt_profile *p, int32_t pid, const char *comm, 
 	v = &p->procs.v[p->procs.n];
 	v->pid = pid;
 	v->comm = strdup(comm ? comm : "");
-	if (!v->comm)
+	v->cgroup = strdup(cgroup && *cgroup ? cgroup : "/");
+	if (!v->comm || !v->cgroup) {
+		free(v->comm);
+		free(v->cgroup);
 		return -ENOMEM;
+	}
 	*id = (uint32_t)++p->procs.n;
 	return 0;
 }

@@ -292,10 +292,11 @@ static int parse_item(struct vt_profile *p, char **f, int n, unsigned *seen)
 	if (!strcmp(key, "process")) {
 		uint32_t id;
 
-		if (n != 3 || get_int(f[1], 1, INT32_MAX, &l) || get_str(f[2], &s1))
+		if (n != 4 || get_int(f[1], 1, INT32_MAX, &l) || get_str(f[2], &s1) ||
+		    get_str(f[3], &s2))
 			return -1;
 		u[0] = p->procs.n;
-		int err = vt_profile_add_process(p, (int32_t)l, s1, &id);
+		int err = vt_profile_add_process(p, (int32_t)l, s1, s2, &id);
 
 		/* a pid twice is a damaged record, not a second process */
 		return err ? err : (id <= u[0] ? -1 : 0);

@@ -101,6 +101,7 @@ static unsigned long write_items(FILE *f, const struct vt_profile *p)
 	for (size_t i = 0; i < p->procs.n; i++, lines++) {
 		fprintf(f, "process %" PRId32, p->procs.v[i].pid);
 		put_str(f, p->procs.v[i].comm);
+		put_str(f, p->procs.v[i].cgroup);
 		fputc('\n', f);
 	}
 	for (size_t i = 0; i < p->allocs.n; i++, lines++) {

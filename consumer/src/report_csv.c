@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "report_fmt.h"
+#include "cgroup.h"
 #include "report_model.h"
 
 #define U64(v) ((unsigned long long)(v))
@@ -32,6 +33,8 @@ static int csv_allocations(FILE *out, const struct vt_profile *p, const struct v
 	if (err)
 		return err;
 	fputs("\nsection", out);
+	if (vt_report_by_cgroup(p, o))
+		fputs(",cgroup,container", out);
 	if (vt_report_by_pid(p, o))
 		fputs(",pid,comm", out);
 	if (o->by != VT_BY_METHOD && o->by != VT_BY_STACK)
@@ -43,6 +46,13 @@ static int csv_allocations(FILE *out, const struct vt_profile *p, const struct v
 	fputs(",count,bytes,samples\n", out);
 	for (size_t i = 0; i < t.n; i++) {
 		fputs("allocations", out);
+		if (t.rows[i].cgroup) {
+			char id[128];
+
+			vt_container_id(t.rows[i].cgroup, id, sizeof(id));
+			csv_str(out, t.rows[i].cgroup);
+			csv_str(out, id);
+		}
 		if (t.rows[i].comm) {
 			fprintf(out, ",%d", (int)t.rows[i].pid);
 			csv_str(out, t.rows[i].comm);

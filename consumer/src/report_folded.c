@@ -29,13 +29,15 @@ static void frame(FILE *out, const char *s, bool first)
 
 /* Per process: a root frame "comm-pid" (perf's name for a process); true
  * when one was written. */
-static bool process_frame(FILE *out, const char *comm, int32_t pid)
+static bool process_frame(FILE *out, const char *cgroup, const char *comm, int32_t pid)
 {
 	char buf[64];
 
+	if (cgroup)
+		frame(out, cgroup, true);
 	if (!comm)
-		return false;
-	frame(out, comm, true);
+		return cgroup != NULL;
+	frame(out, comm, !cgroup);
 	snprintf(buf, sizeof(buf), "-%d", (int)pid);
 	fputs(buf, out);
 	return true;
@@ -52,8 +54,9 @@ static int folded_stacks(FILE *out, const struct vt_profile *p, const struct vt_
 
 		if (!w)
 			continue;
-		bool root = vt_report_by_pid(p, o) && a->proc &&
-			    process_frame(out, p->procs.v[a->proc - 1].comm, p->procs.v[a->proc - 1].pid);
+		const struct vt_process *pr = a->proc ? &p->procs.v[a->proc - 1] : NULL;
+		bool root = pr && process_frame(out, vt_report_by_cgroup(p, o) ? pr->cgroup : NULL,
+						vt_report_by_pid(p, o) ? pr->comm : NULL, pr->pid);
 
 		if (a->stack) {
 			const struct vt_stack *s = &p->stacks.v[a->stack - 1];
@@ -101,7 +104,7 @@ int vt_report_folded(FILE *out, const struct vt_profile *p, const struct vt_repo
 		return err;
 	for (size_t i = 0; i < t.n; i++) {
 		const struct vt_alloc_row *r = &t.rows[i];
-		bool first = !process_frame(out, r->comm, r->pid);
+		bool first = !process_frame(out, r->cgroup, r->comm, r->pid);
 
 		if (o->by != VT_BY_METHOD && o->by != VT_BY_STACK)
 			frame(out, r->klass, first), first = false;

@@ -11,6 +11,7 @@
 
 #include "report_live.h"
 #include "report_fmt.h"
+#include "cgroup.h"
 #include "report_model.h"
 
 #define U64(v) ((unsigned long long)(v))
@@ -81,6 +82,13 @@ static int json_allocations(FILE *out, const struct vt_profile *p, const struct 
 		const struct vt_alloc_row *r = &t.rows[i];
 
 		fputs(i ? ",\n    {" : "\n    {", out);
+		if (r->cgroup) {
+			char id[128];
+
+			vt_container_id(r->cgroup, id, sizeof(id));
+			json_str(out, "cgroup", r->cgroup, true);
+			json_str(out, "container", id, true);
+		}
 		if (r->comm) {
 			fprintf(out, "\"pid\": %d, ", (int)r->pid);
 			json_str(out, "comm", r->comm, true);
@@ -282,6 +290,8 @@ int vt_report_json(FILE *out, const struct vt_profile *p, const struct vt_report
 
 	fputs("{\n  \"format\": \"vmtrace-report\",\n  \"version\": 1,\n", out);
 	fputs("  ", out), json_str(out, "runtime", p->runtime, false), fputs(",\n", out);
+	char group[64];
+
 	json_probes(out, p->probes);
 	fputs("  ", out), json_str(out, "target", p->target, false), fputs(",\n", out);
 	fprintf(out, "  \"pid\": %d,\n", (int)p->pid);
@@ -293,7 +303,7 @@ int vt_report_json(FILE *out, const struct vt_profile *p, const struct vt_report
 	fprintf(out, "  \"estimated\": %s,\n", p->sample_period ? "true" : "false");
 	fprintf(out, "  \"has_allocations\": %s,\n", p->has_allocations ? "true" : "false");
 	fprintf(out, "  \"group_by\": \"%s\",\n  \"sort\": \"%s\",\n  \"top\": %zu,\n",
-		vt_report_group_name(p, o), vt_sort_name(o->sort), o->top);
+		vt_report_group_name(p, o, group, sizeof(group)), vt_sort_name(o->sort), o->top);
 	err = json_allocations(out, p, o);
 	if (!err)
 		err = json_frees(out, p);

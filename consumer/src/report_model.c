@@ -66,8 +66,10 @@ static int strcmp_null(const char *a, const char *b)
 static int cmp_row_keys(const void *pa, const void *pb)
 {
 	const struct vt_alloc_row *a = pa, *b = pb;
-	int c = a->pid < b->pid ? -1 : a->pid > b->pid;
+	int c = strcmp_null(a->cgroup, b->cgroup);
 
+	if (!c)
+		c = a->pid < b->pid ? -1 : a->pid > b->pid;
 	if (!c)
 		c = strcmp_null(a->klass, b->klass);
 	if (!c)
@@ -143,25 +145,26 @@ static int stack_texts(const struct vt_profile *p, struct vt_alloc_table *t)
 
 bool vt_report_by_pid(const struct vt_profile *p, const struct vt_report_opts *opts)
 {
-	return p->procs.n && (opts->by_pid || p->procs.n > 1);
+	return p->procs.n && ((opts->per & VT_PER_PID) || p->procs.n > 1);
 }
 
-const char *vt_report_group_name(const struct vt_profile *p, const struct vt_report_opts *opts)
+bool vt_report_by_cgroup(const struct vt_profile *p, const struct vt_report_opts *opts)
 {
-	static const char *const with_pid[] = {
-		[VT_BY_CLASS_METHOD] = "pid,class,method", [VT_BY_CLASS] = "pid,class",
-		[VT_BY_METHOD] = "pid,method", [VT_BY_SITE] = "pid,site", [VT_BY_STACK] = "pid,stack",
-	};
+	return p->procs.n && (opts->per & VT_PER_CGROUP);
+}
 
-	if (vt_report_by_pid(p, opts) && (unsigned)opts->by < ARRAY_SIZE(with_pid))
-		return with_pid[opts->by];
-	return vt_group_name(opts->by);
+const char *vt_report_group_name(const struct vt_profile *p, const struct vt_report_opts *opts,
+				 char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s", vt_report_by_cgroup(p, opts) ? "cgroup," : "",
+		 vt_report_by_pid(p, opts) ? "pid," : "", vt_group_name(opts->by));
+	return buf;
 }
 
 int vt_alloc_table_build(const struct vt_profile *p, const struct vt_report_opts *opts,
 			 struct vt_alloc_table *t)
 {
-	bool by_pid = vt_report_by_pid(p, opts);
+	bool by_pid = vt_report_by_pid(p, opts), by_cgroup = vt_report_by_cgroup(p, opts);
 	size_t n = p->allocs.n, out = 0;
 	struct vt_alloc_row *rows;
 
@@ -186,6 +189,8 @@ int vt_alloc_table_build(const struct vt_profile *p, const struct vt_report_opts
 		/* a row without a stack stands for its method */
 		if (opts->by == VT_BY_STACK)
 			r->stack = a->stack ? t->texts[a->stack - 1] : a->method;
+		if (by_cgroup && a->proc)
+			r->cgroup = p->procs.v[a->proc - 1].cgroup;
 		if (by_pid && a->proc) {
 			r->pid = p->procs.v[a->proc - 1].pid;
 			r->comm = p->procs.v[a->proc - 1].comm;

@@ -19,6 +19,7 @@ struct vt_alloc_row {
 	const char *stack;           /* --by stack: "root;...;leaf" (the table's), else NULL */
 	int32_t pid;                 /* per process (vt_report_by_pid): its pid, else 0 */
 	const char *comm;            /* and its comm, else NULL */
+	const char *cgroup;          /* per cgroup (--by cgroup,...): its path, else NULL */
 	uint64_t count, bytes, samples;
 };
 
@@ -39,8 +40,11 @@ int vt_alloc_table_build(const struct vt_profile *p, const struct vt_report_opts
 void vt_alloc_table_free(struct vt_alloc_table *t);
 /* Are p's rows shown per process: --by pid,... or more than one process. */
 bool vt_report_by_pid(const struct vt_profile *p, const struct vt_report_opts *opts);
-/* The grouping's name as reports print it: "pid,class,method" per process. */
-const char *vt_report_group_name(const struct vt_profile *p, const struct vt_report_opts *opts);
+/* Are p's rows shown per cgroup: --by cgroup,... on a record of processes. */
+bool vt_report_by_cgroup(const struct vt_profile *p, const struct vt_report_opts *opts);
+/* The grouping's name as reports print it ("cgroup,pid,class,method"), in buf. */
+const char *vt_report_group_name(const struct vt_profile *p, const struct vt_report_opts *opts,
+				 char *buf, size_t len);
 
 /* A keyed list sorted by count (descending), then name, name2. top 0 =
  * every row; *n gets the rows kept. NULL only on -ENOMEM (or n == 0). */

@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* The renderer registry: X(ENUM_SUFFIX, name), in --format's order. */
@@ -32,13 +33,15 @@ enum vt_format { VT_REPORT_FORMATS(VT_FORMAT_ENUM_) VT_FORMAT__COUNT };
 
 enum vt_group { VT_BY_CLASS_METHOD, VT_BY_CLASS, VT_BY_METHOD, VT_BY_SITE, VT_BY_STACK };
 enum vt_sort { VT_SORT_COUNT, VT_SORT_BYTES };
+/* rows per process (always with more than one) and per cgroup too */
+enum vt_per { VT_PER_PID = 1, VT_PER_CGROUP = 2 };
 
 struct vt_report_opts {
 	enum vt_format format;
 	enum vt_group by;
 	enum vt_sort sort;
 	size_t top;                  /* rows of allocations and calls; 0 = every row */
-	bool by_pid;                 /* --by pid,...: rows per process too (always with >1) */
+	uint32_t per;                /* --by pid,/cgroup,...: enum vt_per bits */
 };
 
 struct vt_profile;

@@ -246,10 +246,10 @@ static uint64_t location_of(struct builder *b, const struct frame *f)
 	return lid;
 }
 
-/* Several processes: each one's labels (pid, runtime, comm), for its samples. */
+/* Several processes: each one's labels (pid, runtime, comm, cgroup), for its samples. */
 static int build_process_labels(struct builder *b, const struct vt_profile *p)
 {
-	size_t n = p->procs.n * 3;
+	size_t n = p->procs.n * 4;
 
 	b->plabels = calloc(n, sizeof(*b->plabels));
 	b->pptrs = calloc(n, sizeof(*b->pptrs));
@@ -260,7 +260,7 @@ static int build_process_labels(struct builder *b, const struct vt_profile *p)
 		b->pptrs[i] = &b->plabels[i];
 	}
 	for (size_t i = 0; i < p->procs.n; i++) {
-		PbLabel *l = &b->plabels[i * 3];
+		PbLabel *l = &b->plabels[i * 4];
 
 		l[0].key = intern(&b->strs, "pid");
 		l[0].num = p->procs.v[i].pid;
@@ -268,7 +268,9 @@ static int build_process_labels(struct builder *b, const struct vt_profile *p)
 		l[1].str = intern(&b->strs, p->runtime);
 		l[2].key = intern(&b->strs, "comm");
 		l[2].str = intern(&b->strs, p->procs.v[i].comm);
-		if (l[0].key < 0 || l[1].str < 0 || l[2].str < 0)
+		l[3].key = intern(&b->strs, "cgroup");
+		l[3].str = intern(&b->strs, p->procs.v[i].cgroup);
+		if (l[0].key < 0 || l[1].str < 0 || l[2].str < 0 || l[3].str < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -343,8 +345,8 @@ static int add_samples_marking(struct builder *b, const struct vt_profile *p, bo
 			if (add_sample(b, f, n, v, nv))
 				return -ENOMEM;
 			if (a->proc && b->pptrs) {
-				b->samples[b->nsamples - 1]->n_label = 3;
-				b->samples[b->nsamples - 1]->label = b->pptrs + (a->proc - 1) * 3;
+				b->samples[b->nsamples - 1]->n_label = 4;
+				b->samples[b->nsamples - 1]->label = b->pptrs + (a->proc - 1) * 4;
 			}
 		}
 		/* live rows of keys with no allocation row: none in a record

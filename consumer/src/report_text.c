@@ -229,10 +229,12 @@ static int print_allocations(FILE *out, const struct vt_profile *p,
 		fputs("\nAllocations: none recorded.\n", out);
 		return 0;
 	}
-	bool by_pid = vt_report_by_pid(p, o);
+	bool by_pid = vt_report_by_pid(p, o), by_cgroup = vt_report_by_cgroup(p, o);
 
-	fprintf(out, "\nAllocations by %s%s, sorted by %s:\n", by_pid ? "process, " : "",
-		group_phrase(o->by), vt_sort_name(o->sort));
+	fprintf(out, "\nAllocations by %s%s%s, sorted by %s:\n", by_cgroup ? "cgroup, " : "",
+		by_pid ? "process, " : "", group_phrase(o->by), vt_sort_name(o->sort));
+	if (by_cgroup)
+		*a++ = 'l', keys++;
 	if (by_pid)
 		*a++ = 'r', *a++ = 'l', keys += 2;
 	if (o->by != VT_BY_METHOD && o->by != VT_BY_STACK)
@@ -248,6 +250,8 @@ static int print_allocations(FILE *out, const struct vt_profile *p,
 		*a++ = 'r', *a++ = 'r';
 	*a = '\0';
 	table_init(&t, (int)(a - align), align);
+	if (by_cgroup)
+		cell(&t, "CGROUP");
 	if (by_pid)
 		cell(&t, "PID"), cell(&t, "COMM");
 	if (o->by != VT_BY_METHOD && o->by != VT_BY_STACK)
@@ -272,6 +276,8 @@ static int print_allocations(FILE *out, const struct vt_profile *p,
 			for (int k = 1; k < keys; k++)
 				cell(&t, "%s", "");
 		} else {
+			if (by_cgroup)
+				cell_name(&t, r.cgroup, "-");
 			if (by_pid)
 				cell(&t, "%d", (int)r.pid), cell_name(&t, r.comm, "-");
 			if (o->by != VT_BY_METHOD && o->by != VT_BY_STACK)

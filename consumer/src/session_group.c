@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cgroup.h"
 #include "session_group.h"
 
 #define GROUP_SLICE_MS 100 /* how often each target is polled and checked */
@@ -29,35 +30,50 @@ static char *read_comm(pid_t pid)
 }
 
 int vt_session_group_open(struct vt_session_group *g, const struct vt_session_opts *o,
-			  const pid_t *pids, size_t n, char *err, size_t errlen)
+			  const pid_t *pids, size_t n, bool skip_others, char *err, size_t errlen)
 {
 	memset(g, 0, sizeof(*g));
 	g->v = calloc(n, sizeof(*g->v));
 	g->exited = calloc(n, sizeof(*g->exited));
 	g->comm = calloc(n, sizeof(*g->comm));
-	if (!g->v || !g->exited || !g->comm) {
+	g->cgroup = calloc(n, sizeof(*g->cgroup));
+	if (!g->v || !g->exited || !g->comm || !g->cgroup) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t k = 0; k < n; k++) {
 		struct vt_session_opts one = *o;
 		char why[4096];
+		size_t i;
 		int r;
 
-		one.pid = pids[i];
+		one.pid = pids[k];
 		one.cmd = NULL;
-		g->n = i + 1;
-		r = vt_session_open(&g->v[i], &one, why, sizeof(why));
+		r = vt_session_open(&g->v[g->n], &one, why, sizeof(why));
+		if (r == -ENOENT && skip_others) {
+			fprintf(stderr, "vmtrace: left out %s\n", why);
+			vt_session_close(&g->v[g->n]);
+			continue;
+		}
+		i = g->n++;
 		if (r) {
 			/* the session's reasons name the pid already ("pid N has ...") */
 			snprintf(err, errlen, "%s%s", strstr(why, "pid ") ? "" : "-p: ", why);
 			return r;
 		}
-		g->comm[i] = read_comm(pids[i]);
+		char cg[4096];
+
+		g->comm[i] = read_comm(pids[k]);
+		if (!vt_cgroup_of(pids[k], cg, sizeof(cg)))
+			g->cgroup[i] = strdup(cg);
 		if (!g->comm[i]) {
 			snprintf(err, errlen, "out of memory");
 			return -ENOMEM;
 		}
+	}
+	if (!g->n) {
+		snprintf(err, errlen, "none of the %zu processes has probes of a known runtime", n);
+		return -ENOENT;
 	}
 	return 0;
 }
@@ -163,7 +179,8 @@ int vt_session_group_collect(struct vt_session_group *g, struct vt_profile *p)
 			p->gc_pauses_limit = one.gc_pauses_limit;
 		}
 		if (!err)
-			err = vt_profile_add_process(p, (int32_t)g->v[i].target.pid, g->comm[i], &proc);
+			err = vt_profile_add_process(p, (int32_t)g->v[i].target.pid, g->comm[i],
+						     g->cgroup[i] ? g->cgroup[i] : "/", &proc);
 		if (!err)
 			err = vt_profile_merge(p, &one, proc);
 		vt_profile_free(&one);
@@ -178,7 +195,10 @@ void vt_session_group_close(struct vt_session_group *g)
 		vt_session_close(&g->v[i]);
 		if (g->comm)
 			free(g->comm[i]);
+		if (g->cgroup)
+			free(g->cgroup[i]);
 	}
+	free(g->cgroup);
 	free(g->v);
 	free(g->exited);
 	free(g->comm);

@@ -18,13 +18,16 @@ struct vt_session_group {
 	struct vt_session *v;
 	bool *exited;          /* per session: its target is gone */
 	char **comm;           /* per session: /proc/PID/comm at attach */
+	char **cgroup;         /* per session: its cgroup at attach, NULL: unknown */
 	size_t n;
 };
 
 /* Attach to every pid with the options o (o->pid and o->cmd ignored). 0, or
- * -errno with a one-line reason naming the pid; the caller closes g. */
+ * -errno with a one-line reason naming the pid; the caller closes g.
+ * skip_others: a process without probes of a known runtime is left out,
+ * said on stderr (--cgroup: a container's shell beside its server). */
 int vt_session_group_open(struct vt_session_group *g, const struct vt_session_opts *o,
-			  const pid_t *pids, size_t n, char *err, size_t errlen);
+			  const pid_t *pids, size_t n, bool skip_others, char *err, size_t errlen);
 /* As vt_session_wait; VT_WAIT_EXITED once every target is gone. */
 enum vt_wait_result vt_session_group_wait(struct vt_session_group *g, long long timeout_ms);
 void vt_session_group_finish(struct vt_session_group *g);

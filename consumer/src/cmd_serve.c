@@ -149,22 +149,6 @@ static bool scrape_waiting(struct exposition *e)
 	return w;
 }
 
-static char *read_comm(pid_t pid)
-{
-	char path[64], buf[64] = "";
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	f = fopen(path, "re");
-	if (f) {
-		if (!fgets(buf, sizeof(buf), f))
-			buf[0] = '\0';
-		fclose(f);
-	}
-	buf[strcspn(buf, "\n")] = '\0';
-	return strdup(buf);
-}
-
 static void sleep_slice(void)
 {
 	struct timespec ts = { 0, SLICE_MS * 1000000L };
@@ -231,7 +215,7 @@ int vt_cmd_serve(int argc, char **argv)
 		status = 1;
 		goto out;
 	}
-	comm = read_comm(s.target.pid);
+	comm = vt_target_comm(s.target.pid);
 	m = vt_metrics_new(a.report.top, comm);
 	free(comm);
 	if (!m || refresh(&e, &s, m, false)) {

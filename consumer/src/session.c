@@ -239,7 +239,7 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 	return 0;
 }
 
-static long long ms_since(const struct timespec *t0)
+long long vt_session_ms_since(const struct timespec *t0)
 {
 	struct timespec now;
 
@@ -253,7 +253,7 @@ enum vt_wait_result vt_session_wait(struct vt_session *s, long long timeout_ms)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		long long left = timeout_ms < 0 ? WAIT_SLICE_MS : timeout_ms - ms_since(&t0);
+		long long left = timeout_ms < 0 ? WAIT_SLICE_MS : timeout_ms - vt_session_ms_since(&t0);
 		int slice = left < WAIT_SLICE_MS ? (int)(left > 0 ? left : 0) : WAIT_SLICE_MS;
 
 		if (stop_requested)
@@ -275,7 +275,7 @@ enum vt_wait_result vt_session_wait(struct vt_session *s, long long timeout_ms)
 		}
 		if (stop_requested)
 			return VT_WAIT_SIGNAL;
-		if (timeout_ms >= 0 && ms_since(&t0) >= timeout_ms)
+		if (timeout_ms >= 0 && vt_session_ms_since(&t0) >= timeout_ms)
 			return VT_WAIT_TIMEOUT;
 	}
 }
@@ -316,7 +316,7 @@ int vt_session_collect(struct vt_session *s, struct vt_profile *p)
 
 double vt_session_elapsed(const struct vt_session *s)
 {
-	return ms_since(&s->started) / 1000.0;
+	return vt_session_ms_since(&s->started) / 1000.0;
 }
 
 void vt_session_close(struct vt_session *s)

@@ -65,6 +65,8 @@ void vt_session_finish(struct vt_session *s, bool exited);
 /* A fresh profile of everything counted so far (p is initialized here). */
 int vt_session_collect(struct vt_session *s, struct vt_profile *p);
 double vt_session_elapsed(const struct vt_session *s);
+/* Milliseconds of CLOCK_MONOTONIC since t0. */
+long long vt_session_ms_since(const struct timespec *t0);
 /* Detach, end a spawned target still running, free. Accepts a zeroed struct. */
 void vt_session_close(struct vt_session *s);
 

@@ -12,23 +12,6 @@
 
 #define GROUP_SLICE_MS 100 /* how often each target is polled and checked */
 
-/* /proc/PID/comm without its newline, or "" (malloc'ed; NULL on ENOMEM). */
-static char *read_comm(pid_t pid)
-{
-	char path[64], buf[64] = "";
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	f = fopen(path, "r");
-	if (f) {
-		if (!fgets(buf, sizeof(buf), f))
-			buf[0] = '\0';
-		fclose(f);
-	}
-	buf[strcspn(buf, "\n")] = '\0';
-	return strdup(buf);
-}
-
 int vt_session_group_open(struct vt_session_group *g, const struct vt_session_opts *o,
 			  const pid_t *pids, size_t n, bool skip_others, char *err, size_t errlen)
 {
@@ -63,7 +46,7 @@ int vt_session_group_open(struct vt_session_group *g, const struct vt_session_op
 		}
 		char cg[4096];
 
-		g->comm[i] = read_comm(pids[k]);
+		g->comm[i] = vt_target_comm(pids[k]);
 		if (!vt_cgroup_of(pids[k], cg, sizeof(cg)))
 			g->cgroup[i] = strdup(cg);
 		if (!g->comm[i]) {
@@ -76,14 +59,6 @@ int vt_session_group_open(struct vt_session_group *g, const struct vt_session_op
 		return -ENOENT;
 	}
 	return 0;
-}
-
-static long long ms_since(const struct timespec *t0)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - t0->tv_sec) * 1000LL + (now.tv_nsec - t0->tv_nsec) / 1000000L;
 }
 
 enum vt_wait_result vt_session_group_wait(struct vt_session_group *g, long long timeout_ms)
@@ -114,7 +89,7 @@ enum vt_wait_result vt_session_group_wait(struct vt_session_group *g, long long 
 				break;
 			}
 		}
-		if (timeout_ms >= 0 && ms_since(&t0) >= timeout_ms)
+		if (timeout_ms >= 0 && vt_session_ms_since(&t0) >= timeout_ms)
 			return VT_WAIT_TIMEOUT;
 	}
 }

@@ -512,6 +512,22 @@ int vt_target_exit_fd(const struct vt_target *t)
 	return t->pidfd;
 }
 
+char *vt_target_comm(pid_t pid)
+{
+	char path[64], buf[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "re");
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = '\0';
+		fclose(f);
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+	return strdup(buf);
+}
+
 char *vt_target_cmdline(pid_t pid)
 {
 	char path[64], buf[4096];

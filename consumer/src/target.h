@@ -58,6 +58,9 @@ int vt_target_exit_fd(const struct vt_target *t);
 /* The target's command line, arguments separated by spaces (malloc'd), or
  * NULL when it cannot be read. */
 char *vt_target_cmdline(pid_t pid);
+/* Its /proc/PID/comm without the newline, "" when it cannot be read
+ * (malloc'd; NULL on ENOMEM). */
+char *vt_target_comm(pid_t pid);
 
 /* End a spawned target still held back or running (SIGTERM; SIGKILL when
  * it is still there VT_TARGET_TERM_GRACE_MS later; then reap), close

@@ -156,7 +156,7 @@ static int record_many(const struct vt_cli_args *a)
 		vt_session_group_close(&g);
 		return 1;
 	}
-	fprintf(stderr, "vmtrace: recording %zu processes (%s)%s\n", g.n,
+	fprintf(stderr, "vmtrace: recording %zu process%s (%s)%s\n", g.n, g.n == 1 ? "" : "es",
 		a->session.sample_period ? "sampled" : "exact",
 		a->duration > 0 ? "" : "; Ctrl-C to stop");
 	for (size_t i = 0; i < g.n; i++) {

@@ -16,7 +16,8 @@
 
 static const char usage_line[] =
 	"Usage: vmtrace report [FILE] [--format text|json|csv|folded|pprof|perfetto|flamegraph|timeline]\n"
-	"                      [--by class,method|class|method|site] [--sort count|bytes] [--top N]\n";
+	"                      [--by [cgroup,][pid,]class,method|class|method|site]\n"
+	"                      [--sort count|bytes] [--top N]\n";
 
 static const char help_text[] =
 	"\n"
@@ -30,7 +31,8 @@ static const char help_text[] =
 	"              page, no network: live bytes, allocations and frees per class\n"
 	"              each second)\n"
 	"  --by G      group allocations by class,method (default), class, method,\n"
-	"              or site (class, method and allocation site)\n"
+	"              or site (class, method and allocation site); each may follow\n"
+	"              pid, (per process) and cgroup, (per cgroup and container id)\n"
 	"  --sort S    order allocations by count (default) or bytes; folded uses it as the weight\n"
 	"  --top N     show only the first N allocation (and call) rows; 0 shows all\n"
 	"  -h, --help  this text\n"

@@ -85,6 +85,26 @@ static __always_inline void live_alloc(__u64 addr, __u64 klass, __u64 method, __
 	live_account(d, d, ts);
 }
 
+/* Count a freed object as temporary when it lived less than targ_temp_ns. */
+static __always_inline void live_temp(__u64 klass, __u64 method, __u64 site, __u64 weight, __u64 bytes,
+				      __u64 age)
+{
+	static const struct vt_live_temp zero;
+	struct vt_alloc_key key = { klass, method, site };
+	struct vt_live_temp *t;
+	enum vt_got got;
+
+	if (age >= targ_temp_ns)
+		return;
+	t = vt_get_or_insert(&live_temps, &key, &zero, &got);
+	if (t) {
+		t->count += weight;
+		t->bytes += bytes;
+	} else {
+		lose(VT_LOSS_LIVE_TEMP_FULL);
+	}
+}
+
 /* Stop tracking the object at addr, freed at now: the bytes it took from
  * the live heap (<= 0). */
 static __always_inline __s64 live_untrack(__u64 addr, __u64 now)
@@ -103,21 +123,19 @@ static __always_inline __s64 live_untrack(__u64 addr, __u64 now)
 		return 0;
 	}
 	bytes = o->size * o->weight;
-	if (now - o->ts_ns < targ_temp_ns) {
-		static const struct vt_live_temp zero;
-		struct vt_alloc_key key = { o->klass, o->method, o->site };
-		struct vt_live_temp *t;
-		enum vt_got got;
-
-		t = vt_get_or_insert(&live_temps, &key, &zero, &got);
-		if (t) {
-			t->count += o->weight;
-			t->bytes += bytes;
-		} else {
-			lose(VT_LOSS_LIVE_TEMP_FULL);
-		}
-	}
+	live_temp(o->klass, o->method, o->site, o->weight, bytes, now - o->ts_ns);
 	bpf_map_delete_elem(&live_objs, &addr);
+	return -(__s64)bytes;
+}
+
+/* A pair's free (VT_LIVE_PAIR_FREE): its object never was in live_objs. */
+static __always_inline __s64 live_pair_free(struct vt_live_rec *r)
+{
+	__u64 bytes = r->size * r->weight;
+
+	if (!targ_live)
+		return 0;
+	live_temp(r->klass, r->method, r->site, r->weight, bytes, r->time_ns - r->addr);
 	return -(__s64)bytes;
 }
 
@@ -142,14 +160,20 @@ static long live_record(__u32 i, void *ctx)
 	if (off > VT_BATCH_MAX_BYTES - sizeof(struct vt_live_rec))
 		return 1;
 	r = (struct vt_live_rec *)(w->b + off);
-	if (r->op == VT_LIVE_ALLOC) {
-		w->sum += live_track(r->addr, r->klass, r->method, r->site, r->size, r->weight, r->time_ns);
+	if (r->op == VT_LIVE_ALLOC || r->op == VT_LIVE_PAIR_ALLOC) {
+		if (r->op == VT_LIVE_ALLOC)
+			w->sum += live_track(r->addr, r->klass, r->method, r->site, r->size, r->weight,
+					     r->time_ns);
+		else if (targ_live)
+			w->sum += (__s64)(r->size * r->weight);
 		if (w->sum > w->max_rise) {
 			w->max_rise = w->sum;
 			w->max_ns = r->time_ns;
 		}
 	} else if (r->op == VT_LIVE_FREE) {
 		w->sum += live_untrack(r->addr, r->time_ns);
+	} else if (r->op == VT_LIVE_PAIR_FREE) {
+		w->sum += live_pair_free(r);
 	}
 	return 0;
 }

@@ -11,6 +11,12 @@
  * between threads, a tracer may see a free before the allocation it ends
  * when another thread allocated it and has not delivered yet.
  *
+ * Pairs. An object freed in the batch that allocated it is marked as a
+ * pair (vmtrace/batch.h), found through the buffer's index of addresses:
+ * the tracer then counts it, temporary or not, without the hash update,
+ * lookup and delete of a tracked address (most objects die young). Every
+ * record stays, in order, so the live bytes and their peak are the same.
+ *
  * Locking. The owner and a round may both flush a buffer, so it has a lock,
  * taken with one exchange (uncontended but for rounds, which hold it for
  * one delivery; the owner waits for them). The owner marks itself busy
@@ -36,6 +42,8 @@
 
 #define LIVE_RECORDS \
 	((VMTRACE_BATCH_MAX_BYTES - sizeof(struct vmtrace_batch)) / sizeof(struct vmtrace_live_record))
+#define LIVE_INDEX 512 /* slots of a buffer's address index: a power of two, >= 2 * LIVE_RECORDS */
+_Static_assert(LIVE_INDEX >= 2 * LIVE_RECORDS && !(LIVE_INDEX & (LIVE_INDEX - 1)), "index too small");
 
 struct live_buf {
 	struct live_buf *next;          /* the registry; set once, before publication */
@@ -45,6 +53,9 @@ struct live_buf {
 	_Atomic uint64_t lost;          /* events a handler could not append */
 	struct vmtrace_batch h;
 	struct vmtrace_live_record rec[LIVE_RECORDS];
+	/* the buffer's allocations by address: record index + 1, 0 = empty
+	 * (open addressing; a paired allocation stays, no longer an ALLOC) */
+	uint16_t index[LIVE_INDEX];
 };
 _Static_assert(sizeof(struct vmtrace_batch) + LIVE_RECORDS * sizeof(struct vmtrace_live_record) <=
 		       VMTRACE_BATCH_MAX_BYTES, "a live batch fits one BPF read");
@@ -86,6 +97,35 @@ static void deliver(struct live_buf *b)
 	if (vmtrace__batch_on(VMTRACE_BATCH_LIVE))
 		VMTRACE_LIVE_BATCH(&b->h, sizeof(b->h) + b->h.count * sizeof(struct vmtrace_live_record));
 	b->h.count = 0;
+	memset(b->index, 0, sizeof(b->index));
+}
+
+static uint32_t index_slot(uint64_t addr)
+{
+	return (uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> 40) & (LIVE_INDEX - 1);
+}
+
+/* The record of the allocation at addr in b, NULL when not in this batch. */
+static struct vmtrace_live_record *index_find(struct live_buf *b, uint64_t addr)
+{
+	for (uint32_t i = index_slot(addr);; i = (i + 1) & (LIVE_INDEX - 1)) {
+		struct vmtrace_live_record *r;
+
+		if (!b->index[i])
+			return NULL;
+		r = &b->rec[b->index[i] - 1];
+		if (r->op == VMTRACE_LIVE_ALLOC && r->addr == addr)
+			return r;
+	}
+}
+
+static void index_add(struct live_buf *b, uint64_t addr, uint32_t rec)
+{
+	uint32_t i = index_slot(addr);
+
+	while (b->index[i])
+		i = (i + 1) & (LIVE_INDEX - 1);
+	b->index[i] = (uint16_t)(rec + 1);
 }
 
 static void thread_exit(void *arg)
@@ -107,6 +147,7 @@ static void at_fork_child(void)
 	for (struct live_buf *b = atomic_load(&registry); b; b = b->next) {
 		atomic_store(&b->lock, 0);
 		b->h.count = 0;
+		memset(b->index, 0, sizeof(b->index));
 		b->busy = 0;
 		atomic_store(&b->lost, 0);
 		if (b != self)
@@ -164,8 +205,21 @@ void vmtrace__live_add(uint32_t op, uint64_t addr, uint64_t klass, uint64_t meth
 	lock(b);
 	if (b->h.count == LIVE_RECORDS)
 		deliver(b);
-	r = &b->rec[b->h.count++];
-	*r = (struct vmtrace_live_record){ addr, klass, method, site, size, weight, vmtrace__now_ns(), op, 0 };
+	if (op == VMTRACE_LIVE_FREE && (r = index_find(b, addr))) {
+		/* allocated in this batch: a pair the tracer need not track */
+		struct vmtrace_live_record *a = r;
+
+		a->op = VMTRACE_LIVE_PAIR_ALLOC;
+		r = &b->rec[b->h.count++];
+		*r = (struct vmtrace_live_record){ a->time_ns, a->klass, a->method, a->site, a->size, a->weight,
+						   vmtrace__now_ns(), VMTRACE_LIVE_PAIR_FREE, 0 };
+	} else {
+		if (op == VMTRACE_LIVE_ALLOC)
+			index_add(b, addr, b->h.count);
+		r = &b->rec[b->h.count++];
+		*r = (struct vmtrace_live_record){ addr, klass, method, site, size, weight, vmtrace__now_ns(), op,
+						   0 };
+	}
 	unlock(b);
 	atomic_signal_fence(memory_order_seq_cst);
 	b->busy = 0;

@@ -80,8 +80,18 @@ _Static_assert(sizeof(struct vmtrace_batch_stack_head) == sizeof(struct vmtrace_
 
 /* One allocation or free with its object's address (v1: 64 bytes), in the
  * order its thread made them. A free carries klass and size, no method or
- * site; time is CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns(). */
-enum vmtrace_live_op { VMTRACE_LIVE_ALLOC = 1, VMTRACE_LIVE_FREE = 2 };
+ * site; time is CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns().
+ * An object allocated and freed within one batch of its thread is a pair:
+ * its allocation's op becomes PAIR_ALLOC and its free is sent as PAIR_FREE
+ * with the allocation's klass, method, site, size and weight and, in addr,
+ * the allocation's time, so the tracer counts both without tracking the
+ * address. */
+enum vmtrace_live_op {
+	VMTRACE_LIVE_ALLOC = 1,
+	VMTRACE_LIVE_FREE = 2,
+	VMTRACE_LIVE_PAIR_ALLOC = 3,
+	VMTRACE_LIVE_PAIR_FREE = 4,
+};
 struct vmtrace_live_record {
 	uint64_t addr;
 	uint64_t klass, method, site;     /* pointers in the process; 0 = NULL */

@@ -19,6 +19,8 @@
 #                            Ruby's site probes: a second trap)
 #   vmtrace (methods)        + innermost Ruby method, from the frame walk too
 #                            (no TracePoint, no method probe)
+#   vmtrace --stack vm       + the whole Ruby stack per object, walked in the
+#                            same BPF program (no TracePoint, no method probe)
 #   bpftrace (methods)       the same keys from a per-thread stack kept at
 #                            method__entry/return (with the TracePoint they need)
 set -euo pipefail
@@ -76,7 +78,7 @@ $BT_GC"
 
 # Round robin: every repeat runs every configuration once, so a change in the
 # machine's load touches all of them alike.
-CONFIGS=(base base_tp vm_nom bt_nom vm_m bt_m)
+CONFIGS=(base base_tp vm_nom bt_nom vm_m bt_m vm_st)
 for _ in $(seq "$REPEATS"); do
 	one_run none "" $RUBY "$HERE/bench.rb" "$ITER" >>"$TMP/base"
 	one_run none "" $RUBY "$HERE/bench.rb" "$ITER" --tracepoint >>"$TMP/base_tp"
@@ -84,6 +86,7 @@ for _ in $(seq "$REPEATS"); do
 	one_run bpftrace "$BT_NOMETHODS" $RUBY "$HERE/bench.rb" "$ITER" >>"$TMP/bt_nom"
 	one_run vmtrace "" $RUBY "$HERE/bench.rb" "$ITER" >>"$TMP/vm_m"
 	one_run bpftrace "$BT_METHODS" $RUBY "$HERE/bench.rb" "$ITER" --tracepoint >>"$TMP/bt_m"
+	one_run vmtrace "--stack vm" $RUBY "$HERE/bench.rb" "$ITER" >>"$TMP/vm_st"
 done
 for c in "${CONFIGS[@]}"; do
 	declare "$c=$(median <"$TMP/$c")"
@@ -99,5 +102,6 @@ row "vmtrace --no-methods" "$vm_nom" "$(awk -v a="$vm_nom" -v b="$bt_nom" 'BEGIN
 row "bpftrace no-methods" "$bt_nom" ""
 row "vmtrace (methods)" "$vm_m" "$(awk -v a="$vm_m" -v b="$bt_m" 'BEGIN { printf "(bpftrace/vmtrace %.2f)", b / a }')"
 row "bpftrace (methods)" "$bt_m" ""
+row "vmtrace --stack vm" "$vm_st" "$(awk -v a="$vm_st" -v b="$bt_m" 'BEGIN { printf "(bpftrace methods/vmtrace %.2f)", b / a }')"
 awk -v a="$vm_nom" -v m="$vm_m" -v ba="$bt_nom" -v bm="$bt_m" -v b="$base" -v t="$base_tp" 'BEGIN {
 	printf "per-method attribution over no-methods: vmtrace %.0f ns per iteration, bpftrace %.0f (%.0f ns per Ruby call, of which the TracePoint alone %.0f ns per iteration)\n", m - a, bm - ba, (bm - ba) / 5, t - b }'

@@ -205,6 +205,10 @@ int vt_profile_add_process(struct vt_profile *p, int32_t pid, const char *comm,
  * (0: none); src's timeline, events and pause list are left out (its GC
  * summary is added). 0, -ENOMEM, -EOVERFLOW. */
 int vt_profile_merge(struct vt_profile *dst, const struct vt_profile *src, uint32_t proc);
+/* Adds src's rows to dst: allocations (under process proc, 0: none, with
+ * their stacks), cache resets, calls, lost, frees and signals; not its
+ * header, GC figures, timeline or pauses. 0, -ENOMEM, -EOVERFLOW. */
+int vt_profile_add_rows(struct vt_profile *dst, const struct vt_profile *src, uint32_t proc);
 /* Intern a stack (frames root first, depth >= 1, copied): *id gets its
  * number, the same for the same frames. 0, -ENOMEM, -EINVAL (depth 0). */
 int vt_profile_add_stack(struct vt_profile *p, const struct vt_frame *frames, uint32_t depth,

@@ -62,39 +62,8 @@ static int subtract(struct vt_profile *w, const struct vt_profile *late, const s
 	EACH(signals, early)
 		err = vt_profile_add_signal(w, early->signals.v[i].signo, 0, 0, 0, 0, NULL);
 	/* then late's counts */
-	EACH(allocs, late) {
-		const struct vt_alloc *a = &late->allocs.v[i];
-		uint32_t sid = 0;
-
-		err = vt_profile_stack_from(w, late, a->stack, &sid);
-		if (!err)
-			err = vt_profile_add_alloc_stack(w, a->klass, a->method, a->site, sid, a->count,
-							 a->bytes, a->samples);
-	}
-	EACH(method_cache_resets, late)
-		err = vt_profile_add_method_cache_reset(w, late->method_cache_resets.v[i].name,
-							late->method_cache_resets.v[i].name2,
-							late->method_cache_resets.v[i].count);
-	EACH(constant_cache_resets, late)
-		err = vt_profile_add_constant_cache_reset(w, late->constant_cache_resets.v[i].name,
-							  late->constant_cache_resets.v[i].count);
-	EACH(global_serial_incs, late)
-		err = vt_profile_add_global_serial_inc(w, late->global_serial_incs.v[i].name,
-						       late->global_serial_incs.v[i].count);
-	EACH(calls, late)
-		err = vt_profile_add_call(w, late->calls.v[i].name, late->calls.v[i].name2,
-					  late->calls.v[i].count);
-	EACH(lost, late)
-		err = vt_profile_add_lost(w, late->lost.v[i].what, late->lost.v[i].count);
-	EACH(frees, late)
-		err = vt_profile_add_free(w, late->frees.v[i].klass, late->frees.v[i].count,
-					  late->frees.v[i].bytes);
-	EACH(signals, late) {
-		const struct vt_signal *s = &late->signals.v[i];
-
-		err = vt_profile_add_signal(w, s->signo, s->received, s->handled,
-					    s->latency_total_ns, s->latency_max_ns, s->latency_hist);
-	}
+	if (!err)
+		err = vt_profile_add_rows(w, late, 0);
 #undef EACH
 	if (err)
 		return err;

@@ -44,10 +44,19 @@ int vt_profile_add_process(struct vt_profile *p, int32_t pid, const char *comm,
 	return 0;
 }
 
-static int merge_keyed(struct vt_profile *dst, const struct vt_profile *src)
+int vt_profile_add_rows(struct vt_profile *dst, const struct vt_profile *src, uint32_t proc)
 {
 	int err = 0;
 
+	for (size_t i = 0; !err && i < src->allocs.n; i++) {
+		const struct vt_alloc *a = &src->allocs.v[i];
+		uint32_t stack = 0;
+
+		err = vt_profile_stack_from(dst, src, a->stack, &stack);
+		if (!err)
+			err = vt_profile_add_alloc_proc(dst, proc, a->klass, a->method, a->site, stack,
+							a->count, a->bytes, a->samples);
+	}
 	for (size_t i = 0; !err && i < src->method_cache_resets.n; i++)
 		err = vt_profile_add_method_cache_reset(dst, src->method_cache_resets.v[i].name,
 							src->method_cache_resets.v[i].name2,
@@ -77,19 +86,8 @@ static int merge_keyed(struct vt_profile *dst, const struct vt_profile *src)
 
 int vt_profile_merge(struct vt_profile *dst, const struct vt_profile *src, uint32_t proc)
 {
-	int err = 0;
+	int err = vt_profile_add_rows(dst, src, proc);
 
-	for (size_t i = 0; !err && i < src->allocs.n; i++) {
-		const struct vt_alloc *a = &src->allocs.v[i];
-		uint32_t stack = 0;
-
-		err = vt_profile_stack_from(dst, src, a->stack, &stack);
-		if (!err)
-			err = vt_profile_add_alloc_proc(dst, proc, a->klass, a->method, a->site, stack,
-							a->count, a->bytes, a->samples);
-	}
-	if (!err)
-		err = merge_keyed(dst, src);
 	for (int k = 0; !err && k < VT_GC_KINDS; k++) {
 		dst->gc_collections[k] += src->gc_collections[k];
 		if (src->gc_stats[k].count)

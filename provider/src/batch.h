@@ -78,9 +78,7 @@ static inline __attribute__((always_inline)) void vmtrace__batch_count(int kind,
 		/* busy first, so a handler arriving mid-add queues its event */
 		t->busy = 1;
 		atomic_signal_fence(memory_order_seq_cst);
-		/* a free table only ever holds (klass, 0, 0, 0): compare the class alone */
-		sl = kind == VMTRACE_BATCH_FREE ? vt_slots_hit_klass(base, t->mask[k], klass)
-						: vt_slots_hit(base, t->mask[k], klass, method, site, 0);
+		sl = vt_slots_hit(base, t->mask[k], klass, method, site, 0);
 		if (__builtin_expect(sl != NULL, 1))
 			vt_slot_add(sl, size * weight, weight);
 		atomic_signal_fence(memory_order_seq_cst);

@@ -88,19 +88,6 @@ static inline struct vt_slot *vt_slots_hit(struct vt_slot *slot, uint32_t mask, 
 	return vt_slot_is(&slot[i], k, m, s, st) ? &slot[i] : NULL;
 }
 
-/* vt_slots_hit for a table whose keys are all (k, 0, 0, 0), the frees':
- * only the class word and `used` are compared (the hash and the home slot
- * are vt_slots_hit's, so the slow path's inserts agree with it). */
-static inline struct vt_slot *vt_slots_hit_klass(struct vt_slot *slot, uint32_t mask, uint64_t k)
-{
-	uint32_t i = vt_table_hash(k, 0, 0, 0) & mask;
-
-	if (__builtin_expect(slot[i].key[0] == k && atomic_load_explicit(&slot[i].used, memory_order_relaxed), 1))
-		return &slot[i];
-	i = (i + 1) & mask;
-	return slot[i].key[0] == k && atomic_load_explicit(&slot[i].used, memory_order_relaxed) ? &slot[i] : NULL;
-}
-
 /* The slot of key (k, m, s, st), inserted when missing; NULL when the key is
  * new and the table is half full, or smaller than VT_TABLE_SPREAD_SLOTS
  * with the key's home slot taken (the caller grows it; an empty table

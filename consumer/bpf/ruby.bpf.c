@@ -30,6 +30,7 @@
 #include <bpf/usdt.bpf.h>
 #include "common.bpf.h"
 #include "ruby_maps.h"
+#include "procs.bpf.h"
 
 #ifndef E2BIG
 #define E2BIG 7
@@ -305,13 +306,15 @@ struct {
 	__type(value, struct vt_rb_class_name);
 } class_name_scratch SEC(".maps"); /* off the BPF stack, which the stack walk needs */
 
-static __always_inline void learn_class_name(__u64 klass)
+/* klass: qualified by its process's slot under record --all (procs_maps.h),
+ * the key of class_names; its memory is read at the raw pointer. */
+static __always_inline void learn_class_name(__u64 qklass)
 {
 	struct vt_rb_class_name *np;
-	__u64 ext = 0, tbl = 0, start = 0, bound = 0, entries = 0;
+	__u64 ext = 0, tbl = 0, start = 0, bound = 0, entries = 0, klass = vt_proc_raw(qklass);
 	__u32 zero = 0;
 
-	if (!klass || bpf_map_lookup_elem(&class_names, &klass))
+	if (!klass || bpf_map_lookup_elem(&class_names, &qklass))
 		return;
 	np = bpf_map_lookup_elem(&class_name_scratch, &zero);
 	if (!np)
@@ -337,7 +340,7 @@ static __always_inline void learn_class_name(__u64 klass)
 		}
 	}
 	/* an empty name is kept too: userspace reads it from /proc/PID/mem */
-	if (bpf_map_update_elem(&class_names, &klass, np, BPF_NOEXIST) == -E2BIG)
+	if (bpf_map_update_elem(&class_names, &qklass, np, BPF_NOEXIST) == -E2BIG)
 		add(VT_RB_L_NAMES_FULL, 1);
 }
 
@@ -367,7 +370,7 @@ static __always_inline void announce(const char *file, int line)
 /* The method of the allocating frame, `Owner#name` as method__entry names
  * it, the owner named once from the class itself. */
 static __always_inline void frame_method(struct vt_rb_alloc_key *key, __u64 ep, __u64 body,
-					 bool *truncated)
+					 __u64 slot, bool *truncated)
 {
 	struct vt_rb_class_name *n;
 	__u64 owner = 0;
@@ -377,6 +380,9 @@ static __always_inline void frame_method(struct vt_rb_alloc_key *key, __u64 ep, 
 		add(VT_RB_C_NO_METHOD, 1);
 		return;
 	}
+	if (vt_proc_too_high(owner))
+		return; /* the class of the method stays unnamed */
+	owner = vt_proc_qual(owner, slot);
 	learn_class_name(owner);
 	n = bpf_map_lookup_elem(&class_names, &owner);
 	if (n)
@@ -385,10 +391,16 @@ static __always_inline void frame_method(struct vt_rb_alloc_key *key, __u64 ep, 
 
 static __always_inline void count_object(__u64 klass, __u32 type, __u64 bytes, __u64 base)
 {
-	struct vt_rb_alloc_key *key = new_key();
+	struct vt_rb_alloc_key *key;
 	struct vt_rb_pending *p;
 	bool truncated = false;
+	__u64 slot = vt_proc_slot();
 
+	if (slot == VT_PROC_NONE || vt_proc_too_high(klass)) {
+		add(slot == VT_PROC_NONE ? VT_RB_L_PROC_FULL : VT_RB_L_PROC_HIGH_PTR, 1);
+		return;
+	}
+	key = new_key();
 	if (!key)
 		return;
 	if (walk_frames) {
@@ -404,7 +416,7 @@ static __always_inline void count_object(__u64 klass, __u32 type, __u64 bytes, _
 			key->line = VT_RB_LINE_WALK_FAILED;
 			add(VT_RB_L_FRAME_BAD, 1);
 		} else if (w == VT_RB_WALK_OK && track_methods) {
-			frame_method(key, ep, body, &truncated);
+			frame_method(key, ep, body, slot, &truncated);
 		}
 		if (truncated)
 			add(VT_RB_L_TRUNCATED, 1);
@@ -415,9 +427,10 @@ static __always_inline void count_object(__u64 klass, __u32 type, __u64 bytes, _
 		}
 		p->site = 0;
 	}
-	key->klass = klass;
+	/* a hidden object's 0 is qualified too: the row keeps its process */
+	key->klass = vt_proc_qual(klass, slot);
 	key->type = type;
-	learn_class_name(klass);
+	learn_class_name(key->klass);
 	if (!walk_frames)
 		set_method(key);
 	count_alloc(key, bytes);

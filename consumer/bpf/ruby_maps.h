@@ -150,6 +150,8 @@ enum vt_rb_counter {
 	VT_RB_L_STACK_BAD,        /* --stack vm: an unreadable frame ended the stack */
 	VT_RB_L_STACKS_FULL,      /* --stack vm: stack map full, its frames lost */
 	VT_RB_L_FRAMES_FULL,      /* --stack vm: frame-name map full, the frame unnamed */
+	VT_RB_L_PROC_FULL,        /* record --all: process table full, the object not counted */
+	VT_RB_L_PROC_HIGH_PTR,    /* record --all: a class above 2^47, the object not counted */
 	VT_RB_COUNTERS,
 };
 

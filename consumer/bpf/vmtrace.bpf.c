@@ -25,6 +25,7 @@
 
 #include "common.bpf.h"
 #include "vmtrace_maps.h"
+#include "procs.bpf.h"
 
 /* Set before load (skeleton rodata). */
 const volatile __u32 targ_tgid = 0;     /* 0: no filter */
@@ -196,6 +197,27 @@ static __always_inline void lose_n(enum vt_loss what, __u64 n)
 
 #include "live.bpf.h"
 
+/* record --all: the slot of the calling process into *slot (0 for one
+ * process); false, with n events lost, when the process table is full. */
+static __always_inline bool my_slot(__u64 *slot, __u64 n)
+{
+	*slot = vt_proc_slot();
+	if (*slot != VT_PROC_NONE)
+		return true;
+	lose_n(VT_LOSS_PROC_FULL, n);
+	return false;
+}
+
+/* *p qualified by slot (procs_maps.h); false for a pointer above the slot
+ * bits, which the caller counts lost. */
+static __always_inline bool qualify(__u64 *p, __u64 slot)
+{
+	if (vt_proc_too_high(*p))
+		return false;
+	*p = vt_proc_qual(*p, slot);
+	return true;
+}
+
 static __always_inline struct vt_stats *my_stats(void)
 {
 	__u32 zero = 0;
@@ -234,12 +256,13 @@ static __noinline int resolve_name(__u64 ptr)
 	struct vt_name *buf;
 	long n, err;
 
-	if (!ptr || bpf_map_lookup_elem(&names, &ptr) || bpf_map_lookup_elem(&long_names, &ptr))
+	if (!vt_proc_raw(ptr) || bpf_map_lookup_elem(&names, &ptr) ||
+	    bpf_map_lookup_elem(&long_names, &ptr))
 		return 0;
 	buf = bpf_map_lookup_elem(&scratch, &zero);
 	if (!buf)
 		return 0;
-	n = bpf_probe_read_user_str(buf->s, sizeof(buf->s), (const void *)ptr);
+	n = bpf_probe_read_user_str(buf->s, sizeof(buf->s), (const void *)vt_proc_raw(ptr));
 	if (n < 0) {
 		/* e.g. -EFAULT: a page the target never touched */
 		lose(VT_LOSS_STR_FAULT);
@@ -250,7 +273,8 @@ static __noinline int resolve_name(__u64 ptr)
 		struct vt_long_name *big = bpf_map_lookup_elem(&long_scratch, &zero);
 
 		lose(VT_LOSS_STR_LONG);
-		n = big ? bpf_probe_read_user_str(big->s, sizeof(big->s), (const void *)ptr) : -1;
+		n = big ? bpf_probe_read_user_str(big->s, sizeof(big->s),
+						  (const void *)vt_proc_raw(ptr)) : -1;
 		if (n > 0) {
 			err = bpf_map_update_elem(&long_names, &ptr, big, BPF_NOEXIST);
 			/* a full buffer may hold only the start: userspace reads
@@ -371,13 +395,17 @@ static __noinline __u64 native_stack_id(void *ctx)
 SEC("usdt")
 int BPF_USDT(on_alloc, void *klass, void *method, __u64 size, void *site, __u64 weight, void *addr)
 {
-	__u64 stack = 0;
+	__u64 stack = 0, slot, k = (__u64)klass, m = (__u64)method, s = (__u64)site;
 
-	if (!in_target())
+	if (!in_target() || !my_slot(&slot, 1))
 		return 0;
+	if (!qualify(&k, slot) || !qualify(&m, slot) || !qualify(&s, slot)) {
+		lose(VT_LOSS_PROC_HIGH_PTR);
+		return 0;
+	}
 	if (native_stacks)
 		stack = native_stack_id(ctx);
-	add_alloc((__u64)klass, (__u64)method, (__u64)site, stack, weight, size * weight, 1);
+	add_alloc(k, m, s, stack, weight, size * weight, 1);
 	live_alloc((__u64)addr, (__u64)klass, (__u64)method, (__u64)site, size, weight,
 		   bpf_ktime_get_ns());
 	return 0;
@@ -390,6 +418,7 @@ struct batch_walk {
 	struct vt_stack_val *stack;      /* STACK batches: the stack being read */
 	__u32 left;                  /* ... its frames still to come */
 	__u64 id;
+	__u64 slot;                  /* the delivering process's (record --all) */
 };
 
 /* bpf_loop's body: record i of the batch. A plain loop over a few hundred
@@ -403,6 +432,11 @@ static long add_record(__u32 i, void *ctx)
 	if (off > VT_BATCH_MAX_BYTES - sizeof(struct vt_batch_rec))
 		return 1;
 	r = (struct vt_batch_rec *)(w->buf->b + off);
+	if (!qualify(&r->klass, w->slot) || !qualify(&r->method, w->slot) ||
+	    !qualify(&r->site, w->slot)) {
+		lose_n(VT_LOSS_PROC_HIGH_PTR, r->samples);
+		return 0;
+	}
 	if (w->kind == VT_BATCH_ALLOC)
 		add_alloc(r->klass, r->method, r->site,
 			  w->record_size >= sizeof(struct vt_batch_rec) ? r->stack : 0, r->count,
@@ -458,6 +492,19 @@ static long add_stack_record(__u32 i, void *ctx)
 	return 0;
 }
 
+/* record --all: each process's own batch counts, so the end of a recording
+ * can tell which exited without their last round (vt_proc.exits). */
+static __always_inline void proc_batch_seen(__u32 pslot, __u32 kind, bool exit)
+{
+	struct vt_proc *p = bpf_map_lookup_elem(&procs, &pslot);
+
+	if (!p || kind >= 2)
+		return;
+	__sync_fetch_and_add(&p->batches[kind & 1], 1);
+	if (exit)
+		__sync_fetch_and_add(&p->exits[kind & 1], 1);
+}
+
 /* alloc__batch and free__batch: a batch of counts gathered in the target
  * (vmtrace/batch.h). Copied in one read, checked, then added record by
  * record into the maps the per-event programs use. */
@@ -507,6 +554,8 @@ int BPF_USDT(on_batch, void *batch, __u64 len)
 	}
 	if (h->lost)
 		lose_n(VT_LOSS_BATCH_PROVIDER, h->lost);
+	if (!my_slot(&w.slot, h->count))
+		return 0;
 	w.record_size = h->record_size;
 	w.kind = h->kind;
 	bpf_loop(h->count, add_record, &w, 0);
@@ -522,6 +571,8 @@ int BPF_USDT(on_batch, void *batch, __u64 len)
 	}
 	if (h->flags & VT_BATCH_EXIT)
 		__sync_fetch_and_add(&bs->exits, 1);
+	if (targ_all)
+		proc_batch_seen((__u32)w.slot, slot, h->flags & VT_BATCH_EXIT);
 	return 0;
 }
 
@@ -565,10 +616,15 @@ SEC("usdt")
 int BPF_USDT(on_free, void *klass, __u64 size, void *addr)
 {
 	struct vt_count_val *v;
+	__u64 slot, k = (__u64)klass;
 
-	if (!in_target())
+	if (!in_target() || !my_slot(&slot, 1))
 		return 0;
-	v = count_pair(&frees, (__u64)klass, 0, VT_LOSS_FREE_MAP_FULL);
+	if (!qualify(&k, slot)) {
+		lose(VT_LOSS_PROC_HIGH_PTR);
+		return 0;
+	}
+	v = count_pair(&frees, k, 0, VT_LOSS_FREE_MAP_FULL);
 	if (v)
 		v->bytes += size;
 	live_free((__u64)addr, bpf_ktime_get_ns());
@@ -596,14 +652,19 @@ SEC("usdt")
 int BPF_USDT(on_method_cache_reset, void *klass, void *method, __u64 serial)
 {
 	struct vt_gc_event *ev;
+	__u64 slot, k = (__u64)klass, m = (__u64)method;
 
-	if (!in_target())
+	if (!in_target() || !my_slot(&slot, 1))
 		return 0;
-	count_pair(&method_cache_resets, (__u64)klass, (__u64)method, VT_LOSS_MCR_MAP_FULL);
+	if (!qualify(&k, slot) || !qualify(&m, slot)) {
+		lose(VT_LOSS_PROC_HIGH_PTR);
+		return 0;
+	}
+	count_pair(&method_cache_resets, k, m, VT_LOSS_MCR_MAP_FULL);
 	ev = timeline(VT_RING_METHOD_CACHE_RESET);
 	if (ev) {
-		ev->heap_bytes = (__u64)klass;
-		ev->alloc_total = (__u64)method;
+		ev->heap_bytes = k;
+		ev->alloc_total = m;
 		ev->serial = serial;
 		bpf_ringbuf_submit(ev, 0);
 	}
@@ -614,13 +675,18 @@ SEC("usdt")
 int BPF_USDT(on_constant_cache_reset, void *name, __u64 serial)
 {
 	struct vt_gc_event *ev;
+	__u64 slot, n = (__u64)name;
 
-	if (!in_target())
+	if (!in_target() || !my_slot(&slot, 1))
 		return 0;
-	count_pair(&constant_cache_resets, (__u64)name, 0, VT_LOSS_CCR_MAP_FULL);
+	if (!qualify(&n, slot)) {
+		lose(VT_LOSS_PROC_HIGH_PTR);
+		return 0;
+	}
+	count_pair(&constant_cache_resets, n, 0, VT_LOSS_CCR_MAP_FULL);
 	ev = timeline(VT_RING_CONSTANT_CACHE_RESET);
 	if (ev) {
-		ev->heap_bytes = (__u64)name;
+		ev->heap_bytes = n;
 		ev->serial = serial;
 		bpf_ringbuf_submit(ev, 0);
 	}
@@ -631,13 +697,18 @@ SEC("usdt")
 int BPF_USDT(on_global_serial_inc, __u64 serial, void *reason)
 {
 	struct vt_stats *st;
+	__u64 slot, r = (__u64)reason;
 
-	if (!in_target())
+	if (!in_target() || !my_slot(&slot, 1))
 		return 0;
+	if (!qualify(&r, slot)) {
+		lose(VT_LOSS_PROC_HIGH_PTR);
+		return 0;
+	}
 	st = my_stats();
 	if (st && serial > st->last_serial)
 		st->last_serial = serial;
-	count_pair(&global_serial_incs, (__u64)reason, 0, VT_LOSS_GSI_MAP_FULL);
+	count_pair(&global_serial_incs, r, 0, VT_LOSS_GSI_MAP_FULL);
 	return 0;
 }
 

@@ -229,7 +229,9 @@ struct vt_live_stats {           /* one entry, all CPUs (atomic adds) */
 	X(NATIVE_STACK_FAIL, "native stack not taken (allocations)")              \
 	X(LIVE_MAP_FULL, "live object map full (objects not tracked)")             \
 	X(LIVE_TEMP_FULL, "temporary allocation map full (frees)")                 \
-	X(LIVE_PROVIDER, "provider could not buffer an address (events)")
+	X(LIVE_PROVIDER, "provider could not buffer an address (events)")          \
+	X(PROC_FULL, "process table full (events)")                                \
+	X(PROC_HIGH_PTR, "pointer above 2^47 in --all (events)")
 
 enum vt_loss {
 #define VT_X_ENUM(e, s) VT_LOSS_##e,

@@ -129,6 +129,13 @@ int vt_adapter_attach_uprobe(struct vt_adapter *a, struct bpf_program *prog, con
 			 what, path, errbuf, errlen);
 }
 
+int vt_adapter_attach_program(struct vt_adapter *a, struct bpf_program *prog, char *errbuf,
+			      size_t errlen)
+{
+	return keep_link(a, bpf_program__attach(prog), bpf_program__name(prog),
+			 bpf_program__section_name(prog), errbuf, errlen);
+}
+
 void vt_adapter_release(struct vt_adapter *a)
 {
 	for (size_t i = a->nlinks; i-- > 0;)

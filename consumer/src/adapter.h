@@ -73,6 +73,9 @@ int vt_adapter_attach(struct vt_adapter *a, struct bpf_program *prog, const char
 int vt_adapter_attach_uprobe(struct vt_adapter *a, struct bpf_program *prog, const char *path,
 			     const char *func, uint64_t file_offset, uint64_t cookie,
 			     uint64_t ref_ctr_offset, char *errbuf, size_t errlen);
+/* Attach prog where its section says (a tracepoint). */
+int vt_adapter_attach_program(struct vt_adapter *a, struct bpf_program *prog, char *errbuf,
+			      size_t errlen);
 /* Detach (the reverse of attaching) and free the ring buffer and buffers;
  * the caller then destroys its skeleton. */
 void vt_adapter_release(struct vt_adapter *a);

@@ -45,6 +45,7 @@ enum vt_opt {
 	VT_OPT_EVENTS,
 	VT_OPT_GC_PAUSES,
 	VT_OPT_CGROUP,
+	VT_OPT_ALL,
 };
 
 /* The help lines of the options top and serve share, in their order. */
@@ -65,6 +66,7 @@ struct vt_cli_args {
 	struct vt_session_opts session; /* -p, --sample, --map-entries, --runtime, --no-methods, --events */
 	bool have_pid;                  /* -p was given */
 	const char *cgroup;             /* --cgroup PATH: every process in it */
+	bool all;                       /* --all: every process of a known runtime */
 	pid_t pids[VT_PIDS_MAX];        /* -p PID,PID...: every pid (session.pid = pids[0]) */
 	size_t npids;
 	bool force;                     /* --force */

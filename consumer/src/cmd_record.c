@@ -16,6 +16,7 @@
 #include "profile.h"
 #include "report_registry.h"
 #include "session.h"
+#include "session_all.h"
 #include "session_group.h"
 #include "cgroup.h"
 
@@ -25,6 +26,7 @@ static const char usage_line[] =
 	"Usage: vmtrace record -p PID[,PID...] [-d SECONDS] [-o FILE] [--force] [options]\n"
 	"       vmtrace record [-d SECONDS] [-o FILE] [--force] [options] -- CMD [ARGS...]\n"
 	"       vmtrace record --cgroup PATH [-d SECONDS] [-o FILE] [--force] [options]\n"
+	"       vmtrace record --all [-d SECONDS] [-o FILE] [--force] [options]\n"
 	"       vmtrace record -p PID --every 10s [--out-dir DIR] [--push URL] [options]\n";
 
 static const char help_text[] =
@@ -39,6 +41,9 @@ static const char help_text[] =
 	"      --cgroup PATH      trace every process in this cgroup (/a/b, as /proc/PID/cgroup\n"
 	"                         says, or a directory under /sys/fs/cgroup) that has probes\n"
 	"                         of a known runtime\n"
+	"      --all              trace every process that maps vmtrace's provider or\n"
+	"                         libruby, now or later (started, exec'd, forked), rows\n"
+	"                         by pid (docs/runtimes.md)\n"
 	"  -d, --duration SECS    stop after SECS seconds (fractions allowed)\n"
 	"  -o, --output FILE      the record file (default " DEFAULT_RECORD ")\n"
 	"      --force            overwrite FILE if it exists\n"
@@ -91,6 +96,7 @@ static const char help_text[] =
 	"  vmtrace record -p 4242 --sample 512K --format json > allocs.json\n"
 	"  vmtrace record -p 4242 --events alloc        # allocations only\n"
 	"  vmtrace record -p 4242,4243 -d 10            # two processes, rows by pid\n"
+	"  vmtrace record --all -d 30                   # every process, also those started later\n"
 	"  vmtrace record --stack vm -o run.data -- ./demovm; vmtrace report --format flamegraph run.data > alloc.html\n";
 
 static const enum vt_opt record_opts[] = {
@@ -98,7 +104,8 @@ static const enum vt_opt record_opts[] = {
 	VT_OPT_SORT, VT_OPT_TOP, VT_OPT_SAMPLE, VT_OPT_MAP_ENTRIES, VT_OPT_GC_PAUSES, VT_OPT_RUNTIME,
 	VT_OPT_NO_METHODS, VT_OPT_NO_FRAME_WALK, VT_OPT_STACK, VT_OPT_EVENTS, VT_OPT_EVERY,
 	VT_OPT_OUT_DIR, VT_OPT_PUSH, VT_OPT_PUSH_NAME, VT_OPT_PUSH_QUEUE, VT_OPT_PUSH_TRIES,
-	VT_OPT_LIVE, VT_OPT_LIVE_MAX, VT_OPT_TEMP, VT_OPT_CGROUP, VT_OPT_VERBOSE, VT_OPT_HELP, 0,
+	VT_OPT_LIVE, VT_OPT_LIVE_MAX, VT_OPT_TEMP, VT_OPT_CGROUP, VT_OPT_ALL, VT_OPT_VERBOSE,
+	VT_OPT_HELP, 0,
 };
 
 static const struct vt_cli_cmd record_cmd = {
@@ -184,6 +191,55 @@ static int record_many(const struct vt_cli_args *a)
 	return status;
 }
 
+/* --all: every process of the files of a known runtime. */
+static int record_all(const struct vt_cli_args *a)
+{
+	struct vt_session_all s;
+	struct vt_profile p;
+	char err[4608];
+	int r, status;
+
+	r = vt_session_all_open(&s, &a->session, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "vmtrace: %s\n", err);
+		vt_session_all_close(&s);
+		return 1;
+	}
+	fprintf(stderr, "vmtrace: recording every process of %zu file%s (exact)%s\n", s.n,
+		s.n == 1 ? "" : "s", a->duration > 0 ? "" : "; Ctrl-C to stop");
+	if (vt_session_all_wait(&s, a->duration > 0 ? (long long)(a->duration * 1000) : -1) ==
+	    VT_WAIT_ERROR)
+		fprintf(stderr, "vmtrace: lost contact with the BPF programs; reporting what was recorded\n");
+	vt_session_all_finish(&s);
+	r = vt_session_all_collect(&s, &p);
+	if (r) {
+		fprintf(stderr, "vmtrace: cannot read the counters: %s\n", strerror(-r));
+		vt_profile_free(&p);
+		vt_session_all_close(&s);
+		return 1;
+	}
+	status = write_and_print(&p, a);
+	vt_profile_free(&p);
+	vt_session_all_close(&s);
+	return status;
+}
+
+/* What --all does not take, or NULL. */
+static const char *all_conflict(const struct vt_cli_args *a)
+{
+	if (a->have_pid || a->session.cmd || a->cgroup)
+		return "--all names the processes: not with -p, --cgroup or a command";
+	if (a->every > 0)
+		return "--every takes one process (-p PID), not --all";
+	if (a->session.live)
+		return "--live takes one process (-p PID), not --all";
+	if (a->session.stacks)
+		return "--stack takes one process (-p PID or a command), not --all yet";
+	if (a->session.sample_period)
+		return "--sample takes one process (-p PID or a command), not --all yet";
+	return NULL;
+}
+
 int vt_cmd_record(int argc, char **argv)
 {
 	struct vt_cli_args a = {
@@ -203,11 +259,13 @@ int vt_cmd_record(int argc, char **argv)
 		return r;
 	if (operands < argc)
 		a.session.cmd = argv + operands;
+	if (a.all && all_conflict(&a))
+		return vt_usage_error("record", "%s", all_conflict(&a));
 	if (a.have_pid && a.session.cmd)
 		return vt_usage_error("record", "-p and a command exclude each other (got command '%s')",
 				      a.session.cmd[0]);
-	if (!a.have_pid && !a.session.cmd && !a.cgroup)
-		return vt_usage_error("record", "nothing to trace: give -p PID or -- CMD");
+	if (!a.have_pid && !a.session.cmd && !a.cgroup && !a.all)
+		return vt_usage_error("record", "nothing to trace: give -p PID, --all or -- CMD");
 	a.session.verbose = vt_verbose();
 	/* the record's timeline (report --format timeline); --every's intervals have none */
 	a.session.series = !a.every;
@@ -247,6 +305,8 @@ int vt_cmd_record(int argc, char **argv)
 	vt_session_catch_signals();
 	if (a.cgroup && (a.have_pid || a.session.cmd))
 		return vt_usage_error("record", "--cgroup PATH names the processes: not with -p or a command");
+	if (a.all)
+		return record_all(&a);
 	if (a.npids > 1 || a.cgroup || (a.have_pid && a.report.per)) {
 		if (a.every > 0)
 			return vt_usage_error("record", "--every takes one process (-p PID)");

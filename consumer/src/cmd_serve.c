@@ -158,7 +158,8 @@ static void sleep_slice(void)
 
 static const enum vt_opt serve_opts[] = {
 	VT_OPT_PID, VT_OPT_LISTEN, VT_OPT_TOP, VT_OPT_DURATION, VT_OPT_LINGER, VT_OPT_MAP_ENTRIES,
-	VT_OPT_RUNTIME, VT_OPT_NO_METHODS, VT_OPT_NO_FRAME_WALK, VT_OPT_VERBOSE, VT_OPT_HELP, 0,
+	VT_OPT_RUNTIME, VT_OPT_NO_METHODS, VT_OPT_NO_FRAME_WALK, VT_OPT_ALL, VT_OPT_VERBOSE,
+	VT_OPT_HELP, 0,
 };
 
 static const struct vt_cli_cmd serve_cmd = {
@@ -190,6 +191,9 @@ int vt_cmd_serve(int argc, char **argv)
 				      a.report.top);
 	if (operands < argc)
 		a.session.cmd = argv + operands;
+	if (a.all)
+		return vt_usage_error("serve", "--all: serve follows one process (-p PID or a "
+				      "command); every process: vmtrace record --all");
 	if (a.have_pid && a.session.cmd)
 		return vt_usage_error("serve", "-p and a command exclude each other (got command '%s')",
 				      a.session.cmd[0]);

@@ -265,7 +265,7 @@ static void print_view(FILE *out, const struct vt_session *s, const struct vt_pr
 static const enum vt_opt top_opts[] = {
 	VT_OPT_PID, VT_OPT_INTERVAL, VT_OPT_COUNT, VT_OPT_TOP, VT_OPT_MAP_ENTRIES,
 	VT_OPT_RUNTIME, VT_OPT_NO_METHODS, VT_OPT_NO_FRAME_WALK, VT_OPT_LIVE, VT_OPT_LIVE_MAX,
-	VT_OPT_VERBOSE, VT_OPT_HELP, 0,
+	VT_OPT_ALL, VT_OPT_VERBOSE, VT_OPT_HELP, 0,
 };
 
 static const struct vt_cli_cmd top_cmd = { "top", usage_line, help_text, top_opts, false };
@@ -288,6 +288,9 @@ int vt_cmd_top(int argc, char **argv)
 		return r;
 	if (operands < argc)
 		return vt_usage_error("top", "unexpected argument '%s'", argv[operands]);
+	if (a.all)
+		return vt_usage_error("top", "--all: top follows one process (-p PID); "
+				      "every process: vmtrace record --all");
 	if (!a.have_pid)
 		return vt_usage_error("top", "which process? give -p PID");
 	if (a.npids > 1)

@@ -205,6 +205,9 @@ int vt_profile_add_process(struct vt_profile *p, int32_t pid, const char *comm,
  * (0: none); src's timeline, events and pause list are left out (its GC
  * summary is added). 0, -ENOMEM, -EOVERFLOW. */
 int vt_profile_merge(struct vt_profile *dst, const struct vt_profile *src, uint32_t proc);
+/* As proc of the two above: each allocation stays under its own process of
+ * src (record --all: one source of many processes). */
+#define VT_PROFILE_OWN_PROCS UINT32_MAX
 /* Adds src's rows to dst: allocations (under process proc, 0: none, with
  * their stacks), cache resets, calls, lost, frees and signals; not its
  * header, GC figures, timeline or pauses. 0, -ENOMEM, -EOVERFLOW. */

@@ -44,17 +44,32 @@ int vt_profile_add_process(struct vt_profile *p, int32_t pid, const char *comm,
 	return 0;
 }
 
+/* The number in dst of src's process proc (0 stays 0). */
+static int own_process(struct vt_profile *dst, const struct vt_profile *src, uint32_t proc,
+		       uint32_t *out)
+{
+	const struct vt_process *pr;
+
+	*out = 0;
+	if (!proc || proc > src->procs.n)
+		return 0;
+	pr = &src->procs.v[proc - 1];
+	return vt_profile_add_process(dst, pr->pid, pr->comm, pr->cgroup, out);
+}
+
 int vt_profile_add_rows(struct vt_profile *dst, const struct vt_profile *src, uint32_t proc)
 {
 	int err = 0;
 
 	for (size_t i = 0; !err && i < src->allocs.n; i++) {
 		const struct vt_alloc *a = &src->allocs.v[i];
-		uint32_t stack = 0;
+		uint32_t stack = 0, in = proc;
 
 		err = vt_profile_stack_from(dst, src, a->stack, &stack);
+		if (!err && proc == VT_PROFILE_OWN_PROCS)
+			err = own_process(dst, src, a->proc, &in);
 		if (!err)
-			err = vt_profile_add_alloc_proc(dst, proc, a->klass, a->method, a->site, stack,
+			err = vt_profile_add_alloc_proc(dst, in, a->klass, a->method, a->site, stack,
 							a->count, a->bytes, a->samples);
 	}
 	for (size_t i = 0; !err && i < src->method_cache_resets.n; i++)

@@ -31,7 +31,9 @@ enum vt_event_set {
 enum vt_stack_mode { VT_STACK_NONE = 0, VT_STACK_VM = 1, VT_STACK_NATIVE = 2, VT_STACK_BOTH = 3 };
 
 struct vt_attach_opts {
-	pid_t pid;                        /* the target */
+	pid_t pid;                        /* the target; -1 with all */
+	bool all;                         /* record --all: every process mapping the probes'
+					     files, each row under its own (procs_maps.h) */
 	const struct vt_usdt_list *probes; /* every USDT probe mapped by the target */
 	char *const *argv;                /* a spawned target's command, NULL for -p */
 	uint32_t map_entries;             /* size of each counting map (--map-entries) */

@@ -36,6 +36,7 @@
 #include <bpf/libbpf.h>
 
 #include "adapter.h"
+#include "proc_table.h"
 #include "profile.h"
 #include "ruby_code.h"
 #include "ruby_layout.h"
@@ -62,6 +63,8 @@ static const char *const loss_names[] = {
 	[VT_RB_L_STACK_BAD] = "stack ended at an unreadable frame",
 	[VT_RB_L_STACKS_FULL] = "stack map full (stack lost)",
 	[VT_RB_L_FRAMES_FULL] = "frame name map full (frame unnamed)",
+	[VT_RB_L_PROC_FULL] = "process table full (objects)",
+	[VT_RB_L_PROC_HIGH_PTR] = "class above 2^47 in --all (objects)",
 };
 
 struct ruby_state {
@@ -74,6 +77,8 @@ struct ruby_state {
 	char probes_used[512];
 	char tracepoint_rb[PATH_MAX]; /* the file RUBYOPT loads, "" when none */
 	char *rubyopt;                /* "RUBYOPT=...", for a spawned command */
+	bool all;                     /* record --all: classes carry their process's slot */
+	struct vt_proc_table procs;   /* ... and these are the processes */
 };
 
 static int on_gc_event(void *ctx, void *data, size_t size)
@@ -114,6 +119,7 @@ struct alloc_rows {
 	struct bpf_map *names;
 	bool top_level;      /* methods are known: no method is top-level code */
 	struct vt_rb_stack_maps stacks; /* --stack vm; stacks NULL otherwise */
+	struct vt_proc_table *procs; /* record --all, else NULL */
 };
 
 #define TOP_LEVEL "(top level)"
@@ -127,20 +133,27 @@ static int alloc_row(const void *key, const void *val, void *ctx)
 	struct vt_rb_class_name cn = { { 0 } };
 	char klass[VT_RB_NAME + 32], mklass[VT_RB_NAME], meth[VT_RB_NAME], file[VT_RB_FILE];
 	char method[2 * VT_RB_NAME + 2], site[VT_RB_FILE + 16];
-	__u64 kv = k->klass;
+	__u64 kv = k->klass, raw = rows->procs ? vt_proc_ptr_of(kv) : kv;
+	uint32_t proc = 0;
 
 	if (!sum->count)
 		return 0;
-	if (kv && !bpf_map__lookup_elem(rows->names, &kv, sizeof(kv), &cn, sizeof(cn), 0))
+	if (rows->procs) {
+		int err = vt_proc_table_proc(rows->procs, vt_proc_slot_of(kv), rows->out, &proc);
+
+		if (err)
+			return err;
+	}
+	if (raw && !bpf_map__lookup_elem(rows->names, &kv, sizeof(kv), &cn, sizeof(cn), 0))
 		vt_key_string(klass, sizeof(klass), cn.name, sizeof(cn.name));
 	else
 		klass[0] = '\0';
 	/* no class: an internal object Ruby hides from ObjectSpace; a class
 	 * without a path: an anonymous one, named as Ruby's inspect does */
-	if (!kv)
+	if (!raw)
 		snprintf(klass, sizeof(klass), "(hidden %s)", type_name(k->type));
 	else if (!klass[0])
-		snprintf(klass, sizeof(klass), "#<Class:0x%016llx> (%s)", (unsigned long long)kv, type_name(k->type));
+		snprintf(klass, sizeof(klass), "#<Class:0x%016llx> (%s)", (unsigned long long)raw, type_name(k->type));
 	vt_key_string(mklass, sizeof(mklass), k->mklass, sizeof(k->mklass));
 	vt_key_string(meth, sizeof(meth), k->method, sizeof(k->method));
 	vt_key_string(file, sizeof(file), k->file, sizeof(k->file));
@@ -162,8 +175,8 @@ static int alloc_row(const void *key, const void *val, void *ctx)
 		if (err)
 			return err;
 	}
-	return vt_profile_add_alloc_stack(rows->out, klass, method, site, sid, sum->count, sum->bytes,
-					  sum->count);
+	return vt_profile_add_alloc_proc(rows->out, proc, klass, method, site, sid, sum->count,
+					 sum->bytes, sum->count);
 }
 
 static int ruby_collect(void *state, struct vt_profile *out)
@@ -183,7 +196,8 @@ static int ruby_collect(void *state, struct vt_profile *out)
 	if (err)
 		return err;
 	struct alloc_rows rows = { out, st->skel->maps.class_names,
-				   st->methods && (st->walk || c[VT_RB_C_METHOD_ENTRIES]), { NULL } };
+				   st->methods && (st->walk || c[VT_RB_C_METHOD_ENTRIES]), { NULL },
+				   st->all ? &st->procs : NULL };
 
 	if (st->stacks)
 		rows.stacks = (struct vt_rb_stack_maps){ st->skel->maps.rb_stacks,
@@ -215,6 +229,8 @@ static int ruby_poll(void *state, int timeout_ms)
 {
 	struct ruby_state *st = state;
 
+	if (st->all)
+		vt_proc_table_refresh(&st->procs); /* cgroups read while the processes live */
 	return vt_adapter_poll(&st->a, timeout_ms);
 }
 
@@ -226,6 +242,7 @@ static void ruby_close(void *state)
 		return;
 	vt_adapter_release(&st->a);
 	ruby_bpf__destroy(st->skel);
+	vt_proc_table_free(&st->procs);
 	if (st->tracepoint_rb[0])
 		unlink(st->tracepoint_rb); /* Ruby removes it once loaded; not if it never was */
 	free(st->rubyopt);
@@ -278,6 +295,10 @@ static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errb
 		goto fail;
 	}
 	st->skel->rodata->track_methods = st->methods;
+	st->all = opts->all;
+	st->skel->rodata->targ_all = st->all;
+	bpf_program__set_autoload(st->skel->progs.vt_proc_exec, st->all);
+	bpf_program__set_autoload(st->skel->progs.vt_proc_exit, st->all);
 	/* sites from the frame walk where the layout is known: no site probe */
 	struct vt_rb_frame_layout layout;
 	uint64_t ec_tls = 0;
@@ -317,6 +338,16 @@ static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errb
 				 st->skel->maps.gc_events, on_gc_event, st, errbuf, errlen);
 	if (err)
 		goto fail;
+	if (st->all) {
+		vt_proc_table_init(&st->procs, bpf_map__fd(st->skel->maps.procs),
+				   bpf_map__fd(st->skel->maps.proc_slots));
+		err = vt_adapter_attach_program(&st->a, st->skel->progs.vt_proc_exec, errbuf, errlen);
+		if (!err)
+			err = vt_adapter_attach_program(&st->a, st->skel->progs.vt_proc_exit, errbuf,
+							errlen);
+		if (err)
+			goto fail;
+	}
 	size_t used;
 
 	err = vt_rb_find_alloc_sites(path, false, sites, errbuf, errlen);

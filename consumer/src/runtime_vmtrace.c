@@ -77,6 +77,8 @@ struct vmtrace_state {
 	struct vt_symbolizer *syms; /* --stack native: the target's mappings and symbols */
 	struct timespec maps_read;  /* when syms last read them */
 	struct vt_names names;      /* set up once the maps are loaded */
+	bool all;                   /* record --all: keys carry their process's slot */
+	struct vt_proc_table procs; /* ... and these are the processes */
 	bool names_ready;
 	char probes_used[512];
 	char period_env[64];        /* VMTRACE_SAMPLE_PERIOD=N for a spawned command */
@@ -168,6 +170,7 @@ static int alloc_row(const void *key, const void *val, void *ctx_)
 	struct collect_ctx *c = ctx_;
 	struct vmtrace_state *st = c->st;
 	char f1[40], f2[40], f3[40];
+	uint32_t proc = 0;
 	const char *kl = name_for(st, k->klass, f1, sizeof(f1), &c->unreadable, &c->cut, &c->err);
 	const char *me = name_for(st, k->method, f2, sizeof(f2), &c->unreadable, &c->cut, &c->err);
 	const char *si = name_for(st, k->site, f3, sizeof(f3), &c->unreadable, &c->cut, &c->err);
@@ -189,7 +192,13 @@ static int alloc_row(const void *key, const void *val, void *ctx_)
 		if (err || c->err)
 			return err ? err : c->err;
 	}
-	return vt_profile_add_alloc_stack(c->out, kl, me, si, sid, v->count, v->bytes, v->samples);
+	if (st->all) {
+		int err = vt_proc_table_proc(&st->procs, vt_proc_slot_of(k->klass), c->out, &proc);
+
+		if (err)
+			return err;
+	}
+	return vt_profile_add_alloc_proc(c->out, proc, kl, me, si, sid, v->count, v->bytes, v->samples);
 }
 
 static int free_row(const void *key, const void *val, void *ctx_)
@@ -358,6 +367,8 @@ static int vmtrace_poll(void *state, int timeout_ms)
 
 	if (st->names_ready)
 		vt_names_drain(&st->names);
+	if (st->all)
+		vt_proc_table_refresh(&st->procs); /* cgroups read while the processes live */
 	if (st->syms)
 		vt_native_maps_refresh(st->syms, &st->maps_read);
 	vt_series_tick(&st->series, &st->a, st->skel);
@@ -375,6 +386,10 @@ static void vmtrace_finish(void *state, bool exited)
 {
 	struct vmtrace_state *st = state;
 
+	if (st->all) {
+		st->unflushed += vt_batch_finish_all(&st->batch, &st->procs, poll_some, st, 3000);
+		return;
+	}
 	if (vt_batch_finish(&st->batch, exited, poll_some, st, 3000))
 		st->unflushed++;
 }
@@ -391,6 +406,7 @@ static void vmtrace_close(void *state)
 	vmtrace_bpf__destroy(st->skel);
 	if (st->names_ready)
 		vt_names_free(&st->names);
+	vt_proc_table_free(&st->procs);
 	vt_symbolizer_free(st->syms);
 	vt_series_free(&st->series);
 	free(st);
@@ -469,7 +485,13 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 		err = vt_adapter_open_failed(errbuf, errlen);
 		goto fail;
 	}
-	set_pid_filter(st->skel, opts->pid);
+	st->all = opts->all;
+	if (st->all)
+		st->skel->rodata->targ_all = true; /* no pid filter: every process is one */
+	else
+		set_pid_filter(st->skel, opts->pid);
+	bpf_program__set_autoload(st->skel->progs.vt_proc_exec, st->all);
+	bpf_program__set_autoload(st->skel->progs.vt_proc_exit, st->all);
 	if (opts->stacks == VT_STACK_BOTH) {
 		err = -ENOTSUP;
 		snprintf(errbuf, errlen, "--stack both: not yet; use --stack vm or --stack native");
@@ -507,6 +529,17 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 	vt_names_init(&st->names, opts->pid, bpf_map__fd(st->skel->maps.names),
 		      bpf_map__fd(st->skel->maps.long_names), bpf_map__fd(st->skel->maps.unresolved));
 	st->names_ready = true;
+	if (st->all) {
+		vt_proc_table_init(&st->procs, bpf_map__fd(st->skel->maps.procs),
+				   bpf_map__fd(st->skel->maps.proc_slots));
+		vt_names_set_procs(&st->names, &st->procs);
+		err = vt_adapter_attach_program(&st->a, st->skel->progs.vt_proc_exec, errbuf, errlen);
+		if (!err)
+			err = vt_adapter_attach_program(&st->a, st->skel->progs.vt_proc_exit, errbuf,
+							errlen);
+		if (err)
+			goto fail;
+	}
 
 	/* batch buffers: the largest key, and the largest value of a hash map or array */
 	err = vt_adapter_buffers(&st->a, sizeof(struct vt_alloc_key), sizeof(struct vt_signal_val),
@@ -595,7 +628,7 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 				st->batch.kind[VT_BATCH_FREE - 1] = true;
 		}
 	}
-	if (st->a.nlinks == 0) {
+	if (st->a.nlinks == (st->all ? 2u : 0u)) {
 		err = -ENOENT;
 		snprintf(errbuf, errlen, "pid %d has no vmtrace probes that vmtrace counts", (int)opts->pid);
 		goto fail;

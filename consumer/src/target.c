@@ -437,6 +437,18 @@ int vt_target_probes(struct vt_target *t, struct vt_usdt_list *out, char *err, s
 	return 0;
 }
 
+int vt_program_probes(const char *exe, struct vt_usdt_list *out)
+{
+	int r = vt_usdt_read_file(exe, out);
+
+	return r ? r : add_library_probes(exe, out);
+}
+
+char *vt_find_program(const char *argv0)
+{
+	return find_program(argv0);
+}
+
 /* All of buf to fd, or -1. */
 static int write_all(int fd, const char *buf, size_t len)
 {

@@ -43,6 +43,13 @@ int vt_target_spawn(struct vt_target *t, char *const argv[], char *err, size_t e
  * env(1) find it. */
 int vt_target_probes(struct vt_target *t, struct vt_usdt_list *out, char *err, size_t errlen);
 
+/* The probes of the program exe and of the libraries the loader maps for
+ * it, as vt_target_probes finds them for a command (record --all's runtime
+ * libraries). 0 or -errno. */
+int vt_program_probes(const char *exe, struct vt_usdt_list *out);
+/* argv0 as execvp would find it (malloc'd), or NULL. */
+char *vt_find_program(const char *argv0);
+
 /* Let a spawned target exec, first setting env ("NAME=VALUE" strings,
  * NULL-terminated; env may be NULL) in its environment. -errno (with err)
  * when exec failed. */

@@ -111,3 +111,33 @@ int vt_batch_finish(const struct vt_batch_end *e, bool exited, int (*poll)(void 
 	}
 	return 1;
 }
+
+uint64_t vt_batch_finish_all(struct vt_batch_end *e, struct vt_proc_table *procs,
+			     int (*poll)(void *, int), void *ctx, int timeout_ms)
+{
+	uint64_t missing = 0;
+
+	if (!vt_batch_any(e) || vt_proc_table_refresh(procs))
+		return vt_batch_any(e); /* the table unreadable: say one is missing */
+	for (uint32_t s = 1; s < procs->n; s++) {
+		const struct vt_proc_info *pi = vt_proc_table_get(procs, s);
+		struct vt_proc bp;
+		bool sent = false, unended = false;
+
+		if (!pi || vt_proc_table_entry(procs, s, &bp))
+			continue;
+		for (int k = 0; k < VT_BATCH_KINDS && k < 2; k++) {
+			sent |= e->kind[k] && bp.batches[k];
+			unended |= e->kind[k] && bp.batches[k] && !bp.exits[k];
+		}
+		if (!sent)
+			continue;
+		if (vt_proc_table_current(procs, s)) {
+			e->pid = pi->pid;
+			missing += vt_batch_finish(e, false, poll, ctx, timeout_ms) != 0;
+		} else {
+			missing += unended;
+		}
+	}
+	return missing;
+}

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "proc_table.h"
 #include "usdt_notes.h"
 #include "vmtrace_maps.h"
 
@@ -31,5 +32,12 @@ bool vt_batch_any(const struct vt_batch_end *e);
  * without its last round): the caller counts it as lost. */
 int vt_batch_finish(const struct vt_batch_end *e, bool exited, int (*poll)(void *, int), void *ctx,
 		    int timeout_ms);
+
+/* record --all: vt_batch_finish for each process of procs still running
+ * (e->pid set to each in turn); one that exited, or exec'd, without the
+ * last round of a kind it sent batches of counts as one missing. Returns
+ * the rounds missing. */
+uint64_t vt_batch_finish_all(struct vt_batch_end *e, struct vt_proc_table *procs,
+			     int (*poll)(void *, int), void *ctx, int timeout_ms);
 
 #endif /* VMTRACE_VMTRACE_BATCH_H */

@@ -25,6 +25,11 @@ void vt_names_init(struct vt_names *n, pid_t pid, int names_fd, int long_names_f
 	n->unresolved_fd = unresolved_fd;
 }
 
+void vt_names_set_procs(struct vt_names *n, struct vt_proc_table *procs)
+{
+	n->procs = procs;
+}
+
 void vt_names_free(struct vt_names *n)
 {
 	if (n->mem_fd >= 0)
@@ -52,13 +57,28 @@ static char *read_target_string(struct vt_names *n, uint64_t ptr, bool *cut)
 {
 	char *buf, *s = NULL;
 	size_t have = 0;
+	pid_t pid = n->pid;
 
+	if (n->procs) {
+		const struct vt_proc_info *pi = vt_proc_table_get(n->procs, vt_proc_slot_of(ptr));
+
+		/* once it exited, its pid may be another process's */
+		if (!pi || !vt_proc_table_current(n->procs, vt_proc_slot_of(ptr)))
+			return NULL;
+		pid = pi->pid;
+		ptr = vt_proc_ptr_of(ptr);
+		if (n->mem_fd >= 0 && n->mem_pid != pid) {
+			close(n->mem_fd);
+			n->mem_fd = -1;
+		}
+	}
 	/* opened on first need, not at init: a spawned target has not run
 	 * exec yet then, and the file would show the memory it leaves behind */
 	if (n->mem_fd < 0) {
 		char mem[64];
 
-		snprintf(mem, sizeof(mem), "/proc/%d/mem", (int)n->pid);
+		n->mem_pid = pid;
+		snprintf(mem, sizeof(mem), "/proc/%d/mem", (int)pid);
 		n->mem_fd = open(mem, O_RDONLY | O_CLOEXEC);
 		if (n->mem_fd < 0)
 			return NULL;
@@ -96,7 +116,7 @@ const char *vt_names_get(struct vt_names *n, uint64_t ptr, bool *cut, int *err)
 
 	if (cut)
 		*cut = false;
-	if (!ptr)
+	if (!(n->procs ? vt_proc_ptr_of(ptr) : ptr))
 		return "";
 	e = vt_name_cache_get(&n->cache, ptr);
 	if (!e) {

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "name_cache.h"
+#include "proc_table.h"
 
 #define VT_NAMES_READ_MAX 65536      /* longest name read from /proc/PID/mem, NUL included */
 #define VT_NAMES_CUT "...(truncated)"
@@ -22,12 +23,16 @@ struct vt_names {
 	pid_t pid;
 	int mem_fd;                  /* /proc/PID/mem: -1 until first needed or when unopenable */
 	int names_fd, long_names_fd, unresolved_fd; /* the BPF maps */
+	struct vt_proc_table *procs; /* record --all: pointers carry their process's slot */
+	pid_t mem_pid;               /* whose memory mem_fd is */
 	struct name_cache cache;
 };
 
 void vt_names_init(struct vt_names *n, pid_t pid, int names_fd, int long_names_fd,
 		   int unresolved_fd);
-void vt_names_free(struct vt_names *n);       /* after init; twice is harmless */
+void vt_names_free(struct vt_names *n);
+/* record --all: each pointer names a string of the process of its slot. */
+void vt_names_set_procs(struct vt_names *n, struct vt_proc_table *procs);       /* after init; twice is harmless */
 
 /* The name behind ptr ("" for 0), or NULL while nobody can read it (*err
  * set on ENOMEM). *cut (may be NULL) tells whether it ends in VT_NAMES_CUT. */

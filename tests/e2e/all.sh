@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# all.sh CASE BIN_DIR: vmtrace record --all, end to end with real BPF (root;
+# 77 = skipped).
+#   all         two demovm processes running before it attached and a Ruby
+#               started after: each pid's rows equal its truth (demovm's
+#               truth file; allocs.rb's counts by construction); a Ruby that
+#               forks: the child's rows under the child's pid
+#   all_errors  --all with -p, a command, --cgroup, --live, --every; top and
+#               serve refuse it
+set -uo pipefail
+
+CASE=$1
+BIN=$2
+VMTRACE=$BIN/vmtrace
+PY=/usr/bin/python3
+RUBY=/usr/bin/ruby
+RBDIR=$(realpath "$(dirname "$0")/../runtimes/workloads")
+
+# shellcheck source=../lib/harness.sh
+. "$(dirname "$0")/../lib/harness.sh"
+vt_need_root
+vt_harness all
+# shellcheck source=../lib/e2e_steps.sh
+. "$(dirname "$0")/../lib/e2e_steps.sh"
+
+# demovm_rows REPORT.json PID TRUTH.json: that pid's rows are the truth's
+demovm_rows() {
+	"$PY" - "$@" <<'PY' || fail "pid $2's rows differ from its truth"
+import json, sys
+rep, pid, truth = json.load(open(sys.argv[1])), int(sys.argv[2]), json.load(open(sys.argv[3]))
+got = {}
+for r in rep["allocations"]:
+    if r["pid"] == pid:
+        assert r["comm"] == "demovm", r["comm"]
+        got[(r["class"], r["method"])] = (r["count"], r["bytes"])
+want = {(a["class"], a["method"]): (a["count"], a["bytes"]) for a in truth["allocations"]}
+bad = [(k, want.get(k), got.get(k)) for k in sorted(set(want) | set(got)) if want.get(k) != got.get(k)]
+assert not bad, bad[:10]
+assert want, "the truth has no allocations"
+print(f"ok: pid {pid}: {len(want)} rows equal the truth")
+PY
+}
+
+# ruby_rows REPORT.json PID CLASS:METHOD=N...: that pid's rows have those
+# counts, and no row of another pid has its classes
+ruby_rows() {
+	"$PY" - "$@" <<'PY' || fail "pid $2's Ruby rows are wrong"
+import json, sys
+rep, pid = json.load(open(sys.argv[1])), int(sys.argv[2])
+want = {}
+for w in sys.argv[3:]:
+    km, n = w.rsplit("=", 1)
+    k, m = km.split(":", 1)
+    want[(k, m)] = int(n)
+got = {}
+for r in rep["allocations"]:
+    key = (r["class"], r["method"])
+    if r["pid"] == pid:
+        assert r["comm"] == "ruby", r["comm"]
+        got[key] = got.get(key, 0) + r["count"]
+    elif key in want:
+        raise AssertionError(f"pid {r['pid']} has a row {key} of pid {pid}")
+bad = [(k, n, got.get(k)) for k, n in want.items() if got.get(k) != n]
+assert not bad, bad
+print(f"ok: pid {pid}: {len(want)} Ruby rows as constructed")
+PY
+}
+
+case_all() {
+	start_demovm a demovm --ops 1500 --seed 3 --truth a.json
+	A=$DV
+	start_demovm b demovm --workload alloc --ops 4000 --seed 9 --threads 2 --truth b.json
+	B=$DV
+	"$VMTRACE" record --all -o rec.data --by pid,class,method --format json >vt.out 2>vt.err &
+	VT=$!
+	PIDS+=("$VT")
+	wait_line vt.err '^vmtrace: recording every process' "$VT"
+	grep -q "ruby probes in " vt.err || fail "--all found no libruby ($(cat vt.err))"
+	kill -USR1 "$A" "$B"
+	# started after the probes went live: the file-wide uprobes reach it
+	"$RUBY" "$RBDIR/allocs.rb" </dev/null >rb.out 2>rb.err &
+	R=$!
+	"$RUBY" "$RBDIR/fork.rb" </dev/null >fork.out 2>fork.err || fail "fork.rb failed: $(cat fork.err)"
+	wait "$R" || fail "allocs.rb failed: $(cat rb.err)"
+	wait "$A" || fail "demovm a exited with $?"
+	wait "$B" || fail "demovm b exited with $?"
+	kill -INT "$VT"
+	wait "$VT" || fail "vmtrace record --all exited with $? ($(cat vt.err))"
+	demovm_rows vt.out "$A" a.json
+	demovm_rows vt.out "$B" b.json
+	ruby_rows vt.out "$R" Foo:Object#make_foo=1000 Foo:Object#make_foo_block=200 \
+		Array:Object#build_rows=500 Hash:Object#make_hashes=200 \
+		String:Object#make_strings=300 Bar:Object#make_bar=100 String:Bar#initialize=100 \
+		Baz:Object#thread_work=500
+	CHILD=$(sed -n 's/^child //p' fork.out)
+	PARENT=$(sed -n 's/^parent //p' fork.out)
+	[ -n "$CHILD" ] && [ -n "$PARENT" ] || fail "fork.rb printed no pids"
+	ruby_rows vt.out "$CHILD" ChildObj:Object#child_work=700
+	ruby_rows vt.out "$PARENT" ParentObj:Object#parent_work=300
+	"$PY" - vt.out <<'PY' || fail "something was lost"
+import json, sys
+lost = [l for l in json.load(open(sys.argv[1]))["lost"] if l["count"]]
+assert not lost, lost
+PY
+	# the record file keeps every process
+	"$VMTRACE" report rec.data --by pid,class,method --format json >rep.json 2>rep.err ||
+		fail "report: $(cat rep.err)"
+	demovm_rows rep.json "$A" a.json
+	ruby_rows rep.json "$CHILD" ChildObj:Object#child_work=700
+	grep -q "^process $R =ruby =" rec.data || fail "the record names no process $R"
+}
+
+case_all_errors() {
+	expect 2 "not with -p" record --all -p 1 -o x.data
+	expect 2 "not with -p" record --all -o x.data -- /bin/true
+	expect 2 "not with -p" record --all --cgroup / -o x.data
+	expect 2 "--live takes one process" record --all --live -o x.data
+	expect 2 "--every takes one process" record --all --every 1s --out-dir . -o x.data
+	expect 2 "--stack takes one process" record --all --stack vm -o x.data
+	expect 2 "top follows one process" top --all
+	expect 2 "serve follows one process" serve --all
+	[ ! -e x.data ] || fail "a failed record left x.data"
+}
+
+"case_$CASE"
+echo "ok: $CASE"

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "adapter.h"
 #include "cgroup.h"
@@ -27,6 +28,17 @@ bool vt_proc_table_current(struct vt_proc_table *t, uint32_t slot)
 		return false;
 	tgid = (uint32_t)pi->pid;
 	return bpf_map_lookup_elem(t->slots_fd, &tgid, &now) == 0 && now == slot;
+}
+
+int vt_proc_table_open(struct vt_proc_table *t, struct vt_adapter *a, struct bpf_map *procs,
+		       struct bpf_map *slots, struct bpf_program *on_exec, struct bpf_program *on_exit,
+		       char *err, size_t errlen)
+{
+	int r;
+
+	vt_proc_table_init(t, bpf_map__fd(procs), bpf_map__fd(slots));
+	r = vt_adapter_attach_program(a, on_exec, err, errlen);
+	return r ? r : vt_adapter_attach_program(a, on_exit, err, errlen);
 }
 
 void vt_proc_table_free(struct vt_proc_table *t)

@@ -29,6 +29,15 @@ struct vt_proc_table {
 };
 
 void vt_proc_table_init(struct vt_proc_table *t, int procs_fd, int slots_fd);
+struct vt_adapter;
+struct bpf_map;
+struct bpf_program;
+/* init with the procs and proc_slots maps of an adapter's skeleton, and
+ * attach its exec and exit programs (procs.bpf.h) through a. 0 or -errno
+ * with the reason in err. */
+int vt_proc_table_open(struct vt_proc_table *t, struct vt_adapter *a, struct bpf_map *procs,
+		       struct bpf_map *slots, struct bpf_program *on_exec, struct bpf_program *on_exit,
+		       char *err, size_t errlen);
 void vt_proc_table_free(struct vt_proc_table *t); /* accepts a zeroed struct */
 /* Learn the slots handed out since the last call. 0 or -errno. */
 int vt_proc_table_refresh(struct vt_proc_table *t);

@@ -530,13 +530,10 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 		      bpf_map__fd(st->skel->maps.long_names), bpf_map__fd(st->skel->maps.unresolved));
 	st->names_ready = true;
 	if (st->all) {
-		vt_proc_table_init(&st->procs, bpf_map__fd(st->skel->maps.procs),
-				   bpf_map__fd(st->skel->maps.proc_slots));
 		vt_names_set_procs(&st->names, &st->procs);
-		err = vt_adapter_attach_program(&st->a, st->skel->progs.vt_proc_exec, errbuf, errlen);
-		if (!err)
-			err = vt_adapter_attach_program(&st->a, st->skel->progs.vt_proc_exit, errbuf,
-							errlen);
+		err = vt_proc_table_open(&st->procs, &st->a, st->skel->maps.procs,
+					 st->skel->maps.proc_slots, st->skel->progs.vt_proc_exec,
+					 st->skel->progs.vt_proc_exit, errbuf, errlen);
 		if (err)
 			goto fail;
 	}

@@ -23,24 +23,6 @@ vt_harness all
 # shellcheck source=../lib/e2e_steps.sh
 . "$(dirname "$0")/../lib/e2e_steps.sh"
 
-# demovm_rows REPORT.json PID TRUTH.json: that pid's rows are the truth's
-demovm_rows() {
-	"$PY" - "$@" <<'PY' || fail "pid $2's rows differ from its truth"
-import json, sys
-rep, pid, truth = json.load(open(sys.argv[1])), int(sys.argv[2]), json.load(open(sys.argv[3]))
-got = {}
-for r in rep["allocations"]:
-    if r["pid"] == pid:
-        assert r["comm"] == "demovm", r["comm"]
-        got[(r["class"], r["method"])] = (r["count"], r["bytes"])
-want = {(a["class"], a["method"]): (a["count"], a["bytes"]) for a in truth["allocations"]}
-bad = [(k, want.get(k), got.get(k)) for k in sorted(set(want) | set(got)) if want.get(k) != got.get(k)]
-assert not bad, bad[:10]
-assert want, "the truth has no allocations"
-print(f"ok: pid {pid}: {len(want)} rows equal the truth")
-PY
-}
-
 # ruby_rows REPORT.json PID CLASS:METHOD=N...: that pid's rows have those
 # counts, and no row of another pid has its classes
 ruby_rows() {
@@ -86,8 +68,8 @@ case_all() {
 	wait "$B" || fail "demovm b exited with $?"
 	kill -INT "$VT"
 	wait "$VT" || fail "vmtrace record --all exited with $? ($(cat vt.err))"
-	demovm_rows vt.out "$A" a.json
-	demovm_rows vt.out "$B" b.json
+	per_pid vt.out "$A" a.json
+	per_pid vt.out "$B" b.json
 	ruby_rows vt.out "$R" Foo:Object#make_foo=1000 Foo:Object#make_foo_block=200 \
 		Array:Object#build_rows=500 Hash:Object#make_hashes=200 \
 		String:Object#make_strings=300 Bar:Object#make_bar=100 String:Bar#initialize=100 \
@@ -105,7 +87,7 @@ PY
 	# the record file keeps every process
 	"$VMTRACE" report rec.data --by pid,class,method --format json >rep.json 2>rep.err ||
 		fail "report: $(cat rep.err)"
-	demovm_rows rep.json "$A" a.json
+	per_pid rep.json "$A" a.json
 	ruby_rows rep.json "$CHILD" ChildObj:Object#child_work=700
 	grep -q "^process $R =ruby =" rec.data || fail "the record names no process $R"
 }

@@ -23,28 +23,6 @@ vt_harness many
 # shellcheck source=../lib/e2e_steps.sh
 . "$(dirname "$0")/../lib/e2e_steps.sh"
 
-# per_pid REPORT.json PID TRUTH.json: that pid's rows are the truth's
-per_pid() {
-	"$PY" - "$@" <<'PY' || fail "pid $2's rows differ from its truth"
-import json, sys
-rep, pid, truth = json.load(open(sys.argv[1])), int(sys.argv[2]), json.load(open(sys.argv[3]))
-assert rep["group_by"] == "pid,class,method", rep["group_by"]
-got = {}
-for r in rep["allocations"]:
-    assert "pid" in r and "comm" in r, r
-    if r["pid"] == pid:
-        assert r["comm"] == "demovm", r["comm"]
-        k = (r["class"], r["method"])
-        assert k not in got, k
-        got[k] = (r["count"], r["bytes"])
-want = {(a["class"], a["method"]): (a["count"], a["bytes"]) for a in truth["allocations"]}
-bad = [(k, want.get(k), got.get(k)) for k in sorted(set(want) | set(got)) if want.get(k) != got.get(k)]
-assert not bad, bad[:10]
-assert want, "the truth has no allocations"
-print(f"ok: pid {pid}: {len(want)} rows equal the truth")
-PY
-}
-
 case_pids() {
 	start_demovm a demovm --ops 1500 --seed 3 --truth a.json
 	A=$DV

@@ -380,9 +380,11 @@ static __always_inline void frame_method(struct vt_rb_alloc_key *key, __u64 ep, 
 		add(VT_RB_C_NO_METHOD, 1);
 		return;
 	}
-	if (vt_proc_too_high(owner))
-		return; /* the class of the method stays unnamed */
-	owner = vt_proc_qual(owner, slot);
+	if (targ_all) {
+		if (vt_proc_too_high(owner))
+			return; /* the class of the method stays unnamed */
+		owner = vt_proc_qual(owner, slot);
+	}
 	learn_class_name(owner);
 	n = bpf_map_lookup_elem(&class_names, &owner);
 	if (n)
@@ -394,11 +396,14 @@ static __always_inline void count_object(__u64 klass, __u32 type, __u64 bytes, _
 	struct vt_rb_alloc_key *key;
 	struct vt_rb_pending *p;
 	bool truncated = false;
-	__u64 slot = vt_proc_slot();
+	__u64 slot = 0;
 
-	if (slot == VT_PROC_NONE || vt_proc_too_high(klass)) {
-		add(slot == VT_PROC_NONE ? VT_RB_L_PROC_FULL : VT_RB_L_PROC_HIGH_PTR, 1);
-		return;
+	if (targ_all) { /* dropped by the verifier for one process */
+		slot = vt_proc_slot();
+		if (slot == VT_PROC_NONE || vt_proc_too_high(klass)) {
+			add(slot == VT_PROC_NONE ? VT_RB_L_PROC_FULL : VT_RB_L_PROC_HIGH_PTR, 1);
+			return;
+		}
 	}
 	key = new_key();
 	if (!key)
@@ -428,7 +433,7 @@ static __always_inline void count_object(__u64 klass, __u32 type, __u64 bytes, _
 		p->site = 0;
 	}
 	/* a hidden object's 0 is qualified too: the row keeps its process */
-	key->klass = vt_proc_qual(klass, slot);
+	key->klass = targ_all ? vt_proc_qual(klass, slot) : klass;
 	key->type = type;
 	learn_class_name(key->klass);
 	if (!walk_frames)

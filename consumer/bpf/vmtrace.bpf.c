@@ -197,24 +197,27 @@ static __always_inline void lose_n(enum vt_loss what, __u64 n)
 
 #include "live.bpf.h"
 
-/* record --all: the slot of the calling process into *slot (0 for one
- * process); false, with n events lost, when the process table is full. */
-static __always_inline bool my_slot(__u64 *slot, __u64 n)
+/* record --all (called under `if (targ_all)`, one rodata test per event
+ * for one process): the pointers a, b, c (NULL: none) qualified by the
+ * calling process's slot (procs_maps.h). false, with the event lost, when
+ * the process table is full or a pointer is above the slot bits. */
+static __always_inline bool all_qualify(__u64 *a, __u64 *b, __u64 *c)
 {
-	*slot = vt_proc_slot();
-	if (*slot != VT_PROC_NONE)
-		return true;
-	lose_n(VT_LOSS_PROC_FULL, n);
-	return false;
-}
+	__u64 slot = vt_proc_slot();
 
-/* *p qualified by slot (procs_maps.h); false for a pointer above the slot
- * bits, which the caller counts lost. */
-static __always_inline bool qualify(__u64 *p, __u64 slot)
-{
-	if (vt_proc_too_high(*p))
+	if (slot == VT_PROC_NONE) {
+		lose(VT_LOSS_PROC_FULL);
 		return false;
-	*p = vt_proc_qual(*p, slot);
+	}
+	if (vt_proc_too_high(*a) || (b && vt_proc_too_high(*b)) || (c && vt_proc_too_high(*c))) {
+		lose(VT_LOSS_PROC_HIGH_PTR);
+		return false;
+	}
+	*a = vt_proc_qual(*a, slot);
+	if (b)
+		*b = vt_proc_qual(*b, slot);
+	if (c)
+		*c = vt_proc_qual(*c, slot);
 	return true;
 }
 
@@ -395,14 +398,10 @@ static __noinline __u64 native_stack_id(void *ctx)
 SEC("usdt")
 int BPF_USDT(on_alloc, void *klass, void *method, __u64 size, void *site, __u64 weight, void *addr)
 {
-	__u64 stack = 0, slot, k = (__u64)klass, m = (__u64)method, s = (__u64)site;
+	__u64 stack = 0, k = (__u64)klass, m = (__u64)method, s = (__u64)site;
 
-	if (!in_target() || !my_slot(&slot, 1))
+	if (!in_target() || (targ_all && !all_qualify(&k, &m, &s)))
 		return 0;
-	if (!qualify(&k, slot) || !qualify(&m, slot) || !qualify(&s, slot)) {
-		lose(VT_LOSS_PROC_HIGH_PTR);
-		return 0;
-	}
 	if (native_stacks)
 		stack = native_stack_id(ctx);
 	add_alloc(k, m, s, stack, weight, size * weight, 1);
@@ -432,10 +431,15 @@ static long add_record(__u32 i, void *ctx)
 	if (off > VT_BATCH_MAX_BYTES - sizeof(struct vt_batch_rec))
 		return 1;
 	r = (struct vt_batch_rec *)(w->buf->b + off);
-	if (!qualify(&r->klass, w->slot) || !qualify(&r->method, w->slot) ||
-	    !qualify(&r->site, w->slot)) {
-		lose_n(VT_LOSS_PROC_HIGH_PTR, r->samples);
-		return 0;
+	if (targ_all) {
+		if (vt_proc_too_high(r->klass) || vt_proc_too_high(r->method) ||
+		    vt_proc_too_high(r->site)) {
+			lose_n(VT_LOSS_PROC_HIGH_PTR, r->samples);
+			return 0;
+		}
+		r->klass = vt_proc_qual(r->klass, w->slot);
+		r->method = vt_proc_qual(r->method, w->slot);
+		r->site = vt_proc_qual(r->site, w->slot);
 	}
 	if (w->kind == VT_BATCH_ALLOC)
 		add_alloc(r->klass, r->method, r->site,
@@ -554,8 +558,11 @@ int BPF_USDT(on_batch, void *batch, __u64 len)
 	}
 	if (h->lost)
 		lose_n(VT_LOSS_BATCH_PROVIDER, h->lost);
-	if (!my_slot(&w.slot, h->count))
+	w.slot = targ_all ? vt_proc_slot() : 0;
+	if (w.slot == VT_PROC_NONE) {
+		lose_n(VT_LOSS_PROC_FULL, h->count);
 		return 0;
+	}
 	w.record_size = h->record_size;
 	w.kind = h->kind;
 	bpf_loop(h->count, add_record, &w, 0);
@@ -616,14 +623,10 @@ SEC("usdt")
 int BPF_USDT(on_free, void *klass, __u64 size, void *addr)
 {
 	struct vt_count_val *v;
-	__u64 slot, k = (__u64)klass;
+	__u64 k = (__u64)klass;
 
-	if (!in_target() || !my_slot(&slot, 1))
+	if (!in_target() || (targ_all && !all_qualify(&k, NULL, NULL)))
 		return 0;
-	if (!qualify(&k, slot)) {
-		lose(VT_LOSS_PROC_HIGH_PTR);
-		return 0;
-	}
 	v = count_pair(&frees, k, 0, VT_LOSS_FREE_MAP_FULL);
 	if (v)
 		v->bytes += size;
@@ -652,14 +655,10 @@ SEC("usdt")
 int BPF_USDT(on_method_cache_reset, void *klass, void *method, __u64 serial)
 {
 	struct vt_gc_event *ev;
-	__u64 slot, k = (__u64)klass, m = (__u64)method;
+	__u64 k = (__u64)klass, m = (__u64)method;
 
-	if (!in_target() || !my_slot(&slot, 1))
+	if (!in_target() || (targ_all && !all_qualify(&k, &m, NULL)))
 		return 0;
-	if (!qualify(&k, slot) || !qualify(&m, slot)) {
-		lose(VT_LOSS_PROC_HIGH_PTR);
-		return 0;
-	}
 	count_pair(&method_cache_resets, k, m, VT_LOSS_MCR_MAP_FULL);
 	ev = timeline(VT_RING_METHOD_CACHE_RESET);
 	if (ev) {
@@ -675,14 +674,10 @@ SEC("usdt")
 int BPF_USDT(on_constant_cache_reset, void *name, __u64 serial)
 {
 	struct vt_gc_event *ev;
-	__u64 slot, n = (__u64)name;
+	__u64 n = (__u64)name;
 
-	if (!in_target() || !my_slot(&slot, 1))
+	if (!in_target() || (targ_all && !all_qualify(&n, NULL, NULL)))
 		return 0;
-	if (!qualify(&n, slot)) {
-		lose(VT_LOSS_PROC_HIGH_PTR);
-		return 0;
-	}
 	count_pair(&constant_cache_resets, n, 0, VT_LOSS_CCR_MAP_FULL);
 	ev = timeline(VT_RING_CONSTANT_CACHE_RESET);
 	if (ev) {
@@ -697,14 +692,10 @@ SEC("usdt")
 int BPF_USDT(on_global_serial_inc, __u64 serial, void *reason)
 {
 	struct vt_stats *st;
-	__u64 slot, r = (__u64)reason;
+	__u64 r = (__u64)reason;
 
-	if (!in_target() || !my_slot(&slot, 1))
+	if (!in_target() || (targ_all && !all_qualify(&r, NULL, NULL)))
 		return 0;
-	if (!qualify(&r, slot)) {
-		lose(VT_LOSS_PROC_HIGH_PTR);
-		return 0;
-	}
 	st = my_stats();
 	if (st && serial > st->last_serial)
 		st->last_serial = serial;

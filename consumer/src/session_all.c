@@ -41,10 +41,13 @@ struct path_set {
 /* Add path unless its file is there already; 0 or -ENOMEM. */
 static int add_path(struct path_set *ps, const char *path)
 {
+	char real[PATH_MAX];
 	struct stat sb;
 
 	if (stat(path, &sb) || !S_ISREG(sb.st_mode))
 		return 0;
+	if (realpath(path, real))
+		path = real; /* bin/../lib/x as lib/x */
 	for (size_t i = 0; i < ps->n; i++)
 		if (ps->dev[i] == sb.st_dev && ps->ino[i] == sb.st_ino)
 			return 0;
@@ -212,6 +215,12 @@ int vt_session_all_open(struct vt_session_all *s, const struct vt_session_opts *
 	int r;
 
 	memset(s, 0, sizeof(*s));
+	if (o->runtime && !vt_session_all_follows(vt_runtime_by_name(o->runtime))) {
+		snprintf(err, errlen, "--all --runtime %s: %s; --all follows vmtrace and ruby",
+			 o->runtime, vt_runtime_by_name(o->runtime) ? "not followed by --all yet "
+			 "(use -p PID)" : "unknown runtime");
+		return -EINVAL;
+	}
 	if (stat("/proc/self/ns/pid", &sb) == 0 && sb.st_ino != 0xEFFFFFFCu /* PROC_PID_INIT_INO */) {
 		snprintf(err, errlen, "--all: vmtrace runs in a child pid namespace, where the "
 			 "kernel's process ids are not its own: run it in the host's");

@@ -5,8 +5,9 @@
 #               started after: each pid's rows equal its truth (demovm's
 #               truth file; allocs.rb's counts by construction); a Ruby that
 #               forks: the child's rows under the child's pid
-#   all_errors  --all with -p, a command, --cgroup, --live, --every; top and
-#               serve refuse it
+#   all_errors  --all with -p, a command, --cgroup, --live, --every, --stack;
+#               --runtime of a runtime it does not follow; top and serve
+#               refuse it
 set -uo pipefail
 
 CASE=$1
@@ -99,6 +100,8 @@ case_all_errors() {
 	expect 2 "--live takes one process" record --all --live -o x.data
 	expect 2 "--every takes one process" record --all --every 1s --out-dir . -o x.data
 	expect 2 "--stack takes one process" record --all --stack vm -o x.data
+	expect 1 "--runtime php: not followed by --all yet" record --all --runtime php -o x.data
+	expect 1 "--runtime nosuch: unknown runtime" record --all --runtime nosuch -o x.data
 	expect 2 "top follows one process" top --all
 	expect 2 "serve follows one process" serve --all
 	[ ! -e x.data ] || fail "a failed record left x.data"

@@ -28,6 +28,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
 #include "common.bpf.h"
+#include "procs.bpf.h"
 #include "python_maps.h"
 
 #ifndef E2BIG
@@ -218,7 +219,7 @@ static __always_inline void learn_code(const struct vt_py_code_id *id, const cha
 				       const char *func)
 {
 	__u32 zero = 0;
-	__u64 code = id->code;
+	__u64 code = vt_proc_raw(id->code); /* record --all: the key's is qualified */
 	struct vt_py_code *c;
 
 	if (!code || bpf_map_lookup_elem(&codes, id))
@@ -240,9 +241,29 @@ static __always_inline void learn_code(const struct vt_py_code_id *id, const cha
 
 #include "python_stack.bpf.h"
 
-static __always_inline struct vt_py_type *learn_type(__u64 type)
+/* record --all (called under `if (targ_all)`): a and b (NULL: none)
+ * qualified by the calling process's slot; false, counted, when it has none
+ * or one is above the slot bits. */
+static __always_inline bool all_qualify(__u64 *a, __u64 *b)
 {
-	struct vt_py_type t = {}, *known = bpf_map_lookup_elem(&types, &type);
+	__u64 slot = vt_proc_slot();
+
+	if (slot == VT_PROC_NONE || vt_proc_too_high(*a) || (b && vt_proc_too_high(*b))) {
+		add(slot == VT_PROC_NONE ? VT_PY_L_PROC_FULL : VT_PY_L_PROC_HIGH_PTR, 1);
+		return false;
+	}
+	*a = vt_proc_qual(*a, slot);
+	if (b)
+		*b = vt_proc_qual(*b, slot);
+	return true;
+}
+
+/* qtype: qualified by its process's slot under record --all (procs_maps.h),
+ * the key of types; its memory is read at the raw pointer. */
+static __always_inline struct vt_py_type *learn_type(__u64 qtype)
+{
+	struct vt_py_type t = {}, *known = bpf_map_lookup_elem(&types, &qtype);
+	__u64 type = vt_proc_raw(qtype);
 
 	if (known || !type)
 		return known;
@@ -253,9 +274,9 @@ static __always_inline struct vt_py_type *learn_type(__u64 type)
 	/* _PyType_PreHeaderSize(): the GC header and the managed-dict pointers */
 	t.bytes = t.basicsize + (t.flags & PY_TPFLAGS_HAVE_GC ? PY_GC_HEAD : 0) +
 		  (t.flags & PY_TPFLAGS_MANAGED_DICT ? 2 * sizeof(__u64) : 0);
-	if (bpf_map_update_elem(&types, &type, &t, BPF_NOEXIST) == -E2BIG)
+	if (bpf_map_update_elem(&types, &qtype, &t, BPF_NOEXIST) == -E2BIG)
 		add(VT_PY_L_NAMES_FULL, 1);
-	return bpf_map_lookup_elem(&types, &type);
+	return bpf_map_lookup_elem(&types, &qtype);
 }
 
 /* _PyTraceMalloc_NewReference(PyObject *op): op has its type already. */
@@ -276,9 +297,12 @@ int py_new_object(struct pt_regs *ctx)
 	}
 	add(VT_PY_C_OBJECTS, 1);
 	key.type = read_ptr(PT_REGS_PARM1(ctx) + PY_OB_TYPE);
-	t = learn_type(key.type);
 	frame = current_frame();
 	code_id(&key.code, read_ptr(frame ? frame + PY_FRAME_F_CODE : 0));
+	/* a code not read stays 0; the type (0 too) carries the process */
+	if (targ_all && !all_qualify(&key.type, key.code.code ? &key.code.code : NULL))
+		return 0;
+	t = learn_type(key.type);
 	if (walk_stacks)
 		key.stack = py_stack_id(frame);
 	if (key.code.code)
@@ -318,6 +342,8 @@ static __always_inline void count_code(__u64 code, bool entry)
 	enum vt_got got;
 
 	code_id(&key, code);
+	if (targ_all && key.code && !all_qualify(&key.code, NULL))
+		return;
 	v = vt_get_or_insert(&funcs, &key, &init, &got);
 	if (got == VT_GOT_NEW)
 		learn_code(&key, NULL, NULL);

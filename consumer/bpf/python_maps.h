@@ -109,6 +109,8 @@ enum vt_py_counter {
 	VT_PY_L_STACK_CUT,       /* --stack vm: stack cut at VT_PY_STACK_MAX frames */
 	VT_PY_L_STACK_BAD,       /* ... ended at an unreadable frame */
 	VT_PY_L_STACKS_FULL,     /* ... stack map full (stack lost) */
+	VT_PY_L_PROC_FULL,       /* record --all: process table full, the event not counted */
+	VT_PY_L_PROC_HIGH_PTR,   /* record --all: a pointer above 2^47, the event not counted */
 	VT_PY_COUNTERS,
 };
 

@@ -44,6 +44,7 @@
 #include "adapter.h"
 #include "python_interp.h"
 #include "python_stacks.h"
+#include "proc_table.h"
 #include "profile.h"
 #include "runtime.h"
 #include "../bpf/python_maps.h"
@@ -63,6 +64,8 @@ static const char *const loss_names[] = {
 	[VT_PY_L_STACK_CUT] = "stack cut at 127 Python frames",
 	[VT_PY_L_STACK_BAD] = "stack ended at an unreadable frame",
 	[VT_PY_L_STACKS_FULL] = "stack map full (stack lost)",
+	[VT_PY_L_PROC_FULL] = "process table full (events)",
+	[VT_PY_L_PROC_HIGH_PTR] = "pointer above 2^47 in --all (events)",
 };
 
 struct python_state {
@@ -72,6 +75,8 @@ struct python_state {
 	bool py311;              /* CPython 3.11: frames and the object hook */
 	bool stacks;             /* --stack vm: whole Python stacks (python_stack.bpf.h) */
 	char why_no_objects[160]; /* when !have_objects */
+	bool all;                /* record --all: types and codes carry their process's slot */
+	struct vt_proc_table procs; /* ... and these are the processes */
 };
 
 static int on_gc_event(void *ctx, void *data, size_t size)
@@ -262,14 +267,21 @@ static int alloc_row(const void *key, const void *val, void *ctx)
 	struct rows *r = ctx;
 	struct vt_py_type t;
 	char klass[VT_PY_NAME + 32], func[VT_PY_NAME], where[VT_PY_FILE + 16];
+	uint32_t proc = 0;
 	size_t i;
 
 	if (!sum->count)
 		return 0;
+	if (r->st->all) {
+		int err = vt_proc_table_proc(&r->st->procs, vt_proc_slot_of(k->type), r->out, &proc);
+
+		if (err)
+			return err;
+	}
 	if (!bpf_map__lookup_elem(r->st->skel->maps.types, &k->type, sizeof(k->type), &t, sizeof(t), 0))
 		vt_key_string(klass, sizeof(klass), t.name, sizeof(t.name));
 	else
-		snprintf(klass, sizeof(klass), "<type 0x%" PRIx64 ">", (uint64_t)k->type);
+		snprintf(klass, sizeof(klass), "<type 0x%" PRIx64 ">", (uint64_t)vt_proc_ptr_of(k->type));
 	if (k->code.code) {
 		code_names(r->st, &k->code, func, sizeof(func), where, sizeof(where));
 	} else {
@@ -297,8 +309,8 @@ static int alloc_row(const void *key, const void *val, void *ctx)
 		if (err)
 			return err;
 	}
-	return vt_profile_add_alloc_stack(r->out, klass, func, where, sid, sum->count, sum->bytes,
-					  sum->count);
+	return vt_profile_add_alloc_proc(r->out, proc, klass, func, where, sid, sum->count, sum->bytes,
+					 sum->count);
 }
 
 /* Per type whose objects have a variable part (tp_itemsize, or str's
@@ -359,7 +371,7 @@ static int python_collect(void *state, struct vt_profile *out)
 	free(rows.types);
 	if (err)
 		return err;
-	if (st->have_objects && !c[VT_PY_C_OBJECTS])
+	if (st->have_objects && !st->all && !c[VT_PY_C_OBJECTS])
 		err = vt_profile_add_lost(out, "objects unseen: the target does not trace memory "
 					  "(PYTHONTRACEMALLOC=1 or tracemalloc.start(); "
 					  "vmtrace record -- python sets it)",
@@ -381,6 +393,8 @@ static int python_poll(void *state, int timeout_ms)
 {
 	struct python_state *st = state;
 
+	if (st->all)
+		vt_proc_table_refresh(&st->procs); /* cgroups read while the processes live */
 	return vt_adapter_poll(&st->a, timeout_ms);
 }
 
@@ -392,6 +406,7 @@ static void python_close(void *state)
 		return;
 	vt_adapter_release(&st->a);
 	python_bpf__destroy(st->skel);
+	vt_proc_table_free(&st->procs);
 	free(st);
 }
 
@@ -471,10 +486,29 @@ static int python_open(const struct vt_attach_opts *opts, void **state, char *er
 	}
 	st->stacks = opts->stacks != 0;
 	st->skel->rodata->walk_stacks = st->stacks;
+	st->all = opts->all;
+	st->skel->rodata->targ_all = st->all;
+	bpf_program__set_autoload(st->skel->progs.vt_proc_exec, st->all);
+	bpf_program__set_autoload(st->skel->progs.vt_proc_exit, st->all);
 	err = python_bpf__load(st->skel);
 	if (err) {
 		vt_adapter_load_failed(err, errbuf, errlen);
 		goto fail;
+	}
+	if (st->all) {
+		err = vt_proc_table_open(&st->procs, &st->a, st->skel->maps.procs,
+					 st->skel->maps.proc_slots, st->skel->progs.vt_proc_exec,
+					 st->skel->progs.vt_proc_exit, errbuf, errlen);
+		if (err)
+			goto fail;
+	}
+	bool hook = st->py311;
+
+	if (st->py311 && st->all && !vt_py_load_bias(path, -1, &bias)) {
+		/* the bias learnt at the hook's first hit is one process's */
+		hook = false;
+		snprintf(st->why_no_objects, sizeof(st->why_no_objects), "--all: %s is "
+			 "position-independent, its load address differs per process", path);
 	}
 	if (st->py311 && vt_py_load_bias(path, opts->pid, &bias)) {
 		st->skel->bss->bias = bias;
@@ -489,7 +523,7 @@ static int python_open(const struct vt_attach_opts *opts, void **state, char *er
 			goto fail;
 		}
 	}
-	if (st->py311) {
+	if (hook) {
 		err = vt_adapter_attach_uprobe(&st->a, st->skel->progs.py_new_object, path, NULL,
 					       hook_offset, 0, 0, errbuf, errlen);
 		if (err)

@@ -24,11 +24,13 @@
 #define ALL_SLICE_MS 100
 
 /* the programs whose runtime library a later process may map */
-static const char *const runtime_programs[] = { "ruby" };
+static const char *const runtime_programs[] = { "ruby", "python3", "/usr/bin/ruby",
+						 "/usr/bin/python3" };
 
 bool vt_session_all_follows(const struct vt_runtime *rt)
 {
-	return rt && (!strcmp(rt->name, "vmtrace") || !strcmp(rt->name, "ruby"));
+	return rt && (!strcmp(rt->name, "vmtrace") || !strcmp(rt->name, "ruby") ||
+		      !strcmp(rt->name, "python"));
 }
 
 struct path_set {
@@ -216,7 +218,7 @@ int vt_session_all_open(struct vt_session_all *s, const struct vt_session_opts *
 
 	memset(s, 0, sizeof(*s));
 	if (o->runtime && !vt_session_all_follows(vt_runtime_by_name(o->runtime))) {
-		snprintf(err, errlen, "--all --runtime %s: %s; --all follows vmtrace and ruby",
+		snprintf(err, errlen, "--all --runtime %s: %s; --all follows vmtrace, ruby and python",
 			 o->runtime, vt_runtime_by_name(o->runtime) ? "not followed by --all yet "
 			 "(use -p PID)" : "unknown runtime");
 		return -EINVAL;
@@ -244,7 +246,7 @@ int vt_session_all_open(struct vt_session_all *s, const struct vt_session_opts *
 		snprintf(err, errlen, "out of memory");
 	if (!r && !s->n) {
 		snprintf(err, errlen, "--all: no process maps vmtrace's provider or a library of a "
-			 "runtime --all follows (vmtrace, ruby)%s%s", o->runtime ? " of --runtime " : "",
+			 "runtime --all follows (vmtrace, ruby, python)%s%s", o->runtime ? " of --runtime " : "",
 			 o->runtime ? o->runtime : "");
 		r = -ENOENT;
 	}

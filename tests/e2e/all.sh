@@ -5,7 +5,8 @@
 #               started after: each pid's rows equal its truth (demovm's
 #               truth file; allocs.rb's counts by construction); a Ruby that
 #               forks: the child's rows under the child's pid; a CPython
-#               started after: its objects of two classes as it made them
+#               started after: its objects of two classes as it made them;
+#               one that dlopens libvmtrace once running: its allocations
 #   all_errors  --all with -p, a command, --cgroup, --live, --every, --stack;
 #               --runtime of a runtime it does not follow; top and serve
 #               refuse it
@@ -66,6 +67,10 @@ case_all() {
 	"$RUBY" "$RBDIR/allocs.rb" </dev/null >rb.out 2>rb.err &
 	R=$!
 	"$RUBY" "$RBDIR/fork.rb" </dev/null >fork.out 2>fork.err || fail "fork.rb failed: $(cat fork.err)"
+	# a process that loads libvmtrace with dlopen once running
+	"$PYTHON" "$RBDIR/dlopen.py" "$BIN/../lib/libvmtrace.so" 777 >dl.out 2>dl.err ||
+		fail "dlopen.py failed: $(cat dl.err)"
+	DL=$(cat dl.out)
 	# a CPython tracing memory, started after too: it stops itself twice
 	PYTHONTRACEMALLOC=1 "$PYTHON" "$RBDIR/objects.py" >py.out 2>py.err &
 	P=$!
@@ -106,6 +111,13 @@ for r in rep["allocations"]:
         got[r["class"]] = got.get(r["class"], 0) + r["count"]
 assert got == {"A": made["A"] + 2, "B": made["B"] + 1}, (got, made)
 print(f"ok: pid {pid}: A and B as made")
+PY
+	"$PY" - vt.out "$DL" <<'PY' || fail "the dlopen'ed library's rows are wrong"
+import json, sys
+rows = [r for r in json.load(open(sys.argv[1]))["allocations"] if r["class"] == "Dl"]
+got = [(r["pid"], r["method"], r["count"], r["bytes"]) for r in rows]
+assert got == [(int(sys.argv[2]), "dl_make", 777, 777 * 32)], got
+print("ok: the library dlopen'ed after attach: its 777 allocations under its pid")
 PY
 	"$PY" - vt.out <<'PY' || fail "something was lost"
 import json, sys

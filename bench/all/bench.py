@@ -4,7 +4,7 @@ bpftrace one-liner for every process (see run.sh).
 
 For each round, interleaved, one `demovm --workload alloc --ops OPS --wait`
 each: untraced; `vmtrace record -p PID --events alloc`; `vmtrace record
---all --events alloc` (every process of vmtrace's provider or libruby on
+--all --events alloc` (every process of vmtrace's provider, libruby or CPython on
 the machine, so the keys carry the process); bpftrace attached to demovm's
 file for every process (no -p), keyed by pid as --all is:
 `usdt:DEMOVM:vmtrace:object__alloc { @[pid, str(arg0), str(arg1)] = count();

@@ -488,17 +488,14 @@ static int python_open(const struct vt_attach_opts *opts, void **state, char *er
 	st->skel->rodata->walk_stacks = st->stacks;
 	st->all = opts->all;
 	st->skel->rodata->targ_all = st->all;
-	bpf_program__set_autoload(st->skel->progs.vt_proc_exec, st->all);
-	bpf_program__set_autoload(st->skel->progs.vt_proc_exit, st->all);
+	VT_PROCS_AUTOLOAD(st->skel, st->all);
 	err = python_bpf__load(st->skel);
 	if (err) {
 		vt_adapter_load_failed(err, errbuf, errlen);
 		goto fail;
 	}
 	if (st->all) {
-		err = vt_proc_table_open(&st->procs, &st->a, st->skel->maps.procs,
-					 st->skel->maps.proc_slots, st->skel->progs.vt_proc_exec,
-					 st->skel->progs.vt_proc_exit, errbuf, errlen);
+		err = VT_PROCS_OPEN(&st->procs, &st->a, st->skel, errbuf, errlen);
 		if (err)
 			goto fail;
 	}

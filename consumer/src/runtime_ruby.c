@@ -297,8 +297,7 @@ static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errb
 	st->skel->rodata->track_methods = st->methods;
 	st->all = opts->all;
 	st->skel->rodata->targ_all = st->all;
-	bpf_program__set_autoload(st->skel->progs.vt_proc_exec, st->all);
-	bpf_program__set_autoload(st->skel->progs.vt_proc_exit, st->all);
+	VT_PROCS_AUTOLOAD(st->skel, st->all);
 	/* sites from the frame walk where the layout is known: no site probe */
 	struct vt_rb_frame_layout layout;
 	uint64_t ec_tls = 0;
@@ -339,9 +338,7 @@ static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errb
 	if (err)
 		goto fail;
 	if (st->all) {
-		err = vt_proc_table_open(&st->procs, &st->a, st->skel->maps.procs,
-					 st->skel->maps.proc_slots, st->skel->progs.vt_proc_exec,
-					 st->skel->progs.vt_proc_exit, errbuf, errlen);
+		err = VT_PROCS_OPEN(&st->procs, &st->a, st->skel, errbuf, errlen);
 		if (err)
 			goto fail;
 	}

@@ -490,8 +490,7 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 		st->skel->rodata->targ_all = true; /* no pid filter: every process is one */
 	else
 		set_pid_filter(st->skel, opts->pid);
-	bpf_program__set_autoload(st->skel->progs.vt_proc_exec, st->all);
-	bpf_program__set_autoload(st->skel->progs.vt_proc_exit, st->all);
+	VT_PROCS_AUTOLOAD(st->skel, st->all);
 	if (opts->stacks == VT_STACK_BOTH) {
 		err = -ENOTSUP;
 		snprintf(errbuf, errlen, "--stack both: not yet; use --stack vm or --stack native");
@@ -531,9 +530,7 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 	st->names_ready = true;
 	if (st->all) {
 		vt_names_set_procs(&st->names, &st->procs);
-		err = vt_proc_table_open(&st->procs, &st->a, st->skel->maps.procs,
-					 st->skel->maps.proc_slots, st->skel->progs.vt_proc_exec,
-					 st->skel->progs.vt_proc_exit, errbuf, errlen);
+		err = VT_PROCS_OPEN(&st->procs, &st->a, st->skel, errbuf, errlen);
 		if (err)
 			goto fail;
 	}

@@ -12,6 +12,9 @@
  * to atomically, so the peak is the true maximum of the sum; a live batch
  * adds its net change once, and its highest point within the batch. The
  * untracked frees of a batch are counted per free: they are rare.
+ * In a live batch, most allocations are held by the provider (PAIR_ALLOC)
+ * and end as pairs (PAIR_FREE): counted with no operation on live_objs;
+ * only those handed over (TRACK) enter it (vmtrace/batch.h).
  */
 #ifndef VT_LIVE_BPF_H
 #define VT_LIVE_BPF_H
@@ -174,6 +177,11 @@ static long live_record(__u32 i, void *ctx)
 		w->sum += live_untrack(r->addr, r->time_ns);
 	} else if (r->op == VT_LIVE_PAIR_FREE) {
 		w->sum += live_pair_free(r);
+	} else if (r->op == VT_LIVE_TRACK && targ_live) {
+		/* its bytes came with its PAIR_ALLOC: take them back if it
+		 * cannot be tracked, so the live bytes stay what is tracked */
+		w->sum += live_track(r->addr, r->klass, r->method, r->site, r->size, r->weight, r->time_ns) -
+			  (__s64)(r->size * r->weight);
 	}
 	return 0;
 }

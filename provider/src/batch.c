@@ -395,7 +395,7 @@ static void round_all(uint32_t flags, uint64_t request)
 	pthread_mutex_lock(&round_mu);
 	/* the addresses first: a consumer that waits for this round's end
 	 * then has every allocation of the live heap too */
-	vmtrace__live_flush_all();
+	vmtrace__live_round(flags & VMTRACE_BATCH_EXIT, request);
 	round_no = round_no + 1 ? round_no + 1 : 1;
 	for (struct vt_thread *t = atomic_load_explicit(&registry, memory_order_acquire); t; t = t->next) {
 		if (atomic_load_explicit(&t->state, memory_order_acquire) != REC_LIVE)

@@ -11,11 +11,18 @@
  * between threads, a tracer may see a free before the allocation it ends
  * when another thread allocated it and has not delivered yet.
  *
- * Pairs. An object freed in the batch that allocated it is marked as a
- * pair (vmtrace/batch.h), found through the buffer's index of addresses:
- * the tracer then counts it, temporary or not, without the hash update,
- * lookup and delete of a tracked address (most objects die young). Every
- * record stays, in order, so the live bytes and their peak are the same.
+ * Young objects. Each thread holds its allocations in a table of young
+ * objects (live_young.c) and sends each as a held allocation (PAIR_ALLOC),
+ * which the tracer adds to the live bytes without tracking its address. A
+ * free that finds its object there, in its own thread's table or another's,
+ * is sent as a pair's free (PAIR_FREE, with the allocation's key, size,
+ * weight and time), into the buffer of the thread that allocated it, so the
+ * two stay in order; the tracer counts it, temporary or not, with no hash
+ * operation. What outlives its stay is handed over (TRACK) and tracked by
+ * the tracer as before: the oldest when the table is full, in every round
+ * whatever is older than HOLD_NS, and everything when a consumer asks for
+ * everything, when the thread exits and when the process does. Every
+ * record stays in order, so the live bytes and their peak are the same.
  *
  * Locking. The owner and a round may both flush a buffer, so it has a lock,
  * taken with one exchange (uncontended but for rounds, which hold it for
@@ -36,14 +43,13 @@
 #include <sys/mman.h>
 
 #include "vmtrace/batch.h"
-#include "vmtrace_probes.h"
 #include "live_batch.h"
+#include "live_young.h"
 #include "primitives.h"
 
 #define LIVE_RECORDS \
 	((VMTRACE_BATCH_MAX_BYTES - sizeof(struct vmtrace_batch)) / sizeof(struct vmtrace_live_record))
-#define LIVE_INDEX 512 /* slots of a buffer's address index: a power of two, >= 2 * LIVE_RECORDS */
-_Static_assert(LIVE_INDEX >= 2 * LIVE_RECORDS && !(LIVE_INDEX & (LIVE_INDEX - 1)), "index too small");
+#define HOLD_NS 200000000ull /* a round hands over what is older: top --live sees it */
 
 struct live_buf {
 	struct live_buf *next;          /* the registry; set once, before publication */
@@ -51,11 +57,10 @@ struct live_buf {
 	_Atomic int lock;
 	volatile int busy;              /* the owner is appending or flushing */
 	_Atomic uint64_t lost;          /* events a handler could not append */
+	uint64_t clock_ticks, clock_ns; /* live_now()'s last reading; the owner's */
 	struct vmtrace_batch h;
 	struct vmtrace_live_record rec[LIVE_RECORDS];
-	/* the buffer's allocations by address: record index + 1, 0 = empty
-	 * (open addressing; a paired allocation stays, no longer an ALLOC) */
-	uint16_t index[LIVE_INDEX];
+	struct live_young young;        /* allocations not yet sent to be tracked */
 };
 _Static_assert(sizeof(struct vmtrace_batch) + LIVE_RECORDS * sizeof(struct vmtrace_live_record) <=
 		       VMTRACE_BATCH_MAX_BYTES, "a live batch fits one BPF read");
@@ -94,38 +99,76 @@ static void deliver(struct live_buf *b)
 	b->h.kind = VMTRACE_BATCH_LIVE;
 	b->h.record_size = sizeof(struct vmtrace_live_record);
 	b->h.lost = lost;
-	if (vmtrace__batch_on(VMTRACE_BATCH_LIVE))
-		VMTRACE_LIVE_BATCH(&b->h, sizeof(b->h) + b->h.count * sizeof(struct vmtrace_live_record));
+	vmtrace__fire_batch(VMTRACE_BATCH_LIVE, &b->h, sizeof(b->h) + b->h.count * sizeof(struct vmtrace_live_record));
 	b->h.count = 0;
-	memset(b->index, 0, sizeof(b->index));
 }
 
-static uint32_t index_slot(uint64_t addr)
+/* The time of an event: CLOCK_MONOTONIC read again only when the CPU's
+ * time-stamp counter moved CLOCK_STEP_TICKS since the last reading (a
+ * counter read costs a third of a clock read), so a time is at most that
+ * many ticks early, and a thread that waited reads the clock again. The
+ * owner's, while busy. */
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define CLOCK_STEP_TICKS (1u << 14) /* about 5 us at 3 GHz */
+static uint64_t live_now(struct live_buf *b)
 {
-	return (uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> 40) & (LIVE_INDEX - 1);
-}
+	uint64_t ticks = __rdtsc();
 
-/* The record of the allocation at addr in b, NULL when not in this batch. */
-static struct vmtrace_live_record *index_find(struct live_buf *b, uint64_t addr)
-{
-	for (uint32_t i = index_slot(addr);; i = (i + 1) & (LIVE_INDEX - 1)) {
-		struct vmtrace_live_record *r;
-
-		if (!b->index[i])
-			return NULL;
-		r = &b->rec[b->index[i] - 1];
-		if (r->op == VMTRACE_LIVE_ALLOC && r->addr == addr)
-			return r;
+	if (ticks - b->clock_ticks >= CLOCK_STEP_TICKS) {
+		b->clock_ticks = ticks;
+		b->clock_ns = vmtrace__now_ns();
 	}
+	return b->clock_ns;
+}
+#else
+static uint64_t live_now(struct live_buf *b)
+{
+	(void)b;
+	return vmtrace__now_ns();
+}
+#endif
+
+/* Append one record to b (its lock held), delivering a full buffer first. */
+static void append(struct live_buf *b, uint32_t op, uint64_t addr, const struct live_young_obj *o,
+		   uint64_t time_ns)
+{
+	if (b->h.count == LIVE_RECORDS)
+		deliver(b);
+	b->rec[b->h.count++] = (struct vmtrace_live_record){ addr,    o->klass,  o->method, o->site, o->size,
+							     o->weight, time_ns, op,       0 };
 }
 
-static void index_add(struct live_buf *b, uint64_t addr, uint32_t rec)
+/* Hand over to the tracer what b's thread holds that was allocated before
+ * born_before (UINT64_MAX: all of it), then deliver; b's lock held. */
+static void hand_over(struct live_buf *b, uint64_t born_before)
 {
-	uint32_t i = index_slot(addr);
+	struct live_young_obj o;
 
-	while (b->index[i])
-		i = (i + 1) & (LIVE_INDEX - 1);
-	b->index[i] = (uint16_t)(rec + 1);
+	while (vmtrace__young_pop(&b->young, born_before, &o))
+		append(b, VMTRACE_LIVE_TRACK, o.addr, &o, o.time_ns);
+	deliver(b);
+}
+
+/* A free of an object another thread allocated and still holds: its pair's
+ * free goes into that thread's buffer, after the allocation. 1 if found. */
+static int free_elsewhere(struct live_buf *self_buf, uint64_t addr, uint64_t now)
+{
+	for (struct live_buf *b = atomic_load_explicit(&registry, memory_order_acquire); b; b = b->next) {
+		struct live_young_obj o;
+		int found;
+
+		if (b == self_buf || !atomic_load_explicit(&b->owned, memory_order_acquire))
+			continue;
+		lock(b);
+		found = vmtrace__young_take(&b->young, addr, &o);
+		if (found)
+			append(b, VMTRACE_LIVE_PAIR_FREE, o.time_ns, &o, now);
+		unlock(b);
+		if (found)
+			return 1;
+	}
+	return 0;
 }
 
 static void thread_exit(void *arg)
@@ -135,7 +178,7 @@ static void thread_exit(void *arg)
 	b->busy = 1; /* its handlers from here on count as lost */
 	atomic_signal_fence(memory_order_seq_cst);
 	lock(b);
-	deliver(b);
+	hand_over(b, UINT64_MAX);
 	self = NULL;
 	b->busy = 0;
 	atomic_store_explicit(&b->owned, 0, memory_order_release);
@@ -147,7 +190,7 @@ static void at_fork_child(void)
 	for (struct live_buf *b = atomic_load(&registry); b; b = b->next) {
 		atomic_store(&b->lock, 0);
 		b->h.count = 0;
-		memset(b->index, 0, sizeof(b->index));
+		vmtrace__young_clear(&b->young);
 		b->busy = 0;
 		atomic_store(&b->lost, 0);
 		if (b != self)
@@ -192,7 +235,8 @@ void vmtrace__live_add(uint32_t op, uint64_t addr, uint64_t klass, uint64_t meth
 		       uint64_t size, uint64_t weight)
 {
 	struct live_buf *b = self;
-	struct vmtrace_live_record *r;
+	struct live_young_obj o = { addr, klass, method, site, size, weight, 0 }, old;
+	int found;
 
 	if (VMTRACE_UNLIKELY(!b) && !(b = attach()))
 		return; /* no memory for a buffer: nothing to count it in either */
@@ -202,25 +246,27 @@ void vmtrace__live_add(uint32_t op, uint64_t addr, uint64_t klass, uint64_t meth
 	}
 	b->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
+	o.time_ns = live_now(b);
 	lock(b);
-	if (b->h.count == LIVE_RECORDS)
-		deliver(b);
-	if (op == VMTRACE_LIVE_FREE && (r = index_find(b, addr))) {
-		/* allocated in this batch: a pair the tracer need not track */
-		struct vmtrace_live_record *a = r;
+	if (op == VMTRACE_LIVE_ALLOC) {
+		int held = vmtrace__young_hold(&b->young, &o, &old);
 
-		a->op = VMTRACE_LIVE_PAIR_ALLOC;
-		r = &b->rec[b->h.count++];
-		*r = (struct vmtrace_live_record){ a->time_ns, a->klass, a->method, a->site, a->size, a->weight,
-						   vmtrace__now_ns(), VMTRACE_LIVE_PAIR_FREE, 0 };
+		if (held > 0)
+			append(b, VMTRACE_LIVE_TRACK, old.addr, &old, old.time_ns);
+		append(b, held < 0 ? VMTRACE_LIVE_ALLOC : VMTRACE_LIVE_PAIR_ALLOC, addr, &o, o.time_ns);
+		unlock(b);
+	} else if ((found = vmtrace__young_take(&b->young, addr, &old))) {
+		append(b, VMTRACE_LIVE_PAIR_FREE, old.time_ns, &old, o.time_ns);
+		unlock(b);
 	} else {
-		if (op == VMTRACE_LIVE_ALLOC)
-			index_add(b, addr, b->h.count);
-		r = &b->rec[b->h.count++];
-		*r = (struct vmtrace_live_record){ addr, klass, method, site, size, weight, vmtrace__now_ns(), op,
-						   0 };
+		/* never two locks at once: another thread may be looking in ours */
+		unlock(b);
+		if (!free_elsewhere(b, addr, o.time_ns)) {
+			lock(b);
+			append(b, VMTRACE_LIVE_FREE, addr, &o, o.time_ns);
+			unlock(b);
+		}
 	}
-	unlock(b);
 	atomic_signal_fence(memory_order_seq_cst);
 	b->busy = 0;
 }
@@ -243,16 +289,22 @@ void vmtrace__live_flush_self(void)
 /* The process exits: what every thread still holds. */
 __attribute__((destructor)) static void live_at_exit(void)
 {
-	vmtrace__live_flush_all();
+	vmtrace__live_round(1, 0);
 }
 
-void vmtrace__live_flush_all(void)
+void vmtrace__live_round(int exiting, uint64_t request)
 {
+	static uint64_t last_request; /* rounds run one at a time (batch.c) */
+	uint64_t born_before = UINT64_MAX;
+
+	if (!exiting && request == last_request)
+		born_before = vmtrace__now_ns() - HOLD_NS;
+	last_request = request;
 	for (struct live_buf *b = atomic_load_explicit(&registry, memory_order_acquire); b; b = b->next) {
 		if (!atomic_load_explicit(&b->owned, memory_order_acquire))
 			continue;
 		lock(b);
-		deliver(b);
+		hand_over(b, born_before);
 		unlock(b);
 	}
 }

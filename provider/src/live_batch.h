@@ -15,7 +15,9 @@ void vmtrace__live_add(uint32_t op, uint64_t addr, uint64_t klass, uint64_t meth
  * reach the tracer before the collection frees them). */
 void vmtrace__live_flush_self(void);
 /* Deliver every thread's buffer (the flush rounds of batch.c, so a
- * consumer's request for everything covers the addresses too). */
-void vmtrace__live_flush_all(void);
+ * consumer's request for everything covers the addresses too), with what
+ * its thread has held longer than a round; everything it holds when the
+ * process exits or the round answers a new request. */
+void vmtrace__live_round(int exiting, uint64_t request);
 
 #endif

@@ -111,4 +111,6 @@ void vmtrace__fire_batch(int kind, const void *batch, uint64_t bytes)
 		VMTRACE_ALLOC_BATCH(batch, bytes);
 	else if (kind == VMTRACE_BATCH_FREE && SEMAPHORE(FREE_BATCH))
 		VMTRACE_FREE_BATCH(batch, bytes);
+	else if (kind == VMTRACE_BATCH_LIVE && SEMAPHORE(LIVE_BATCH))
+		VMTRACE_LIVE_BATCH(batch, bytes);
 }

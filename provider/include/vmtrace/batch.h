@@ -81,16 +81,22 @@ _Static_assert(sizeof(struct vmtrace_batch_stack_head) == sizeof(struct vmtrace_
 /* One allocation or free with its object's address (v1: 64 bytes), in the
  * order its thread made them. A free carries klass and size, no method or
  * site; time is CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns().
- * An object allocated and freed within one batch of its thread is a pair:
- * its allocation's op becomes PAIR_ALLOC and its free is sent as PAIR_FREE
- * with the allocation's klass, method, site, size and weight and, in addr,
- * the allocation's time, so the tracer counts both without tracking the
- * address. */
+ * The provider holds young objects itself (docs/live.md "Cost"): an
+ * allocation it holds is sent as PAIR_ALLOC (the tracer adds its bytes to
+ * the live heap but does not track its address); its free, if it comes
+ * while the object is held, as PAIR_FREE with the allocation's klass,
+ * method, site, size and weight and, in addr, the allocation's time, so the
+ * tracer counts both without tracking the address. An object that outlives
+ * its stay is handed over as TRACK, with its address, key, size, weight and
+ * allocation time: the tracer tracks it from then on (its bytes were added
+ * at its PAIR_ALLOC), and its free comes as FREE. ALLOC is an allocation
+ * the provider could not hold: tracked at once, its bytes added. */
 enum vmtrace_live_op {
 	VMTRACE_LIVE_ALLOC = 1,
 	VMTRACE_LIVE_FREE = 2,
 	VMTRACE_LIVE_PAIR_ALLOC = 3,
 	VMTRACE_LIVE_PAIR_FREE = 4,
+	VMTRACE_LIVE_TRACK = 5,
 };
 struct vmtrace_live_record {
 	uint64_t addr;

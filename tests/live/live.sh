@@ -12,6 +12,10 @@
 #   timeline     the record's timeline: per class, allocations and frees over
 #                its seconds add up to the record's totals, the leaking
 #                class's live bytes grow every second; json and the HTML page
+#   temps        with --temp longer than the run every free is a temporary:
+#                temporaries per class equal demovm's frees exactly, and per
+#                class and method, temporaries and live objects add up to the
+#                allocations
 #   bad_flags    --live-max and --temp refuse bad values with one line
 set -uo pipefail
 CASE=$1 BIN=$2
@@ -112,6 +116,25 @@ timeline)
 	"$vmtrace" report --format timeline run.data >t.html || fail "timeline report failed"
 	grep -q '^<!DOCTYPE html>' t.html && grep -q '<h2>Session</h2>' t.html && grep -q '<polyline' t.html &&
 		! grep -q 'http' t.html || fail "timeline page: no chart of Session, or a link out"
+	;;
+temps)
+	"$vmtrace" record --live --temp 3600 -o run.data --format json -- "$BIN/demovm" --ops 1500 \
+		--threads 2 --leak 40 --truth truth.json --quiet >report.json 2>record.err ||
+		fail "record --live failed"
+	jq -S -c '[.frees[] | {class, count, bytes}] | sort_by(.class)' truth.json >want.json
+	jq -S -c '[.live.rows[] | select(.temp_count > 0) | {class, count: .temp_count, bytes: .temp_bytes}]
+		| group_by(.class) | map({class: .[0].class, count: (map(.count) | add), bytes: (map(.bytes) | add)})' \
+		report.json >got.json || fail "no live rows"
+	cmp -s want.json got.json || fail "temporaries differ from the truth's frees:
+want $(cat want.json)
+got  $(cat got.json)"
+	jq -S -c '[.allocations[] | {class, method, count}] | sort_by(.class, .method)' report.json >want.json
+	jq -S -c '[.live.rows[] | {class, method, n: (.count + .temp_count)}] | group_by([.class, .method])
+		| map({class: .[0].class, method: .[0].method, count: (map(.n) | add)})' report.json >got.json
+	cmp -s want.json got.json || fail "temporaries and live objects do not add up to the allocations:
+want $(cat want.json)
+got  $(cat got.json)"
+	jq -e '.lost_total == 0' report.json >/dev/null || fail "something was lost"
 	;;
 bad_flags)
 	for bad in "--live-max 0" "--live-max x" "--temp -1" "--temp abc"; do

@@ -25,6 +25,9 @@ const volatile __u64 targ_temp_ns = VT_LIVE_DEFAULT_TEMP_NS;
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, VT_LIVE_DEFAULT_MAX); /* --live-max, set before load */
+	/* entries as objects are handed over: with the provider holding the
+	 * young ones, few are, and a preallocated 1M would cost every start */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u64);
 	__type(value, struct vt_live_obj);
 } live_objs SEC(".maps");

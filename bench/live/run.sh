@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
 # bench/live/run.sh BIN [OPS]: demovm's allocation workload untraced, under
 # `vmtrace record` (exact, batched) and under `vmtrace record --live`
-# (per-event probes with addresses) and under heaptrack (the peer: it
-# tracks every malloc and free), side by side in one run, each three times,
-# reporting the median wall time and the ratios. Root.
+# (batched counts and addresses) and under heaptrack (the peer: it tracks
+# every malloc and free), side by side in one run, each three times,
+# reporting the median wall time and the ratios, and beside them the median
+# CPU time (user + system of the tracer and the workload, BPF programs
+# included: they run in the workload's system time), which the other jobs of
+# a shared machine move less than the wall time. Root.
 set -euo pipefail
 BIN=${1:?usage: run.sh BIN [OPS]} OPS=${2:-200000}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 vm=("$BIN/demovm" --workload alloc --ops "$OPS" --quiet)
 
-t() { # command...: wall seconds
-	local s e
-	s=$(date +%s.%N)
-	"$@" >/dev/null 2>&1
-	e=$(date +%s.%N)
-	echo "$e - $s" | bc
+t() { # command...: "wall cpu" seconds (cpu: user + system, children included)
+	local TIMEFORMAT='%R %U %S' r
+	r=$({ time "$@" >/dev/null 2>&1; } 2>&1 | tail -1)
+	set -- $r
+	echo "$1 $(echo "$2 + $3" | bc)"
 }
 median() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
 
@@ -28,16 +30,23 @@ for i in 1 2 3; do
 		heap+=("$(t heaptrack -o "$work/h.$i" "${vm[@]}")")
 	fi
 done
-b=$(median "${base[@]}") e=$(median "${exact[@]}") l=$(median "${live[@]}")
-printf 'demovm --workload alloc --ops %s (median of 3, wall s)\n' "$OPS"
-printf '  untraced          %8.3f\n' "$b"
-printf '  record (exact)    %8.3f  %5.2fx untraced\n' "$e" "$(echo "$e / $b" | bc -l)"
-printf '  record --live     %8.3f  %5.2fx untraced  %5.2fx exact record\n' "$l" \
-	"$(echo "$l / $b" | bc -l)" "$(echo "$l / $e" | bc -l)"
+wall() { median $(printf '%s\n' "$@" | cut -d' ' -f1); }
+cpu() { median $(printf '%s\n' "$@" | cut -d' ' -f2); }
+row() { # name wall cpu: the line with its ratios to untraced and to exact record
+	printf '  %-16s %7.3f %7.3f  %5.2fx %5.2fx untraced' "$1" "$2" "$3" \
+		"$(echo "$2 / $bw" | bc -l)" "$(echo "$3 / $bc" | bc -l)"
+	[ -n "${ew:-}" ] && printf '  %5.2fx %5.2fx exact record' "$(echo "$2 / $ew" | bc -l)" \
+		"$(echo "$3 / $ec" | bc -l)"
+	printf '\n'
+}
+bw=$(wall "${base[@]}") bc=$(cpu "${base[@]}")
+printf 'demovm --workload alloc --ops %s (median of 3; wall s, cpu s; ratios wall, cpu)\n' "$OPS"
+row untraced "$bw" "$bc"
+row 'record (exact)' "$(wall "${exact[@]}")" "$(cpu "${exact[@]}")"
+ew=$(wall "${exact[@]}") ec=$(cpu "${exact[@]}")
+row 'record --live' "$(wall "${live[@]}")" "$(cpu "${live[@]}")"
 if [ ${#heap[@]} -gt 0 ]; then
-	h=$(median "${heap[@]}")
-	printf '  heaptrack         %8.3f  %5.2fx untraced  %5.2fx exact record\n' "$h" \
-		"$(echo "$h / $b" | bc -l)" "$(echo "$h / $e" | bc -l)"
+	row heaptrack "$(wall "${heap[@]}")" "$(cpu "${heap[@]}")"
 fi
 
 # GC pauses as demovm measures them (its summary line), untraced and traced:

@@ -69,7 +69,7 @@ struct vmtrace_state {
 	struct vt_adapter a;        /* events: struct vt_gc_event */
 	struct vmtrace_bpf *skel;
 	uint64_t sample_period;
-	bool live;                  /* --live: per-event probes with addresses */
+	bool live;                  /* --live: the addresses too (live__batch, or per event) */
 	uint64_t live_max, temp_ns;
 	struct vt_series_rec series; /* record's timeline; empty unless asked for */
 	struct vt_batch_end batch;  /* the kinds attached through alloc__batch / free__batch */

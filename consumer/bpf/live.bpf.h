@@ -12,9 +12,10 @@
  * to atomically, so the peak is the true maximum of the sum; a live batch
  * adds its net change once, and its highest point within the batch. The
  * untracked frees of a batch are counted per free: they are rare.
- * In a live batch, most allocations are held by the provider (PAIR_ALLOC)
- * and end as pairs (PAIR_FREE): counted with no operation on live_objs;
- * only those handed over (TRACK) enter it (vmtrace/batch.h).
+ * In a live batch, most allocations are held by the provider: their bytes
+ * come as NET records and their frees as HELD_FREE, counted with no
+ * operation on live_objs; only those handed over (TRACK) enter it
+ * (vmtrace/batch.h).
  */
 #ifndef VT_LIVE_BPF_H
 #define VT_LIVE_BPF_H
@@ -134,7 +135,8 @@ static __always_inline __s64 live_untrack(__u64 addr, __u64 now)
 	return -(__s64)bytes;
 }
 
-/* A pair's free (VT_LIVE_PAIR_FREE): its object never was in live_objs. */
+/* A pair's free (VT_LIVE_PAIR_FREE, VT_LIVE_HELD_FREE): its object never
+ * was in live_objs. */
 static __always_inline __s64 live_pair_free(struct vt_live_rec *r)
 {
 	__u64 bytes = r->size * r->weight;
@@ -180,6 +182,14 @@ static long live_record(__u32 i, void *ctx)
 		w->sum += live_untrack(r->addr, r->time_ns);
 	} else if (r->op == VT_LIVE_PAIR_FREE) {
 		w->sum += live_pair_free(r);
+	} else if (r->op == VT_LIVE_HELD_FREE) {
+		live_pair_free(r); /* its bytes come in a NET */
+	} else if (r->op == VT_LIVE_NET && targ_live) {
+		if (w->sum + (__s64)r->size > w->max_rise) {
+			w->max_rise = w->sum + (__s64)r->size;
+			w->max_ns = r->time_ns;
+		}
+		w->sum += (__s64)r->addr;
 	} else if (r->op == VT_LIVE_TRACK && targ_live) {
 		/* its bytes came with its PAIR_ALLOC: take them back if it
 		 * cannot be tracked, so the live bytes stay what is tracked */

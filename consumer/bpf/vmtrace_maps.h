@@ -112,9 +112,11 @@ struct vt_stats {                /* per CPU, one entry */
 #define VT_BATCH_LIVE 4              /* live__batch: addresses of the live heap */
 #define VT_LIVE_ALLOC 1
 #define VT_LIVE_FREE 2
-#define VT_LIVE_PAIR_ALLOC 3         /* held by the provider: counted, not tracked */
+#define VT_LIVE_PAIR_ALLOC 3         /* freed in the same batch: never tracked */
 #define VT_LIVE_PAIR_FREE 4          /* its free; addr = the allocation's time */
 #define VT_LIVE_TRACK 5              /* a held object handed over: tracked, counted before */
+#define VT_LIVE_HELD_FREE 6          /* a held object's free: temporaries only; addr as PAIR_FREE */
+#define VT_LIVE_NET 7                /* held objects' change: addr = change, size = its rise */
 #define VT_BATCH_ROUND_END 0x1u
 #define VT_BATCH_EXIT 0x2u
 

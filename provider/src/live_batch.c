@@ -12,13 +12,14 @@
  * when another thread allocated it and has not delivered yet.
  *
  * Young objects. Each thread holds its allocations in a table of young
- * objects (live_young.c) and sends each as a held allocation (PAIR_ALLOC),
- * which the tracer adds to the live bytes without tracking its address. A
- * free that finds its object there, in its own thread's table or another's,
- * is sent as a pair's free (PAIR_FREE, with the allocation's key, size,
- * weight and time), into the buffer of the thread that allocated it, so the
- * two stay in order; the tracer counts it, temporary or not, with no hash
- * operation. What outlives its stay is handed over (TRACK) and tracked by
+ * objects (live_young.c) and sends no record for them: their bytes go into
+ * the buffer's running change of live bytes, sent as one NET record (the
+ * change, its highest point and when) before any record that changes the
+ * live bytes itself, and at each delivery. A free that finds its object
+ * there, in its own thread's table or another's, is a held object's free
+ * (HELD_FREE, with the allocation's key, size, weight and time, its bytes in
+ * the NET of the buffer of the thread that allocated it, so the two stay in
+ * order); the tracer counts it as temporary or not, with no hash operation. What outlives its stay is handed over (TRACK) and tracked by
  * the tracer as before: the oldest when the table is full, in every round
  * whatever is older than HOLD_NS, and everything when a consumer asks for
  * everything, when the thread exits and when the process does. Every
@@ -58,6 +59,10 @@ struct live_buf {
 	volatile int busy;              /* the owner is appending or flushing */
 	_Atomic uint64_t lost;          /* events a handler could not append */
 	uint64_t clock_ticks, clock_ns; /* live_now()'s last reading; the owner's */
+	/* held objects' bytes since the last record that changes the live
+	 * bytes: the running change, its highest (>= 0) and when (NET) */
+	int64_t net, rise;
+	uint64_t rise_ns;
 	struct vmtrace_batch h;
 	struct vmtrace_live_record rec[LIVE_RECORDS];
 	struct live_young young;        /* allocations not yet sent to be tracked */
@@ -87,11 +92,24 @@ static void unlock(struct live_buf *b)
 	atomic_store_explicit(&b->lock, 0, memory_order_release);
 }
 
+/* The held objects' change of live bytes so far, as one NET record, before
+ * a record that changes them too; append() keeps slots for it. */
+static void put_net(struct live_buf *b)
+{
+	if (!b->net && !b->rise)
+		return;
+	b->rec[b->h.count++] = (struct vmtrace_live_record){
+		.addr = (uint64_t)b->net, .size = (uint64_t)b->rise, .time_ns = b->rise_ns, .op = VMTRACE_LIVE_NET
+	};
+	b->net = b->rise = 0;
+}
+
 /* Send what b holds (its lock held); nothing when empty. */
 static void deliver(struct live_buf *b)
 {
 	uint64_t lost = atomic_exchange_explicit(&b->lost, 0, memory_order_relaxed);
 
+	put_net(b);
 	if (!b->h.count && !lost)
 		return;
 	b->h.magic = VMTRACE_BATCH_MAGIC;
@@ -133,10 +151,24 @@ static uint64_t live_now(struct live_buf *b)
 static void append(struct live_buf *b, uint32_t op, uint64_t addr, const struct live_young_obj *o,
 		   uint64_t time_ns)
 {
-	if (b->h.count == LIVE_RECORDS)
+	/* room for a NET, the record, and a NET at delivery */
+	if (b->h.count >= LIVE_RECORDS - 2)
 		deliver(b);
+	if (op != VMTRACE_LIVE_HELD_FREE)
+		put_net(b);
 	b->rec[b->h.count++] = (struct vmtrace_live_record){ addr,    o->klass,  o->method, o->site, o->size,
 							     o->weight, time_ns, op,       0 };
+}
+
+/* A held object's allocation (bytes > 0) or free (< 0) at time: no record
+ * but the NET one. */
+static void held_change(struct live_buf *b, int64_t bytes, uint64_t time)
+{
+	b->net += bytes;
+	if (b->net > b->rise) {
+		b->rise = b->net;
+		b->rise_ns = time;
+	}
 }
 
 /* Hand over to the tracer what b's thread holds that was allocated before
@@ -162,8 +194,10 @@ static int free_elsewhere(struct live_buf *self_buf, uint64_t addr, uint64_t now
 			continue;
 		lock(b);
 		found = vmtrace__young_take(&b->young, addr, &o);
-		if (found)
-			append(b, VMTRACE_LIVE_PAIR_FREE, o.time_ns, &o, now);
+		if (found) {
+			held_change(b, -(int64_t)(o.size * o.weight), now);
+			append(b, VMTRACE_LIVE_HELD_FREE, o.time_ns, &o, now);
+		}
 		unlock(b);
 		if (found)
 			return 1;
@@ -236,7 +270,6 @@ void vmtrace__live_add(uint32_t op, uint64_t addr, uint64_t klass, uint64_t meth
 {
 	struct live_buf *b = self;
 	struct live_young_obj o = { addr, klass, method, site, size, weight, 0 }, old;
-	int found;
 
 	if (VMTRACE_UNLIKELY(!b) && !(b = attach()))
 		return; /* no memory for a buffer: nothing to count it in either */
@@ -253,10 +286,14 @@ void vmtrace__live_add(uint32_t op, uint64_t addr, uint64_t klass, uint64_t meth
 
 		if (held > 0)
 			append(b, VMTRACE_LIVE_TRACK, old.addr, &old, old.time_ns);
-		append(b, held < 0 ? VMTRACE_LIVE_ALLOC : VMTRACE_LIVE_PAIR_ALLOC, addr, &o, o.time_ns);
+		if (held < 0)
+			append(b, VMTRACE_LIVE_ALLOC, addr, &o, o.time_ns);
+		else
+			held_change(b, (int64_t)(size * weight), o.time_ns);
 		unlock(b);
-	} else if ((found = vmtrace__young_take(&b->young, addr, &old))) {
-		append(b, VMTRACE_LIVE_PAIR_FREE, old.time_ns, &old, o.time_ns);
+	} else if (vmtrace__young_take(&b->young, addr, &old)) {
+		held_change(b, -(int64_t)(old.size * old.weight), o.time_ns);
+		append(b, VMTRACE_LIVE_HELD_FREE, old.time_ns, &old, o.time_ns);
 		unlock(b);
 	} else {
 		/* never two locks at once: another thread may be looking in ours */

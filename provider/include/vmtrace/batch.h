@@ -81,22 +81,28 @@ _Static_assert(sizeof(struct vmtrace_batch_stack_head) == sizeof(struct vmtrace_
 /* One allocation or free with its object's address (v1: 64 bytes), in the
  * order its thread made them. A free carries klass and size, no method or
  * site; time is CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns().
- * The provider holds young objects itself (docs/live.md "Cost"): an
- * allocation it holds is sent as PAIR_ALLOC (the tracer adds its bytes to
- * the live heap but does not track its address); its free, if it comes
- * while the object is held, as PAIR_FREE with the allocation's klass,
- * method, site, size and weight and, in addr, the allocation's time, so the
- * tracer counts both without tracking the address. An object that outlives
- * its stay is handed over as TRACK, with its address, key, size, weight and
- * allocation time: the tracer tracks it from then on (its bytes were added
- * at its PAIR_ALLOC), and its free comes as FREE. ALLOC is an allocation
- * the provider could not hold: tracked at once, its bytes added. */
+ * The provider holds young objects itself (docs/live.md "Cost"). An
+ * allocation it holds has no record: its bytes go into a NET record, the
+ * change of live bytes of held objects since the thread's last record that
+ * changes them (addr: the change, as int64; size: the highest the running
+ * change rose, >= 0; time_ns: when), sent before any such record and at
+ * the end of every batch. The free of a held object comes as HELD_FREE,
+ * its bytes in a NET, with the allocation's klass, method, site, size and
+ * weight and, in addr, the allocation's time: the tracer only counts it as
+ * temporary or not. An object that outlives its stay is handed over as
+ * TRACK, with its address, key, size, weight and allocation time: the
+ * tracer tracks it from then on (its bytes came in a NET), and its free
+ * comes as FREE. ALLOC is an allocation the provider could not hold:
+ * tracked at once, its bytes added. PAIR_ALLOC and PAIR_FREE, an older
+ * provider's pair within one batch, each carry their bytes. */
 enum vmtrace_live_op {
 	VMTRACE_LIVE_ALLOC = 1,
 	VMTRACE_LIVE_FREE = 2,
 	VMTRACE_LIVE_PAIR_ALLOC = 3,
 	VMTRACE_LIVE_PAIR_FREE = 4,
 	VMTRACE_LIVE_TRACK = 5,
+	VMTRACE_LIVE_HELD_FREE = 6,
+	VMTRACE_LIVE_NET = 7,
 };
 struct vmtrace_live_record {
 	uint64_t addr;

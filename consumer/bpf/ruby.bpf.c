@@ -44,6 +44,8 @@ const volatile bool track_methods = true;
 /* Set before load: sites from the frame walk (ruby_frame.bpf.h), with no
  * site probe; false for a Ruby whose layout vmtrace does not know. */
 const volatile bool walk_frames = false;
+/* Set before load: --stack vm (ruby_stack.bpf.h, ruby_chain.bpf.h) */
+const volatile bool walk_stacks = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -118,9 +120,37 @@ struct {
 	__uint(max_entries, 1 << 20);
 } gc_events SEC(".maps");
 
+/* --stack vm: the counter slots one allocation touched (a bit each), so a
+ * frame walk that counted a loss is never cached (ruby_chain.bpf.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} event_counted SEC(".maps");
+
 static __always_inline void add(__u32 slot, __u64 n)
 {
+	__u32 zero = 0, *seen;
+
 	vt_count(&counters, slot, n);
+	if (walk_stacks && (seen = bpf_map_lookup_elem(&event_counted, &zero)))
+		*seen |= 1u << (slot & 31);
+}
+
+static __always_inline void rb_event_counted_reset(void)
+{
+	__u32 zero = 0, *seen = bpf_map_lookup_elem(&event_counted, &zero);
+
+	if (seen)
+		*seen = 0;
+}
+
+static __always_inline __u32 rb_event_counted(void)
+{
+	__u32 zero = 0, *seen = bpf_map_lookup_elem(&event_counted, &zero);
+
+	return seen ? *seen : ~0u;
 }
 
 /* Fields start zeroed, so a NULL src (the runtime gave no name) leaves "". */
@@ -345,6 +375,7 @@ static __always_inline void learn_class_name(__u64 qklass)
 }
 
 #include "ruby_stack.bpf.h"
+#include "ruby_chain.bpf.h"
 
 /* ---- the site a probe announced, for the allocation that follows ---- */
 
@@ -411,8 +442,12 @@ static __always_inline void count_object(__u64 klass, __u32 type, __u64 bytes, _
 	if (walk_frames) {
 		/* the site and method from the thread's own frames: no trap but this */
 		__u64 ep = 0, body = 0, ec = rb_current_ec(base);
-		enum vt_rb_walk w = rb_walk_site(ec, key->file, &key->line, &ep, &body, &truncated);
+		enum vt_rb_walk w;
 
+		/* --stack vm: the frames' raw words hashed, the walk's result cached */
+		if (walk_stacks && rb_chain_hit(ec, slot, key))
+			goto counted;
+		w = rb_walk_site(ec, key->file, &key->line, &ep, &body, &truncated);
 		if (walk_stacks)
 			key->stack = rb_stack_id(ec);
 
@@ -425,6 +460,8 @@ static __always_inline void count_object(__u64 klass, __u32 type, __u64 bytes, _
 		}
 		if (truncated)
 			add(VT_RB_L_TRUNCATED, 1);
+		if (walk_stacks)
+			rb_chain_store(key, truncated);
 	} else if ((p = pending_get(false))) {
 		if (p->site) {
 			__builtin_memcpy(key->file, p->file, sizeof(key->file));
@@ -432,6 +469,7 @@ static __always_inline void count_object(__u64 klass, __u32 type, __u64 bytes, _
 		}
 		p->site = 0;
 	}
+counted:
 	/* a hidden object's 0 is qualified too: the row keeps its process */
 	key->klass = targ_all ? vt_proc_qual(klass, slot) : klass;
 	key->type = type;

@@ -11,9 +11,6 @@
 #ifndef VMTRACE_RUBY_STACK_BPF_H
 #define VMTRACE_RUBY_STACK_BPF_H
 
-/* Set before load: --stack vm */
-const volatile bool walk_stacks = false;
-
 #define RB_STACK_SCAN 512        /* control frames looked at, C frames included */
 #define RB_IMEMO_MENT_TYPE 6
 #define RB_HASH_MUL 0x100000001b3ULL

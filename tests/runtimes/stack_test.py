@@ -7,13 +7,14 @@ checks that the report's stacks of Leaf are exactly those three with
 exactly their counts, in the JSON (--by stack) and in the folded output.
 
 Usage: stack_test.py VMTRACE CASE
-Cases: ruby-stack-spawn, ruby-stack-pid, ruby-stack-native,
+Cases: ruby-stack-spawn, ruby-stack-pid, ruby-stack-native, ruby-stack-chains,
 python-stack-spawn, python-stack-pid, python-stack-deep, python-stack-native. Exit 0 pass,
 1 fail, 77 skip (not root).
 """
 import os
 import subprocess
 import sys
+import urllib.parse
 
 import runtime_test as rt
 from runtime_test import check, report
@@ -21,6 +22,7 @@ from runtime_test import check, report
 HERE = os.path.dirname(os.path.abspath(__file__))
 NESTED_RB = os.path.join(HERE, "workloads", "nested.rb")
 NESTED_PY = os.path.join(HERE, "workloads", "nested.py")
+CHAINS_RB = os.path.join(HERE, "workloads", "chains.rb")
 N, M, K = 300, 200, 70
 T = 40  # Python: made by c on a thread of its own
 
@@ -75,6 +77,52 @@ def case_pid(vmtrace, tmp):
     check_stacks(vmtrace, data, "ruby stacks, by pid")
 
 
+def record_stacks(data):
+    """The record file's stacks with their lines: {(stack, class, method,
+    site): count}, a stack as "name:line;..." root first."""
+    def text(tok):
+        return urllib.parse.unquote(tok[1:])
+
+    stacks, allocs = [], {}
+    with open(data, encoding="utf-8") as f:
+        for line in f:
+            t = line.split()
+            if t and t[0] == "stack":
+                d = int(t[2])
+                stacks.append(";".join(f"{text(t[3 + 3 * i])}:{t[5 + 3 * i]}" for i in range(d)))
+            elif t and t[0] == "alloc_stack":
+                k = (stacks[int(t[1]) - 1], text(t[2]), text(t[3]), text(t[4]))
+                allocs[k] = allocs.get(k, 0) + int(t[5])
+    return allocs
+
+
+def case_chains(vmtrace, tmp):
+    """Stacks that only a frame's line, its method entry or its block's env
+    tell apart, each coming back N times in one loop: exact, line by line
+    (the record file keeps each frame's line), with the right method."""
+    n = 400
+    data, _ = rt.record_spawn(vmtrace, [rt.RUBY, CHAINS_RB, str(n)], tmp, ["--stack", "vm"])
+    site = CHAINS_RB + ":"
+    got = {k: v for k, v in record_stacks(data).items() if k[1] == "Leaf"}
+    want = {
+        ("<main>:43;Maker#p:19;Maker#c:18", "Leaf", "Maker#c", site + "18"): n,
+        ("<main>:44;Maker#q:20;Maker#c:18", "Leaf", "Maker#c", site + "18"): n,
+        ("<main>:45;block in <main>:45;Maker#p:19;Maker#c:18", "Leaf", "Maker#c", site + "18"): n,
+        ("<main>:45;block in <main>:45;Copy#p:19;Copy#c:18", "Leaf", "Copy#c", site + "18"): n,
+        ("<main>:46;block in <main>:46;Maker#r:21;Maker#c:18", "Leaf", "Maker#c", site + "18"): n,
+        ("<main>:46;block in <main>:46;Copy#r:21;Maker#c:18", "Leaf", "Maker#c", site + "18"): n,
+        ("<main>:47;Maker#two:24;Maker#c:18", "Leaf", "Maker#c", site + "18"): n,
+        ("<main>:47;Maker#two:25;Maker#c:18", "Leaf", "Maker#c", site + "18"): n,
+        ("<main>:47;Maker#two:26", "Leaf", "Maker#two", site + "26"): n,
+        ("<main>:47;Maker#two:27", "Leaf", "Maker#two", site + "27"): n,
+        ("<main>:48;block in <main>:48;block in mk:30", "Leaf", "Maker#mk", site + "30"): n,
+        ("<main>:48;block in <main>:48;block in mk:30", "Leaf", "Copy#mk", site + "30"): n,
+    }
+    check(got == want, f"chains: Leaf by stack, method and site {got} == {want}")
+    lost = rt.real_losses(report(vmtrace, data))
+    check(not lost, f"chains: nothing lost {lost}")
+
+
 def case_native(vmtrace, tmp):
     """--stack native is refused for Ruby, with a one-line reason."""
     r = subprocess.run([vmtrace, "record", "--stack", "native", "-o", os.path.join(tmp, "n.data"),
@@ -122,7 +170,7 @@ def case_py_native(vmtrace, tmp):
 
 
 CASES = {"ruby-stack-spawn": case_spawn, "ruby-stack-pid": case_pid,
-         "ruby-stack-native": case_native, "python-stack-spawn": case_py_spawn,
+         "ruby-stack-native": case_native, "ruby-stack-chains": case_chains, "python-stack-spawn": case_py_spawn,
          "python-stack-pid": case_py_pid, "python-stack-deep": case_py_deep,
          "python-stack-native": case_py_native}
 

@@ -105,3 +105,4 @@ row "bpftrace (methods)" "$bt_m" ""
 row "vmtrace --stack vm" "$vm_st" "$(awk -v a="$vm_st" -v b="$bt_m" 'BEGIN { printf "(bpftrace methods/vmtrace %.2f)", b / a }')"
 awk -v a="$vm_nom" -v m="$vm_m" -v ba="$bt_nom" -v bm="$bt_m" -v b="$base" -v t="$base_tp" 'BEGIN {
 	printf "per-method attribution over no-methods: vmtrace %.0f ns per iteration, bpftrace %.0f (%.0f ns per Ruby call, of which the TracePoint alone %.0f ns per iteration)\n", m - a, bm - ba, (bm - ba) / 5, t - b }'
+awk -v a="$vm_nom" -v s="$vm_st" 'BEGIN { printf "whole stacks over no-methods: vmtrace --stack vm / --no-methods %.2fx\n", s / a }'

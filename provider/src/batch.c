@@ -358,10 +358,39 @@ void vmtrace__batch_count_slow(int k, uint64_t klass, uint64_t method, uint64_t 
 	count_slow(k, klass, method, site, bytes, weight, 0);
 }
 
+/* apart from the hot path below, so that path keeps a small frame */
+static __attribute__((noinline)) void count_stack_slow(uint64_t klass, uint64_t method, uint64_t site,
+						       uint64_t bytes, uint64_t weight)
+{
+	count_slow(VMTRACE_BATCH_ALLOC - 1, klass, method, site, bytes, weight, 1);
+}
+
 void vmtrace__batch_count_stack(uint64_t klass, uint64_t method, uint64_t site, uint64_t size,
 				uint64_t weight)
 {
-	count_slow(VMTRACE_BATCH_ALLOC - 1, klass, method, site, size * weight, weight, 1);
+	struct vt_thread *t = self;
+	const int k = VMTRACE_BATCH_ALLOC - 1;
+	struct vt_slot *base = NULL, *sl = NULL;
+	uint64_t id;
+
+	/* the common case, as vmtrace__batch_count's: a stack already sent
+	 * and a key at its first probes; the walk only hashes */
+	if (__builtin_expect(t && !t->busy && t->stacks && (base = t->slots[k]) && vt_stacks_ready(), 1)) {
+		t->busy = 1;
+		atomic_signal_fence(memory_order_seq_cst);
+		id = vt_stacks_known(t->stacks);
+		if (__builtin_expect(id != 0, 1) &&
+		    (sl = vt_slots_hit(base, t->mask[k], klass, method, site, id)))
+			vt_slot_add(sl, size * weight, weight);
+		atomic_signal_fence(memory_order_seq_cst);
+		t->busy = 0;
+		if (__builtin_expect(sl != NULL, 1)) {
+			if (VMTRACE_UNLIKELY(t->dhead != atomic_load_explicit(&t->dtail, memory_order_relaxed)))
+				vmtrace__batch_fold_self(t);
+			return;
+		}
+	}
+	count_stack_slow(klass, method, site, size * weight, weight);
 }
 
 void vmtrace__batch_flush_self(void)

@@ -193,6 +193,13 @@ void vmtrace__alloc_at(const char *klass, const char *method, uint64_t size, con
 				     size, 1);
 		return;
 	}
+	/* --stack vm alone: straight to the stacked count (a tail call) */
+	if (SEMAPHORE(ALLOC_BATCH) && SEMAPHORE(STACKS_ARMED) &&
+	    !vmtrace__gate_store[VMTRACE_PROBE_OBJECT_ALLOC].any && !SEMAPHORE(SAMPLE_ARMED) &&
+	    !SEMAPHORE(LIVE_BATCH)) {
+		vmtrace__batch_count_stack((uint64_t)klass, (uint64_t)method, (uint64_t)site, size, 1);
+		return;
+	}
 	alloc_general(klass, method, size, site, addr);
 }
 

@@ -29,8 +29,7 @@ extern volatile struct vmtrace_frames_desc vmtrace_frames __attribute__((alias("
 VMTRACE_HIDDEN volatile uint64_t vmtrace__stacks_epoch_store;
 extern volatile uint64_t vmtrace_stacks_epoch __attribute__((alias("vmtrace__stacks_epoch_store")));
 
-/* this thread's innermost-frame pointer, as the host gave it */
-static __thread void *const *root __attribute__((tls_model("initial-exec")));
+__thread void *const *vmtrace__stacks_root __attribute__((tls_model("initial-exec")));
 
 #define FRAME_FIELD_MAX 4096
 
@@ -56,67 +55,7 @@ int vmtrace_frames_describe(const struct vmtrace_frame_layout *l)
 
 void vmtrace_frames_thread(void *const *current)
 {
-	root = current;
-}
-
-int vt_stacks_ready(void)
-{
-	return root && __atomic_load_n(&vmtrace__frames_store.magic, __ATOMIC_ACQUIRE) == VMTRACE_FRAMES_MAGIC;
-}
-
-static inline uint64_t load_u64(const char *frame, int32_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, frame + off, sizeof(v));
-	return v;
-}
-
-static inline int64_t load_i32(const char *frame, int32_t off)
-{
-	int32_t v;
-
-	memcpy(&v, frame + off, sizeof(v));
-	return v;
-}
-
-/* Walk into out[] (innermost first): the depth, with *flags and the hash. */
-static uint32_t walk(struct vmtrace_batch_frame *out, uint64_t *hash, uint32_t *flags)
-{
-	const struct vmtrace_frame_layout l = { vmtrace__frames_store.layout.caller,
-						vmtrace__frames_store.layout.name,
-						vmtrace__frames_store.layout.file,
-						vmtrace__frames_store.layout.line };
-	const char *f = *root;
-	uint64_t h = 0x9E3779B97F4A7C15ull;
-	uint32_t d = 0;
-
-	*flags = 0;
-	for (; f; f = (const char *)load_u64(f, l.caller)) {
-		uint64_t name = load_u64(f, l.name);
-		uint64_t file = l.file >= 0 ? load_u64(f, l.file) : 0;
-		int64_t line = l.line >= 0 ? load_i32(f, l.line) : 0;
-
-		if (d == VMTRACE_STACK_MAX_DEPTH) {
-			*flags |= VMTRACE_STACK_CUT;
-			break;
-		}
-		if (out) {
-			out[d].name = name;
-			out[d].file = file;
-			out[d].line = line;
-		}
-		h = (h ^ name) * 0xC2B2AE3D27D4EB4Full;
-		h = (h ^ file ^ ((uint64_t)line << 48)) * 0x165667B19E3779F9ull;
-		d++;
-	}
-	h ^= (uint64_t)d * 0x9E3779B97F4A7C15ull + *flags;
-	h ^= h >> 31;
-	/* 0 means "no stack"; ids with the top bit set are the consumer's
-	 * native stacks (docs/stacks.md) */
-	h &= ~(1ull << 63);
-	*hash = h ? h : 1;
-	return d;
+	vmtrace__stacks_root = current;
 }
 
 /* Is id in the known set? Inserted when not (and there is room). */
@@ -148,12 +87,12 @@ uint64_t vt_stacks_take(struct vt_stacks *s, int *must_flush)
 
 	*must_flush = 0;
 	if (!s) {
-		walk(NULL, &id, &flags);
+		vt_stacks_walk(NULL, &id, &flags);
 		return id;
 	}
-	if (!*root)
+	if (!*vmtrace__stacks_root)
 		return 0;
-	depth = walk(s->walk, &id, &flags);
+	depth = vt_stacks_walk(s->walk, &id, &flags);
 	epoch = __atomic_load_n(&vmtrace__stacks_epoch_store, __ATOMIC_RELAXED);
 	if (VMTRACE_UNLIKELY(epoch != s->epoch)) {
 		memset(s->known, 0, sizeof(s->known));

@@ -14,7 +14,9 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
+#include "primitives.h"
 #include "vmtrace/batch.h"
 #include "vmtrace/frames.h"
 
@@ -33,8 +35,79 @@ struct vt_stacks {
 	struct vmtrace_batch_frame pend[VT_STACKS_PEND];
 };
 
+/* The host's description (its public alias vmtrace_frames) and this
+ * thread's innermost-frame pointer, as the host gave them (stacks.c). */
+extern volatile struct vmtrace_frames_desc vmtrace__frames_store VMTRACE_HIDDEN;
+extern volatile uint64_t vmtrace__stacks_epoch_store VMTRACE_HIDDEN;
+extern __thread void *const *vmtrace__stacks_root
+	__attribute__((tls_model("initial-exec"))) VMTRACE_HIDDEN;
+
 /* Is a frame chain described and this thread's pointer given? */
-int vt_stacks_ready(void);
+static inline int vt_stacks_ready(void)
+{
+	return vmtrace__stacks_root &&
+	       __atomic_load_n(&vmtrace__frames_store.magic, __ATOMIC_ACQUIRE) == VMTRACE_FRAMES_MAGIC;
+}
+
+static inline uint64_t vt_stacks_load_u64(const char *frame, int32_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, frame + off, sizeof(v));
+	return v;
+}
+
+static inline int64_t vt_stacks_load_i32(const char *frame, int32_t off)
+{
+	int32_t v;
+
+	memcpy(&v, frame + off, sizeof(v));
+	return v;
+}
+
+/* Walk the calling thread's chain into out[] (innermost first; NULL: the
+ * hash only): the depth, with *flags and the stack's id in *hash. Inline:
+ * a stacked count's hot path (batch.c) walks too. */
+static inline __attribute__((always_inline)) uint32_t vt_stacks_walk(struct vmtrace_batch_frame *out,
+								     uint64_t *hash, uint32_t *flags)
+{
+	const struct vmtrace_frame_layout l = { vmtrace__frames_store.layout.caller,
+						vmtrace__frames_store.layout.name,
+						vmtrace__frames_store.layout.file,
+						vmtrace__frames_store.layout.line };
+	const char *f = *vmtrace__stacks_root;
+	/* two lanes (names; files and lines), so the multiplies of a frame
+	 * do not wait on each other */
+	uint64_t h = 0x9E3779B97F4A7C15ull, g = 0x94D049BB133111EBull;
+	uint32_t d = 0;
+
+	*flags = 0;
+	for (; f; f = (const char *)vt_stacks_load_u64(f, l.caller)) {
+		uint64_t name = vt_stacks_load_u64(f, l.name);
+		uint64_t file = l.file >= 0 ? vt_stacks_load_u64(f, l.file) : 0;
+		int64_t line = l.line >= 0 ? vt_stacks_load_i32(f, l.line) : 0;
+
+		if (d == VMTRACE_STACK_MAX_DEPTH) {
+			*flags |= VMTRACE_STACK_CUT;
+			break;
+		}
+		if (out) {
+			out[d].name = name;
+			out[d].file = file;
+			out[d].line = line;
+		}
+		h = (h ^ name) * 0xC2B2AE3D27D4EB4Full;
+		g = (g ^ file ^ ((uint64_t)line << 48)) * 0x165667B19E3779F9ull;
+		d++;
+	}
+	h = ((h ^ (g >> 29) ^ ((uint64_t)d * 0x9E3779B97F4A7C15ull + *flags)) * 0xBF58476D1CE4E5B9ull) ^ g;
+	h ^= h >> 31;
+	/* 0 means "no stack"; ids with the top bit set are the consumer's
+	 * native stacks (docs/stacks.md) */
+	h &= ~(1ull << 63);
+	*hash = h ? h : 1;
+	return d;
+}
 
 /* The id of the calling thread's stack now, its frames interned in s (new
  * ones wait in pend). 0 when the thread has no VM stack. Owner only, busy.
@@ -42,6 +115,24 @@ int vt_stacks_ready(void);
  * id only. When pend is full, *must_flush is set and the caller flushes
  * (vt_stacks_flush) and calls again. */
 uint64_t vt_stacks_take(struct vt_stacks *s, int *must_flush);
+
+/* The id of the calling thread's stack when s has sent its frames to this
+ * consumer already, else 0 (then vt_stacks_take): the hash alone, no frame
+ * copied, nothing changed. The hot path of a stacked count. */
+static inline __attribute__((always_inline)) uint64_t vt_stacks_known(const struct vt_stacks *s)
+{
+	uint32_t mask = VT_STACKS_KNOWN - 1, flags;
+	uint64_t id;
+
+	if (!*vmtrace__stacks_root ||
+	    __atomic_load_n(&vmtrace__stacks_epoch_store, __ATOMIC_RELAXED) != s->epoch)
+		return 0;
+	vt_stacks_walk(NULL, &id, &flags);
+	for (uint32_t i = (uint32_t)(id >> 40) & mask; s->known[i]; i = (i + 1) & mask)
+		if (s->known[i] == id)
+			return id;
+	return 0;
+}
 
 /* Send the frames appended since the last flush in STACK batches through
  * buf (which must hold nothing), round as the batch header's; deliver 0:

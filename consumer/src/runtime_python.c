@@ -473,8 +473,9 @@ static int python_open(const struct vt_attach_opts *opts, void **state, char *er
 		st->skel->rodata->code_type_link = interp.code_type;
 	}
 	if (opts->stacks & VT_STACK_NATIVE) {
-		snprintf(errbuf, errlen, "--stack native: CPython's native stacks are not walked "
-			 "(--stack vm walks its Python frames)");
+		snprintf(errbuf, errlen, "--stack %s: CPython's native stacks are not walked "
+			 "(--stack vm walks its Python frames)",
+			 opts->stacks == VT_STACK_BOTH ? "both" : "native");
 		err = -ENOTSUP;
 		goto fail;
 	}

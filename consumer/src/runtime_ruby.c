@@ -308,8 +308,9 @@ static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errb
 		st->walk = !vt_rb_frame_layout(path, &layout, &ec_tls, st->no_walk,
 					       sizeof(st->no_walk));
 	if (opts->stacks & VT_STACK_NATIVE) {
-		snprintf(errbuf, errlen, "--stack native: Ruby's native stacks are not walked "
-			 "(--stack vm walks its Ruby frames)");
+		snprintf(errbuf, errlen, "--stack %s: Ruby's native stacks are not walked "
+			 "(--stack vm walks its Ruby frames)",
+			 opts->stacks == VT_STACK_BOTH ? "both" : "native");
 		err = -ENOTSUP;
 		goto fail;
 	}

@@ -124,11 +124,14 @@ def case_chains(vmtrace, tmp):
 
 
 def case_native(vmtrace, tmp):
-    """--stack native is refused for Ruby, with a one-line reason."""
-    r = subprocess.run([vmtrace, "record", "--stack", "native", "-o", os.path.join(tmp, "n.data"),
-                        "--", rt.RUBY, "-e", "1"], capture_output=True, text=True, timeout=60)
-    check(r.returncode != 0 and "--stack native" in r.stderr,
-          f"ruby --stack native refused ({r.returncode}): {r.stderr.strip()}")
+    """--stack native and --stack both are refused for Ruby, each with a
+    one-line reason naming it."""
+    for mode in ("native", "both"):
+        r = subprocess.run([vmtrace, "record", "--stack", mode, "-o", os.path.join(tmp, "n.data"),
+                            "--", rt.RUBY, "-e", "1"], capture_output=True, text=True, timeout=60)
+        check(r.returncode != 0 and f"--stack {mode}:" in r.stderr and
+              len(r.stderr.strip().splitlines()) == 1,
+              f"ruby --stack {mode} refused ({r.returncode}): {r.stderr.strip()}")
 
 
 def case_py_spawn(vmtrace, tmp):
@@ -162,11 +165,14 @@ def case_py_deep(vmtrace, tmp):
 
 
 def case_py_native(vmtrace, tmp):
-    """--stack native is refused for CPython, with a one-line reason."""
-    r = subprocess.run([vmtrace, "record", "--stack", "native", "-o", os.path.join(tmp, "n.data"),
-                        "--", rt.PYTHON, "-c", "1"], capture_output=True, text=True, timeout=60)
-    check(r.returncode != 0 and "--stack native" in r.stderr,
-          f"python --stack native refused ({r.returncode}): {r.stderr.strip()}")
+    """--stack native and --stack both are refused for CPython, each with a
+    one-line reason naming it."""
+    for mode in ("native", "both"):
+        r = subprocess.run([vmtrace, "record", "--stack", mode, "-o", os.path.join(tmp, "n.data"),
+                            "--", rt.PYTHON, "-c", "1"], capture_output=True, text=True, timeout=60)
+        check(r.returncode != 0 and f"--stack {mode}:" in r.stderr and
+              len(r.stderr.strip().splitlines()) == 1,
+              f"python --stack {mode} refused ({r.returncode}): {r.stderr.strip()}")
 
 
 CASES = {"ruby-stack-spawn": case_spawn, "ruby-stack-pid": case_pid,

@@ -44,9 +44,14 @@ provider vmtrace {
 	 * on: those events then cost no trap (see docs/probes.md) */
 	probe alloc__batch(const void *batch, uint64_t bytes);
 	probe free__batch(const void *batch, uint64_t bytes);
-	/* a consumer that wants allocations per VM stack is attached here
-	 * (never fires; only its semaphore matters, see docs/stacks.md) */
-	probe stacks__armed(uint64_t max_depth);
+	/* a consumer that wants allocations per VM stack is attached here:
+	 * its semaphore turns the walk on; it fires when a thread starts
+	 * counting per VM stack, and, for a consumer of object__alloc, once
+	 * per thread and consumer before that thread's next object__alloc,
+	 * with where the thread's innermost-frame pointer lives and the frame
+	 * descriptor (struct vmtrace_frames_desc), so BPF can walk the chain
+	 * (docs/stacks.md) */
+	probe stacks__armed(uint64_t max_depth, const void *current, const void *frames);
 	/* the addresses of objects allocated and freed since the last batch,
 	 * in the order each thread made them (struct vmtrace_batch of kind
 	 * VMTRACE_BATCH_LIVE). A tracer holding its semaphore turns the

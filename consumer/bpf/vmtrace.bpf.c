@@ -386,7 +386,7 @@ static __noinline __u64 native_stack_id(void *ctx)
 	}
 	for (int i = 0; i < VT_NATIVE_DEPTH; i++)
 		h = (h ^ s->ip[i]) * 0xC2B2AE3D27D4EB4Full;
-	id = VT_NATIVE_STACK | (h >> 1);
+	id = VT_NATIVE_STACK | (h >> 2);  /* VT_BOTH_STACK clear */
 	if (!bpf_map_lookup_elem(&native_stack_traces, &id)) {
 		err = bpf_map_update_elem(&native_stack_traces, &id, s, BPF_NOEXIST);
 		if (err && err != -EEXIST)
@@ -395,6 +395,8 @@ static __noinline __u64 native_stack_id(void *ctx)
 	return id;
 }
 
+#include "vm_walk.bpf.h"
+
 SEC("usdt")
 int BPF_USDT(on_alloc, void *klass, void *method, __u64 size, void *site, __u64 weight, void *addr)
 {
@@ -402,7 +404,9 @@ int BPF_USDT(on_alloc, void *klass, void *method, __u64 size, void *site, __u64 
 
 	if (!in_target() || (targ_all && !all_qualify(&k, &m, &s)))
 		return 0;
-	if (native_stacks)
+	if (vm_walk)
+		stack = both_stack_id(vm_stack_id(), native_stack_id(ctx));
+	else if (native_stacks)
 		stack = native_stack_id(ctx);
 	add_alloc(k, m, s, stack, weight, size * weight, 1);
 	live_alloc((__u64)addr, (__u64)klass, (__u64)method, (__u64)site, size, weight,

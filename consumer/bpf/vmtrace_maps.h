@@ -138,6 +138,11 @@ struct vt_batch_rec {
 #define VT_STACK_MAX_DEPTH 128
 #define VT_NATIVE_STACK 0x8000000000000000ull /* a stack id's top bit: a native stack's id below it */
 #define VT_NATIVE_DEPTH 127          /* frames of a native stack at most */
+#define VT_BOTH_STACK 0x4000000000000000ull /* with VT_NATIVE_STACK: a key of both_stacks */
+
+struct vt_both_stack {           /* --stack both: one allocation's VM and native stacks */
+	__u64 vm, native;            /* a key of `stacks`, one of native_stack_traces */
+};
 
 struct vt_native_stack {         /* a user stack's instruction pointers, innermost first, 0 after */
 	__u64 ip[VT_NATIVE_DEPTH];
@@ -230,6 +235,7 @@ struct vt_live_stats {           /* one entry, all CPUs (atomic adds) */
 	X(STACK_CUT, "stack cut at 128 frames (allocations)")                      \
 	X(STACK_MISSING, "stack's frames never arrived (allocations)")             \
 	X(NATIVE_STACK_FAIL, "native stack not taken (allocations)")              \
+	X(VM_WALK_FAIL, "VM stack not read in BPF (allocations)")                 \
 	X(LIVE_MAP_FULL, "live object map full (objects not tracked)")             \
 	X(LIVE_TEMP_FULL, "temporary allocation map full (frees)")                 \
 	X(LIVE_PROVIDER, "provider could not buffer an address (events)")          \

@@ -180,7 +180,15 @@ static int alloc_row(const void *key, const void *val, void *ctx_)
 	if (!v->samples)
 		return 0; /* a key another CPU created but whose update we lost: nothing to add */
 	uint32_t sid = 0;
-	if (k->stack & VT_NATIVE_STACK) {
+	if ((k->stack & VT_NATIVE_STACK) && (k->stack & VT_BOTH_STACK)) {
+		struct vt_both_maps m = { bpf_map__fd(st->skel->maps.both_stacks),
+					  bpf_map__fd(st->skel->maps.stacks),
+					  bpf_map__fd(st->skel->maps.native_stack_traces) };
+		int err = vt_both_stack_of(&m, k->stack, c->out, st->syms, frame_name, c, v->samples,
+					   &sid, &c->stack_cut, &c->stack_missing);
+		if (err || c->err)
+			return err ? err : c->err;
+	} else if (k->stack & VT_NATIVE_STACK) {
 		int err = vt_native_stack_of(bpf_map__fd(st->skel->maps.native_stack_traces),
 					     k->stack, c->out, st->syms, v->samples, &sid,
 					     &c->stack_missing);
@@ -491,13 +499,10 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 	else
 		set_pid_filter(st->skel, opts->pid);
 	VT_PROCS_AUTOLOAD(st->skel, st->all);
-	if (opts->stacks == VT_STACK_BOTH) {
-		err = -ENOTSUP;
-		snprintf(errbuf, errlen, "--stack both: not yet; use --stack vm or --stack native");
-		goto fail;
-	}
-	/* native stacks are taken by the kernel at each event: per-event probes */
+	/* native stacks are taken by the kernel at each event: per-event probes;
+	 * with both, the VM chain is walked in the same program (vm_walk.bpf.h) */
 	st->skel->rodata->native_stacks = (opts->stacks & VT_STACK_NATIVE) != 0;
+	st->skel->rodata->vm_walk = opts->stacks == VT_STACK_BOTH;
 	if (opts->stacks & VT_STACK_NATIVE) {
 		st->syms = vt_symbolizer_new(opts->pid);
 		if (!st->syms) {
@@ -631,8 +636,10 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 	if (opts->stacks & VT_STACK_VM) {
 		const char *armed_in = NULL;
 
-		err = vt_vm_stacks_arm(&st->a, st->skel->progs.on_sample_armed, opts, &armed_in, errbuf,
-				       errlen);
+		err = vt_vm_stacks_arm(&st->a,
+				       opts->stacks == VT_STACK_BOTH ? st->skel->progs.on_stacks_armed
+								     : st->skel->progs.on_sample_armed,
+				       opts, &armed_in, errbuf, errlen);
 		if (err)
 			goto fail;
 		note_used(st, "stacks__armed");

@@ -78,20 +78,16 @@ int vt_vm_stacks_prepare(pid_t pid, const struct vt_usdt_list *probes, bool spaw
 	return err;
 }
 
-int vt_vm_stack_of(int stacks_fd, uint64_t id, struct vt_profile *out, vt_frame_name_fn *name,
-		   void *ctx, uint64_t samples, uint32_t *sid, uint64_t *cut, uint64_t *missing)
+/* The frames of VM stack id into frames[] root first: the depth, 0 when
+ * the map does not hold it; *cut when the walk cut it. */
+static uint32_t vm_frames(int stacks_fd, uint64_t id, vt_frame_name_fn *name, void *ctx,
+			  struct vt_frame *frames, char (*fallback)[2][40], bool *cut)
 {
 	static struct vt_stack_val v; /* 3 KiB: not on the stack */
-	static char fallback[VT_STACK_MAX_DEPTH][2][40];
-	struct vt_frame frames[VT_STACK_MAX_DEPTH];
 	uint32_t depth;
 
-	if (bpf_map_lookup_elem(stacks_fd, &id, &v) || v.depth == 0 || v.depth > VT_STACK_MAX_DEPTH) {
-		struct vt_frame lost = { "[stack lost]", "", 0 };
-
-		*missing += samples;
-		return vt_profile_add_stack(out, &lost, 1, false, sid);
-	}
+	if (bpf_map_lookup_elem(stacks_fd, &id, &v) || v.depth == 0 || v.depth > VT_STACK_MAX_DEPTH)
+		return 0;
 	depth = v.depth;
 	for (uint32_t i = 0; i < depth; i++) {
 		const struct vt_stack_frame *f = &v.f[depth - 1 - i]; /* root first */
@@ -101,9 +97,31 @@ int vt_vm_stack_of(int stacks_fd, uint64_t id, struct vt_profile *out, vt_frame_
 							 sizeof(fallback[i][1])) : "");
 		frames[i].line = f->line;
 	}
-	if (v.flags & VT_STACK_CUT)
+	*cut = (v.flags & VT_STACK_CUT) != 0;
+	return depth;
+}
+
+static int add_lost(struct vt_profile *out, uint64_t samples, uint32_t *sid, uint64_t *missing)
+{
+	struct vt_frame lost = { "[stack lost]", "", 0 };
+
+	*missing += samples;
+	return vt_profile_add_stack(out, &lost, 1, false, sid);
+}
+
+int vt_vm_stack_of(int stacks_fd, uint64_t id, struct vt_profile *out, vt_frame_name_fn *name,
+		   void *ctx, uint64_t samples, uint32_t *sid, uint64_t *cut, uint64_t *missing)
+{
+	static char fallback[VT_STACK_MAX_DEPTH][2][40];
+	struct vt_frame frames[VT_STACK_MAX_DEPTH];
+	bool was_cut = false;
+	uint32_t depth = vm_frames(stacks_fd, id, name, ctx, frames, fallback, &was_cut);
+
+	if (!depth)
+		return add_lost(out, samples, sid, missing);
+	if (was_cut)
 		*cut += samples;
-	return vt_profile_add_stack(out, frames, depth, (v.flags & VT_STACK_CUT) != 0, sid);
+	return vt_profile_add_stack(out, frames, depth, was_cut, sid);
 }
 
 int vt_vm_stacks_arm(struct vt_adapter *a, struct bpf_program *prog, const struct vt_attach_opts *opts,
@@ -129,21 +147,17 @@ int vt_vm_stacks_arm(struct vt_adapter *a, struct bpf_program *prog, const struc
 	return -ENOTSUP;
 }
 
-int vt_native_stack_of(int fd, uint64_t id, struct vt_profile *out, struct vt_symbolizer *syms,
-		       uint64_t samples, uint32_t *sid, uint64_t *missing)
+/* The frames of native stack id into frames[] root first, named by syms:
+ * the depth, 0 when the map does not hold it. */
+static uint32_t native_frames(int fd, uint64_t id, struct vt_symbolizer *syms, struct vt_frame *frames,
+			      char (*fallback)[48])
 {
-	static char fallback[VT_NATIVE_DEPTH][48];
-	struct vt_frame frames[VT_NATIVE_DEPTH];
 	struct vt_native_stack st = { { 0 } };
 	const __u64 *ips = st.ip;
 	uint32_t depth = 0;
 
-	if (bpf_map_lookup_elem(fd, &id, &st) || !ips[0]) {
-		struct vt_frame lost = { "[stack lost]", "", 0 };
-
-		*missing += samples;
-		return vt_profile_add_stack(out, &lost, 1, false, sid);
-	}
+	if (bpf_map_lookup_elem(fd, &id, &st) || !ips[0])
+		return 0;
 	while (depth < VT_NATIVE_DEPTH && ips[depth])
 		depth++;
 	for (uint32_t i = 0; i < depth; i++) {
@@ -154,7 +168,46 @@ int vt_native_stack_of(int fd, uint64_t id, struct vt_profile *out, struct vt_sy
 		frames[i].file = "";
 		frames[i].line = 0;
 	}
+	return depth;
+}
+
+int vt_native_stack_of(int fd, uint64_t id, struct vt_profile *out, struct vt_symbolizer *syms,
+		       uint64_t samples, uint32_t *sid, uint64_t *missing)
+{
+	static char fallback[VT_NATIVE_DEPTH][48];
+	struct vt_frame frames[VT_NATIVE_DEPTH];
+	uint32_t depth = native_frames(fd, id, syms, frames, fallback);
+
+	if (!depth)
+		return add_lost(out, samples, sid, missing);
 	return vt_profile_add_stack(out, frames, depth, false, sid);
+}
+
+int vt_both_stack_of(const struct vt_both_maps *m, uint64_t id, struct vt_profile *out,
+		     struct vt_symbolizer *syms, vt_frame_name_fn *name, void *ctx, uint64_t samples,
+		     uint32_t *sid, uint64_t *cut, uint64_t *missing)
+{
+	static char nfallback[VT_NATIVE_DEPTH][48], vfallback[VT_STACK_MAX_DEPTH][2][40];
+	static struct vt_frame native[VT_NATIVE_DEPTH], frames[VT_STACK_MAX_DEPTH];
+	struct vt_both_stack b;
+	uint32_t nd, vd, keep;
+	bool was_cut = false;
+
+	if (bpf_map_lookup_elem(m->both, &id, &b))
+		return add_lost(out, samples, sid, missing);
+	nd = native_frames(m->native, b.native, syms, native, nfallback);
+	vd = vm_frames(m->vm, b.vm, name, ctx, frames, vfallback, &was_cut);
+	if (!nd || !vd)
+		return add_lost(out, samples, sid, missing);
+	/* the native frames below the VM frames, root first; a stack too deep
+	 * for one record loses its outermost native frames, and says so */
+	keep = nd < VT_STACK_MAX_DEPTH - vd ? nd : VT_STACK_MAX_DEPTH - vd;
+	memmove(frames + keep, frames, vd * sizeof(frames[0]));
+	memcpy(frames, native + (nd - keep), keep * sizeof(frames[0]));
+	was_cut = was_cut || keep < nd;
+	if (was_cut)
+		*cut += samples;
+	return vt_profile_add_stack(out, frames, keep + vd, was_cut, sid);
 }
 
 void vt_native_maps_refresh(struct vt_symbolizer *syms, struct timespec *last)

@@ -47,6 +47,22 @@ int vt_vm_stacks_arm(struct vt_adapter *a, struct bpf_program *prog, const struc
 int vt_native_stack_of(int fd, uint64_t id, struct vt_profile *out, struct vt_symbolizer *syms,
 		       uint64_t samples, uint32_t *sid, uint64_t *missing);
 
+/* --stack both: the maps a pair's parts are found in (fds). */
+struct vt_both_maps {
+	int both;                    /* both_stacks: pair id -> (VM id, native id) */
+	int vm;                      /* stacks */
+	int native;                  /* native_stack_traces */
+};
+
+/* A pair id (VT_NATIVE_STACK | VT_BOTH_STACK) as one stack of out: its
+ * native frames, root first, then its VM frames, at most VT_STACK_MAX_DEPTH
+ * (the outermost native frames go first, and the stack is cut). A part
+ * the maps do not hold makes it "[stack lost]" (*missing); a cut one adds
+ * samples to *cut. 0 or -ENOMEM. */
+int vt_both_stack_of(const struct vt_both_maps *m, uint64_t id, struct vt_profile *out,
+		     struct vt_symbolizer *syms, vt_frame_name_fn *name, void *ctx, uint64_t samples,
+		     uint32_t *sid, uint64_t *cut, uint64_t *missing);
+
 /* Read the target's mappings again when *last is 100 ms old or more. */
 void vt_native_maps_refresh(struct vt_symbolizer *syms, struct timespec *last);
 

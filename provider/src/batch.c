@@ -288,7 +288,8 @@ static uint64_t take_stack(struct vt_thread *t)
 		lock(t); /* a flush reads t->stacks under the lock */
 		t->stacks = s;
 		unlock(t);
-		vmtrace__fire_stacks_armed(VMTRACE_STACK_MAX_DEPTH);
+		vmtrace__fire_stacks_armed(VMTRACE_STACK_MAX_DEPTH, (const void *)vmtrace__stacks_root,
+					   (const void *)&vmtrace__frames_store);
 	}
 	id = vt_stacks_take(t->stacks, &must_flush);
 	if (VMTRACE_UNLIKELY(must_flush)) {

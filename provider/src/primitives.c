@@ -83,10 +83,10 @@ void vmtrace__fire_bus_dropped(int event_kind, uint64_t total_dropped)
 		VMTRACE_BUS_DROPPED(event_kind, total_dropped);
 }
 
-void vmtrace__fire_stacks_armed(uint64_t max_depth)
+void vmtrace__fire_stacks_armed(uint64_t max_depth, const void *current, const void *frames)
 {
 	if (SEMAPHORE(STACKS_ARMED))
-		VMTRACE_STACKS_ARMED(max_depth);
+		VMTRACE_STACKS_ARMED(max_depth, current, frames);
 }
 
 /* ---- batched counts (batch.c) ---- */

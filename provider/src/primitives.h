@@ -66,7 +66,7 @@ void vmtrace__fire_bus_dropped(int event_kind, uint64_t total_dropped);
 /* Is a tracer batching events of kind (enum vmtrace_batch_kind)? */
 int vmtrace__batch_on(int kind);
 /* stacks__armed: a thread starts counting allocations per VM stack. */
-void vmtrace__fire_stacks_armed(uint64_t max_depth);
+void vmtrace__fire_stacks_armed(uint64_t max_depth, const void *current, const void *frames);
 /* Fire kind's batch probe (alloc__batch, free__batch) with a batch. */
 void vmtrace__fire_batch(int kind, const void *batch, uint64_t bytes);
 

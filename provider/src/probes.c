@@ -34,6 +34,7 @@
 #include "primitives.h"
 #include "batch.h"
 #include "live_batch.h"
+#include "stacks.h"
 
 __attribute__((visibility("hidden"))) volatile uint64_t vmtrace__sample_period_store;
 extern volatile uint64_t vmtrace_sample_period __attribute__((alias("vmtrace__sample_period_store")));
@@ -170,8 +171,12 @@ static __attribute__((noinline)) void alloc_general(const char *klass, const cha
 		else if (weight && SEMAPHORE(ALLOC_BATCH))
 			vmtrace__batch_count(VMTRACE_BATCH_ALLOC, (uint64_t)klass, (uint64_t)method,
 					     (uint64_t)site, size, weight);
-		if (weight && SEMAPHORE(OBJECT_ALLOC))
+		if (weight && SEMAPHORE(OBJECT_ALLOC)) {
+			/* --stack both: BPF walks the chain from the thread's pointer */
+			if (SEMAPHORE(STACKS_ARMED))
+				vt_stacks_announce();
 			VMTRACE_OBJECT_ALLOC(klass, method, size, site, weight, addr);
+		}
 	}
 	if (SUBSCRIBED(OBJECT_ALLOC)) {
 		struct vmtrace_event ev = { .u.alloc = { klass, method, size, site, 1 } };

@@ -80,6 +80,27 @@ static int known_or_add(struct vt_stacks *s, uint64_t id)
 	}
 }
 
+/* what this thread last announced (vt_stacks_announce) */
+static __thread struct {
+	int done;
+	uint64_t epoch;
+	void *const *root;
+} announced __attribute__((tls_model("initial-exec")));
+
+void vt_stacks_announce(void)
+{
+	uint64_t epoch = __atomic_load_n(&vmtrace__stacks_epoch_store, __ATOMIC_RELAXED);
+
+	if (!vt_stacks_ready() ||
+	    (announced.done && announced.epoch == epoch && announced.root == vmtrace__stacks_root))
+		return;
+	announced.done = 1;
+	announced.epoch = epoch;
+	announced.root = vmtrace__stacks_root;
+	vmtrace__fire_stacks_armed(VMTRACE_STACK_MAX_DEPTH, (const void *)vmtrace__stacks_root,
+				   (const void *)&vmtrace__frames_store);
+}
+
 uint64_t vt_stacks_take(struct vt_stacks *s, int *must_flush)
 {
 	uint64_t id, epoch;

@@ -134,6 +134,12 @@ static inline __attribute__((always_inline)) uint64_t vt_stacks_known(const stru
 	return 0;
 }
 
+/* For a consumer of object__alloc that walks the chain in BPF (--stack
+ * both): fire stacks__armed with this thread's pointer and the descriptor
+ * when this thread has not yet done so for the current consumer (epoch)
+ * or pointer. Before the thread's object__alloc. */
+void vt_stacks_announce(void);
+
 /* Send the frames appended since the last flush in STACK batches through
  * buf (which must hold nothing), round as the batch header's; deliver 0:
  * only mark them sent. Under the thread's lock. */

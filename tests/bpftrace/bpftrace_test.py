@@ -668,8 +668,8 @@ def check_oneliner_maps(probe, label, text, truth, seen):
         if n < 1 or maps.get("@bytes", {}).get((), 0) < 40 * n:
             fail(f"{label}: no batches, or batches shorter than their header: {maps}")
     elif probe == "stacks__armed":
-        # stacks are walked only for batched counts: with no batching
-        # tracer attached, no thread starts taking stacks
+        # stacks are walked only for batched counts or for a consumer of
+        # object__alloc: with neither attached, no thread starts taking stacks
         if re.search(r"^tid \d+ takes stacks", text, re.M) or maps:
             fail(f"{label}: stacks__armed fired with no batching tracer:\n{text}")
     elif probe == "sample__armed":

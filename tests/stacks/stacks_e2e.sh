@@ -11,7 +11,11 @@
 #   native     record --stack native -- demovm: every allocation under its
 #              native stack (frame pointers, symbolized), the recursion's
 #              depths equal the VM truth's
-#   errors     a host without a frame descriptor, a bad --stack, both
+#   both       record --stack both -- demovm (2 threads), and by pid: each
+#              allocation under its native stack with its VM stack on top;
+#              the VM parts equal the truth, the record file, folded from
+#              it, and pprof keep both parts
+#   errors     a host without a frame descriptor, a bad --stack
 set -uo pipefail
 
 CASE=$1
@@ -97,6 +101,36 @@ native)
 	cat native.out
 	[ "$(lost_of rec.data "native stack not taken")" = 0 ] || fail "native stacks not taken"
 	;;
+both)
+	"$VMTRACE" record --stack both -o rec.data --format folded -- "$BIN/demovm" --ops $OPS \
+		--threads 2 --truth truth.json --quiet >vt.out 2>vt.err || fail "vmtrace record exited with $?"
+	"$PY" "$HERE/compare_both.py" truth.json vt.out >both.out 2>&1 || fail "spawned: $(cat both.out)"
+	cat both.out
+	[ "$(lost_of rec.data "VM stack not read")" = 0 ] || fail "VM stacks not read"
+	[ "$(lost_of rec.data "native stack not taken")" = 0 ] || fail "native stacks not taken"
+	"$VMTRACE" report rec.data --format folded >report.folded 2>report.err || fail "report exited with $?"
+	"$PY" "$HERE/compare_both.py" truth.json report.folded >both.out 2>&1 ||
+		fail "the record file: $(cat both.out)"
+	"$VMTRACE" report rec.data --format pprof >alloc.pb.gz 2>report.err || fail "pprof exited with $?"
+	go tool pprof -traces alloc.pb.gz >traces.out 2>traces.err || fail "go tool pprof: $(cat traces.err)"
+	tr -s ' \n' ' ' <traces.out | grep -q "Node Tree#grow Tree#build Object#main alloc_general vm_new tree_grow" ||
+		fail "pprof: no Node <- Tree#grow <- Tree#build <- Object#main <- alloc_general <- vm_new <- tree_grow stack"
+	echo "both, spawned: record file and pprof keep both parts"
+	# by pid: the threads announce their frame pointers to this consumer
+	"$BIN/demovm" --quiet --wait --ops $OPS --threads 2 --truth truth2.json >dv.out 2>dv.err &
+	DV=$!
+	PIDS+=("$DV")
+	wait_line dv.out '^ready$' "$DV"
+	"$VMTRACE" record --stack both -p "$DV" -o rec2.data --format folded >vt2.out 2>vt2.err &
+	VT=$!
+	PIDS+=("$VT")
+	wait_line vt2.err '^vmtrace: recording pid' "$VT"
+	kill -USR1 "$DV"
+	wait "$DV" || fail "demovm exited with $?"
+	wait "$VT" || fail "vmtrace record exited with $?"
+	"$PY" "$HERE/compare_both.py" truth2.json vt2.out >both.out 2>&1 || fail "by pid: $(cat both.out)"
+	cat both.out
+	;;
 reattach)
 	"$BIN/demovm" --quiet --threads 1 --duration 0 >dv.out 2>dv.err &
 	DV=$!
@@ -123,11 +157,6 @@ errors)
 	PIDS+=("$EH")
 	wait_line eh.out "^fired$" "$EH"
 	expect 1 "--stack vm: pid $EH has not described its VM frames" record --stack vm -p "$EH" -o x.data
-	"$BIN/demovm" --quiet --wait --ops 10 >dv.out 2>dv.err &
-	DV=$!
-	PIDS+=("$DV")
-	wait_line dv.out '^ready$' "$DV"
-	expect 1 "--stack both: not yet" record --stack both -p "$DV" -o x.data
 	;;
 *)
 	echo "unknown case $CASE"

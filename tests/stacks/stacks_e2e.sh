@@ -13,8 +13,8 @@
 #              depths equal the VM truth's
 #   both       record --stack both -- demovm (2 threads), and by pid: each
 #              allocation under its native stack with its VM stack on top;
-#              the VM parts equal the truth, the record file, folded from
-#              it, and pprof keep both parts
+#              the VM parts equal the truth; the record file (folded from
+#              it), the flame graph page and pprof keep both parts
 #   errors     a host without a frame descriptor, a bad --stack
 set -uo pipefail
 
@@ -111,6 +111,10 @@ both)
 	"$VMTRACE" report rec.data --format folded >report.folded 2>report.err || fail "report exited with $?"
 	"$PY" "$HERE/compare_both.py" truth.json report.folded >both.out 2>&1 ||
 		fail "the record file: $(cat both.out)"
+	"$VMTRACE" report rec.data --format flamegraph >alloc.html 2>report.err ||
+		fail "report --format flamegraph exited with $?"
+	node "$HERE/flamegraph_check.js" alloc.html report.folded >fg.out 2>&1 || fail "$(cat fg.out)"
+	cat fg.out
 	"$VMTRACE" report rec.data --format pprof >alloc.pb.gz 2>report.err || fail "pprof exited with $?"
 	go tool pprof -traces alloc.pb.gz >traces.out 2>traces.err || fail "go tool pprof: $(cat traces.err)"
 	tr -s ' \n' ' ' <traces.out | grep -q "Node Tree#grow Tree#build Object#main alloc_general vm_new tree_grow" ||

@@ -123,15 +123,19 @@ def case_chains(vmtrace, tmp):
     check(not lost, f"chains: nothing lost {lost}")
 
 
-def case_native(vmtrace, tmp):
-    """--stack native and --stack both are refused for Ruby, each with a
-    one-line reason naming it."""
+def check_refused(vmtrace, tmp, runtime, argv):
+    """--stack native and --stack both are refused for a stock runtime,
+    each with a one-line reason naming it."""
     for mode in ("native", "both"):
         r = subprocess.run([vmtrace, "record", "--stack", mode, "-o", os.path.join(tmp, "n.data"),
-                            "--", rt.RUBY, "-e", "1"], capture_output=True, text=True, timeout=60)
+                            "--", *argv], capture_output=True, text=True, timeout=60)
         check(r.returncode != 0 and f"--stack {mode}:" in r.stderr and
               len(r.stderr.strip().splitlines()) == 1,
-              f"ruby --stack {mode} refused ({r.returncode}): {r.stderr.strip()}")
+              f"{runtime} --stack {mode} refused ({r.returncode}): {r.stderr.strip()}")
+
+
+def case_native(vmtrace, tmp):
+    check_refused(vmtrace, tmp, "ruby", [rt.RUBY, "-e", "1"])
 
 
 def case_py_spawn(vmtrace, tmp):
@@ -165,14 +169,7 @@ def case_py_deep(vmtrace, tmp):
 
 
 def case_py_native(vmtrace, tmp):
-    """--stack native and --stack both are refused for CPython, each with a
-    one-line reason naming it."""
-    for mode in ("native", "both"):
-        r = subprocess.run([vmtrace, "record", "--stack", mode, "-o", os.path.join(tmp, "n.data"),
-                            "--", rt.PYTHON, "-c", "1"], capture_output=True, text=True, timeout=60)
-        check(r.returncode != 0 and f"--stack {mode}:" in r.stderr and
-              len(r.stderr.strip().splitlines()) == 1,
-              f"python --stack {mode} refused ({r.returncode}): {r.stderr.strip()}")
+    check_refused(vmtrace, tmp, "python", [rt.PYTHON, "-c", "1"])
 
 
 CASES = {"ruby-stack-spawn": case_spawn, "ruby-stack-pid": case_pid,

@@ -56,18 +56,22 @@ check_record() { # the record file keeps the stacks
 	done
 }
 
-case_pid() { # VARIANT
-	"$BIN/$1" --quiet --wait --ops $OPS --threads 2 --truth truth.json >dv.out 2>dv.err &
+record_pid() { # VARIANT MODE TRUTH RECORD FOLDED: attach to a waiting demovm, record it all
+	"$BIN/$1" --quiet --wait --ops $OPS --threads 2 --truth "$3" >dv.out 2>dv.err &
 	DV=$!
 	PIDS+=("$DV")
 	wait_line dv.out '^ready$' "$DV"
-	"$VMTRACE" record --stack vm -p "$DV" -o rec.data --format folded >vt.out 2>vt.err &
+	"$VMTRACE" record --stack "$2" -p "$DV" -o "$4" --format folded >"$5" 2>vt.err &
 	VT=$!
 	PIDS+=("$VT")
 	wait_line vt.err '^vmtrace: recording pid' "$VT"
 	kill -USR1 "$DV"
 	wait "$DV" || fail "demovm exited with $?"
 	wait "$VT" || fail "vmtrace record exited with $?"
+}
+
+case_pid() { # VARIANT
+	record_pid "$1" vm truth.json rec.data vt.out
 	compare truth.json vt.out
 	check_record
 }
@@ -121,17 +125,7 @@ both)
 		fail "pprof: no Node <- Tree#grow <- Tree#build <- Object#main <- alloc_general <- vm_new <- tree_grow stack"
 	echo "both, spawned: record file and pprof keep both parts"
 	# by pid: the threads announce their frame pointers to this consumer
-	"$BIN/demovm" --quiet --wait --ops $OPS --threads 2 --truth truth2.json >dv.out 2>dv.err &
-	DV=$!
-	PIDS+=("$DV")
-	wait_line dv.out '^ready$' "$DV"
-	"$VMTRACE" record --stack both -p "$DV" -o rec2.data --format folded >vt2.out 2>vt2.err &
-	VT=$!
-	PIDS+=("$VT")
-	wait_line vt2.err '^vmtrace: recording pid' "$VT"
-	kill -USR1 "$DV"
-	wait "$DV" || fail "demovm exited with $?"
-	wait "$VT" || fail "vmtrace record exited with $?"
+	record_pid demovm both truth2.json rec2.data vt2.out
 	"$PY" "$HERE/compare_both.py" truth2.json vt2.out >both.out 2>&1 || fail "by pid: $(cat both.out)"
 	cat both.out
 	;;

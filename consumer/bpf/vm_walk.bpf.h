@@ -72,10 +72,12 @@ int BPF_USDT(on_stacks_armed, __u64 max_depth, void *current, void *frames)
 	struct vt_vm_thread t;
 	__u32 tid = vt_tid();
 
-	if (!vm_walk || !in_target() || !current || !frames)
+	if (!vm_walk || !in_target())
 		return 0;
-	if (bpf_probe_read_user(&d, sizeof(d), frames) || d.magic != VT_FRAMES_MAGIC ||
-	    d.version != VT_FRAMES_VERSION) {
+	__builtin_memset(&d, 0, sizeof(d));
+	/* current NULL: the thread has no VM stack (yet), not a loss */
+	if (current && (bpf_probe_read_user(&d, sizeof(d), frames) || d.magic != VT_FRAMES_MAGIC ||
+			d.version != VT_FRAMES_VERSION)) {
 		lose(VT_LOSS_VM_WALK_FAIL);
 		return 0;
 	}
@@ -152,6 +154,8 @@ static __noinline __u64 vm_stack_id(void)
 	}
 	w->t = *t;
 	w->frame = 0;
+	if (!t->current)
+		return 0;                      /* announced without a VM stack */
 	if (bpf_probe_read_user(&w->frame, sizeof(w->frame), (void *)t->current)) {
 		lose(VT_LOSS_VM_WALK_FAIL);
 		return 0;
@@ -167,8 +171,7 @@ static __noinline __u64 vm_stack_id(void)
 		lose(VT_LOSS_VM_WALK_FAIL);
 		return 0;
 	}
-	if (w->st.flags & VT_STACK_CUT)
-		lose(VT_LOSS_STACK_CUT);
+	/* a cut stack keeps VT_STACK_CUT: userspace counts its allocations */
 	id = ((w->hash ^ w->st.depth ^ w->st.flags) >> 2) | 1;
 	if (!bpf_map_lookup_elem(&stacks, &id)) {
 		err = bpf_map_update_elem(&stacks, &id, &w->st, BPF_NOEXIST);

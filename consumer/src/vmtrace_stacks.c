@@ -34,8 +34,8 @@ static bool field_ok(int32_t off, bool optional)
 	return (optional && off == VMTRACE_FRAME_NONE) || (off >= 0 && off <= FIELD_MAX);
 }
 
-int vt_vm_stacks_prepare(pid_t pid, const struct vt_usdt_list *probes, bool spawned, char *errbuf,
-			 size_t errlen)
+int vt_vm_stacks_prepare(pid_t pid, const struct vt_usdt_list *probes, bool spawned, const char *mode,
+			 char *errbuf, size_t errlen)
 {
 	struct vmtrace_frames_desc d;
 	struct timespec now;
@@ -46,26 +46,26 @@ int vt_vm_stacks_prepare(pid_t pid, const struct vt_usdt_list *probes, bool spaw
 		return 0; /* it describes its frames once it runs; nothing to resend */
 	err = vt_provider_read(pid, probes, "vmtrace_frames", &d, sizeof(d));
 	if (err == -ENOENT) {
-		snprintf(errbuf, errlen, "--stack vm: the libvmtrace of pid %d has no frame descriptor "
-			 "(vmtrace_frames): too old for stacks", (int)pid);
+		snprintf(errbuf, errlen, "--stack %s: the libvmtrace of pid %d has no frame descriptor "
+			 "(vmtrace_frames): too old for stacks", mode, (int)pid);
 		return err;
 	}
 	if (err) {
-		snprintf(errbuf, errlen, "--stack vm: cannot read the frame descriptor of pid %d: %s",
-			 (int)pid, strerror(-err));
+		snprintf(errbuf, errlen, "--stack %s: cannot read the frame descriptor of pid %d: %s",
+			 mode, (int)pid, strerror(-err));
 		return err;
 	}
 	if (d.magic == 0) {
-		snprintf(errbuf, errlen, "--stack vm: pid %d has not described its VM frames "
-			 "(vmtrace_frames_describe)", (int)pid);
+		snprintf(errbuf, errlen, "--stack %s: pid %d has not described its VM frames "
+			 "(vmtrace_frames_describe)", mode, (int)pid);
 		return -ENOENT;
 	}
 	if (d.magic != VMTRACE_FRAMES_MAGIC || d.version != VMTRACE_FRAMES_VERSION ||
 	    d.max_depth != VMTRACE_STACK_MAX_DEPTH || !field_ok(d.layout.caller, false) ||
 	    !field_ok(d.layout.name, false) || !field_ok(d.layout.file, true) ||
 	    !field_ok(d.layout.line, true)) {
-		snprintf(errbuf, errlen, "--stack vm: the frame descriptor of pid %d is damaged or of a "
-			 "version this vmtrace does not know (version %u)", (int)pid, d.version);
+		snprintf(errbuf, errlen, "--stack %s: the frame descriptor of pid %d is damaged or of a "
+			 "version this vmtrace does not know (version %u)", mode, (int)pid, d.version);
 		return -EPROTONOSUPPORT;
 	}
 	/* stacks the threads sent to an earlier consumer must reach this one */
@@ -73,7 +73,7 @@ int vt_vm_stacks_prepare(pid_t pid, const struct vt_usdt_list *probes, bool spaw
 	epoch = ((uint64_t)getpid() << 40) ^ ((uint64_t)now.tv_sec << 20) ^ (uint64_t)now.tv_nsec;
 	err = vt_provider_write_u64(pid, probes, "vmtrace_stacks_epoch", epoch | 1);
 	if (err)
-		snprintf(errbuf, errlen, "--stack vm: cannot write into pid %d: %s", (int)pid,
+		snprintf(errbuf, errlen, "--stack %s: cannot write into pid %d: %s", mode, (int)pid,
 			 strerror(-err));
 	return err;
 }
@@ -136,7 +136,8 @@ int vt_vm_stacks_arm(struct vt_adapter *a, struct bpf_program *prog, const struc
 		if (strcmp(p->provider, "vmtrace") || strcmp(p->name, "stacks__armed") ||
 		    !vt_usdt_has_probe(pl, "vmtrace", p->path, "alloc__batch"))
 			continue;
-		err = vt_vm_stacks_prepare(opts->pid, pl, opts->spawned, errbuf, errlen);
+		err = vt_vm_stacks_prepare(opts->pid, pl, opts->spawned,
+					   opts->stacks == VT_STACK_BOTH ? "both" : "vm", errbuf, errlen);
 		if (!err)
 			err = vt_adapter_attach(a, prog, p->path, p->name, 0, errbuf, errlen);
 		*path = p->path;

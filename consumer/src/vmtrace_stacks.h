@@ -20,9 +20,9 @@
 /* Check the frame descriptor (vmtrace_frames) of a running pid and ask its
  * threads to send their stacks' frames again (vmtrace_stacks_epoch). A
  * command not yet started has nothing to check (spawned). 0, or a negative
- * errno with a one-line reason in errbuf. */
-int vt_vm_stacks_prepare(pid_t pid, const struct vt_usdt_list *probes, bool spawned, char *errbuf,
-			 size_t errlen);
+ * errno with a one-line reason in errbuf, naming --stack MODE. */
+int vt_vm_stacks_prepare(pid_t pid, const struct vt_usdt_list *probes, bool spawned, const char *mode,
+			 char *errbuf, size_t errlen);
 
 /* A pointer's name for a frame: never NULL (fallback holds len bytes). */
 typedef const char *vt_frame_name_fn(void *ctx, uint64_t ptr, char *fallback, size_t len);

@@ -90,14 +90,16 @@ static __thread struct {
 void vt_stacks_announce(void)
 {
 	uint64_t epoch = __atomic_load_n(&vmtrace__stacks_epoch_store, __ATOMIC_RELAXED);
+	/* NULL until the frames are described and the thread's pointer given:
+	 * the consumer then knows the thread has no VM stack yet */
+	void *const *root = vt_stacks_ready() ? vmtrace__stacks_root : NULL;
 
-	if (!vt_stacks_ready() ||
-	    (announced.done && announced.epoch == epoch && announced.root == vmtrace__stacks_root))
+	if (announced.done && announced.epoch == epoch && announced.root == root)
 		return;
 	announced.done = 1;
 	announced.epoch = epoch;
-	announced.root = vmtrace__stacks_root;
-	vmtrace__fire_stacks_armed(VMTRACE_STACK_MAX_DEPTH, (const void *)vmtrace__stacks_root,
+	announced.root = root;
+	vmtrace__fire_stacks_armed(VMTRACE_STACK_MAX_DEPTH, (const void *)root,
 				   (const void *)&vmtrace__frames_store);
 }
 

@@ -135,9 +135,10 @@ static inline __attribute__((always_inline)) uint64_t vt_stacks_known(const stru
 }
 
 /* For a consumer of object__alloc that walks the chain in BPF (--stack
- * both): fire stacks__armed with this thread's pointer and the descriptor
- * when this thread has not yet done so for the current consumer (epoch)
- * or pointer. Before the thread's object__alloc. */
+ * both): fire stacks__armed with this thread's pointer (NULL while it has
+ * none or the frames are not described) and the descriptor when this
+ * thread has not yet done so for the current consumer (epoch) or pointer.
+ * Before the thread's object__alloc. */
 void vt_stacks_announce(void);
 
 /* Send the frames appended since the last flush in STACK batches through

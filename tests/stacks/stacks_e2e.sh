@@ -15,7 +15,7 @@
 #              allocation under its native stack with its VM stack on top;
 #              the VM parts equal the truth; the record file (folded from
 #              it), the flame graph page and pprof keep both parts
-#   errors     a host without a frame descriptor, a bad --stack
+#   errors     a host without a frame descriptor (vm and both), a bad --stack
 set -uo pipefail
 
 CASE=$1
@@ -155,6 +155,7 @@ errors)
 	PIDS+=("$EH")
 	wait_line eh.out "^fired$" "$EH"
 	expect 1 "--stack vm: pid $EH has not described its VM frames" record --stack vm -p "$EH" -o x.data
+	expect 1 "--stack both: pid $EH has not described its VM frames" record --stack both -p "$EH" -o x.data
 	;;
 *)
 	echo "unknown case $CASE"

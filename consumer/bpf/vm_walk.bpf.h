@@ -28,7 +28,10 @@ const volatile bool vm_walk = false;
 struct vt_vm_thread {
 	__u64 current;                 /* where the thread's innermost-frame pointer lives */
 	__s32 caller, name, file, line;
+	__u32 lo, span;                /* the fields' bytes in a frame: one read when span <= 64 */
 };
+
+#define VM_SPAN_MAX 64
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -49,6 +52,7 @@ struct vm_walk_state {
 	__u64 frame, hash;
 	struct vt_vm_thread t;
 	__u32 bad;
+	__u8 buf[2 * VM_SPAN_MAX];     /* a frame's fields, read at once */
 	struct vt_stack_val st;
 };
 
@@ -86,6 +90,21 @@ int BPF_USDT(on_stacks_armed, __u64 max_depth, void *current, void *frames)
 	t.name = d.name;
 	t.file = d.file;
 	t.line = d.line;
+	/* lo..hi: the bytes the four fields span (the offsets are <= 4096) */
+	{
+		__s32 lo = d.caller < d.name ? d.caller : d.name, hi = (d.caller > d.name ? d.caller : d.name) + 8;
+
+		if (d.file != VT_FRAME_NONE) {
+			lo = d.file < lo ? d.file : lo;
+			hi = d.file + 8 > hi ? d.file + 8 : hi;
+		}
+		if (d.line != VT_FRAME_NONE) {
+			lo = d.line < lo ? d.line : lo;
+			hi = d.line + 4 > hi ? d.line + 4 : hi;
+		}
+		t.lo = lo < 0 ? 0 : (__u32)lo;
+		t.span = hi > lo ? (__u32)(hi - lo) : 0;
+	}
 	if (bpf_map_update_elem(&vm_threads, &tid, &t, BPF_ANY))
 		lose(VT_LOSS_VM_WALK_FAIL);
 	return 0;
@@ -117,7 +136,23 @@ static long vm_walk_step(__u32 i, void *ctx)
 	f = &w->st.f[d & (VT_STACK_MAX_DEPTH - 1)];
 	f->file = 0;
 	f->line = 0;
-	if (vm_read(&f->name, sizeof(f->name), w->frame, w->t.name) ||
+	if (w->t.span && w->t.span <= VM_SPAN_MAX && w->t.lo <= 4096) {
+		/* the usual host: its frame's fields within 64 bytes, one read */
+		__u32 lo = w->t.lo, n = w->t.span;
+
+		/* keep the bound the verifier needs: the compiler drops a mask it proves */
+		asm volatile("%0 &= 127" : "+r"(n));
+		if (bpf_probe_read_user(w->buf, n, (void *)(w->frame + lo))) {
+			w->bad = 1;
+			return 1;
+		}
+		__builtin_memcpy(&f->name, w->buf + ((w->t.name - lo) & (VM_SPAN_MAX - 1)), 8);
+		if (w->t.file != VT_FRAME_NONE)
+			__builtin_memcpy(&f->file, w->buf + ((w->t.file - lo) & (VM_SPAN_MAX - 1)), 8);
+		if (w->t.line != VT_FRAME_NONE)
+			__builtin_memcpy(&line, w->buf + ((w->t.line - lo) & (VM_SPAN_MAX - 1)), 4);
+		__builtin_memcpy(&w->frame, w->buf + ((w->t.caller - lo) & (VM_SPAN_MAX - 1)), 8);
+	} else if (vm_read(&f->name, sizeof(f->name), w->frame, w->t.name) ||
 	    (w->t.file != VT_FRAME_NONE && vm_read(&f->file, sizeof(f->file), w->frame, w->t.file)) ||
 	    (w->t.line != VT_FRAME_NONE && vm_read(&line, sizeof(line), w->frame, w->t.line)) ||
 	    vm_read(&w->frame, sizeof(w->frame), w->frame, w->t.caller)) {
@@ -125,12 +160,27 @@ static long vm_walk_step(__u32 i, void *ctx)
 		return 1;
 	}
 	f->line = line;
-	resolve_name(f->name);
-	if (f->file)
-		resolve_name(f->file);
 	w->hash = (w->hash ^ f->name) * 0xC2B2AE3D27D4EB4Full;
 	w->hash = (w->hash ^ f->file ^ ((__u64)f->line << 48)) * 0x165667B19E3779F9ull;
 	w->st.depth = d + 1;
+	return 0;
+}
+
+/* Read frame i's strings into `names` (bpf_loop's callback, over a stack
+ * new to the map: a known stack's strings are there already). */
+static long vm_resolve_step(__u32 i, void *ctx)
+{
+	struct vm_walk_state *w;
+	struct vt_stack_frame *f;
+	__u32 zero = 0;
+
+	w = bpf_map_lookup_elem(&vm_walk_scratch, &zero);
+	if (!w || i >= w->st.depth)
+		return 1;
+	f = &w->st.f[i & (VT_STACK_MAX_DEPTH - 1)];
+	resolve_name(f->name);
+	if (f->file)
+		resolve_name(f->file);
 	return 0;
 }
 
@@ -174,6 +224,7 @@ static __noinline __u64 vm_stack_id(void)
 	/* a cut stack keeps VT_STACK_CUT: userspace counts its allocations */
 	id = ((w->hash ^ w->st.depth ^ w->st.flags) >> 2) | 1;
 	if (!bpf_map_lookup_elem(&stacks, &id)) {
+		bpf_loop(w->st.depth, vm_resolve_step, NULL, 0);
 		err = bpf_map_update_elem(&stacks, &id, &w->st, BPF_NOEXIST);
 		if (err && err != -EEXIST)
 			lose(VT_LOSS_STACK_MAP_FULL);

@@ -70,6 +70,18 @@ record_pid() { # VARIANT MODE TRUTH RECORD FOLDED: attach to a waiting demovm, r
 	wait "$VT" || fail "vmtrace record exited with $?"
 }
 
+check_flamegraph() { # the flame graph page of rec.data shows report.folded's stacks
+	"$VMTRACE" report rec.data --format flamegraph >alloc.html 2>report.err ||
+		fail "report --format flamegraph exited with $?"
+	node "$HERE/flamegraph_check.js" alloc.html report.folded >fg.out 2>&1 || fail "$(cat fg.out)"
+	cat fg.out
+}
+
+pprof_traces() { # rec.data's pprof stacks into traces.out, as go tool pprof reads them
+	"$VMTRACE" report rec.data --format pprof >alloc.pb.gz 2>report.err || fail "pprof exited with $?"
+	go tool pprof -traces alloc.pb.gz >traces.out 2>traces.err || fail "go tool pprof: $(cat traces.err)"
+}
+
 case_pid() { # VARIANT
 	record_pid "$1" vm truth.json rec.data vt.out
 	compare truth.json vt.out
@@ -83,13 +95,9 @@ spawn)
 	compare truth.json vt.out
 	check_record
 	# the flame graph page shows the same stacks, searchable and zoomable
-	"$VMTRACE" report rec.data --format flamegraph >alloc.html 2>report.err ||
-		fail "report --format flamegraph exited with $?"
-	node "$HERE/flamegraph_check.js" alloc.html report.folded >fg.out 2>&1 || fail "$(cat fg.out)"
-	cat fg.out
+	check_flamegraph
 	# pprof carries the whole stacks as locations
-	"$VMTRACE" report rec.data --format pprof >alloc.pb.gz 2>report.err || fail "pprof exited with $?"
-	go tool pprof -traces alloc.pb.gz >traces.out 2>traces.err || fail "go tool pprof: $(cat traces.err)"
+	pprof_traces
 	tr -s ' \n' ' ' <traces.out | grep -q "Node Tree#grow Tree#grow Tree#grow Tree#build Object#main" ||
 		fail "pprof: no Node <- Tree#grow x3 <- Tree#build <- Object#main stack"
 	tr -s ' \n' ' ' <traces.out | grep -q "String Object#inspect Report#render Object#main" ||
@@ -115,12 +123,8 @@ both)
 	"$VMTRACE" report rec.data --format folded >report.folded 2>report.err || fail "report exited with $?"
 	"$PY" "$HERE/compare_both.py" truth.json report.folded >both.out 2>&1 ||
 		fail "the record file: $(cat both.out)"
-	"$VMTRACE" report rec.data --format flamegraph >alloc.html 2>report.err ||
-		fail "report --format flamegraph exited with $?"
-	node "$HERE/flamegraph_check.js" alloc.html report.folded >fg.out 2>&1 || fail "$(cat fg.out)"
-	cat fg.out
-	"$VMTRACE" report rec.data --format pprof >alloc.pb.gz 2>report.err || fail "pprof exited with $?"
-	go tool pprof -traces alloc.pb.gz >traces.out 2>traces.err || fail "go tool pprof: $(cat traces.err)"
+	check_flamegraph
+	pprof_traces
 	tr -s ' \n' ' ' <traces.out | grep -q "Node Tree#grow Tree#build Object#main alloc_general vm_new tree_grow" ||
 		fail "pprof: no Node <- Tree#grow <- Tree#build <- Object#main <- alloc_general <- vm_new <- tree_grow stack"
 	echo "both, spawned: record file and pprof keep both parts"

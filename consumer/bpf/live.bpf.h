@@ -195,6 +195,9 @@ static long live_record(__u32 i, void *ctx)
 		 * cannot be tracked, so the live bytes stay what is tracked */
 		w->sum += live_track(r->addr, r->klass, r->method, r->site, r->size, r->weight, r->time_ns) -
 			  (__s64)(r->size * r->weight);
+	} else if (r->op > VT_LIVE_NET) {
+		/* a newer provider's op: its bytes would go uncounted, so say so */
+		lose(VT_LOSS_LIVE_BAD_OP);
 	}
 	return 0;
 }

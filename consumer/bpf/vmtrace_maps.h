@@ -240,7 +240,8 @@ struct vt_live_stats {           /* one entry, all CPUs (atomic adds) */
 	X(LIVE_TEMP_FULL, "temporary allocation map full (frees)")                 \
 	X(LIVE_PROVIDER, "provider could not buffer an address (events)")          \
 	X(PROC_FULL, "process table full (events)")                                \
-	X(PROC_HIGH_PTR, "pointer above 2^47 in --all (events)")
+	X(PROC_HIGH_PTR, "pointer above 2^47 in --all (events)")                  \
+	X(LIVE_BAD_OP, "live record of a kind this vmtrace does not know (records)")
 
 enum vt_loss {
 #define VT_X_ENUM(e, s) VT_LOSS_##e,

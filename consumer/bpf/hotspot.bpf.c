@@ -17,12 +17,17 @@
  *
  * GC: gc__begin(full) / gc__end timed per thread (the VM thread runs each
  * collection); each is counted and streamed as one pause.
+ *
+ * record --all (targ_all): a key's addresses carry their process's slot
+ * (procs.bpf.h), so two JVMs' classes at one address stay two rows, each
+ * named from its own process.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
 #include "common.bpf.h"
+#include "procs.bpf.h"
 #include "hotspot_maps.h"
 
 /* Set before load (runtime_hotspot.c). */
@@ -202,29 +207,52 @@ static __always_inline void intern_name(__u64 addr, const char *src, long len)
 		add(VT_HS_L_NAMES_FULL, 1);
 }
 
-/* The name of the class at klass (Klass::_name, a Symbol: a u2 length and
- * the bytes) for the names map, where its place is known. */
-static __always_inline void intern_klass(__u64 klass)
+/* The name of the class at qklass (Klass::_name, a Symbol: a u2 length and
+ * the bytes) for the names map, where its place is known. qklass: qualified
+ * by its process's slot under record --all, read at the raw address. */
+static __always_inline void intern_klass(__u64 qklass)
 {
-	__u64 sym = 0;
+	__u64 sym = 0, klass = vt_proc_raw(qklass);
 	__u16 len = 0;
 
-	if (!klass || bpf_map_lookup_elem(&names, &klass))
+	if (!klass || bpf_map_lookup_elem(&names, &qklass))
 		return;
 	if (bpf_probe_read_user(&sym, 8, (void *)(klass + layout.name_offset)) || !sym ||
 	    bpf_probe_read_user(&len, 2, (void *)(sym + layout.symbol_length_offset)))
 		add(VT_HS_L_UNREADABLE, 1);
 	else
-		intern_name(klass, (const char *)(sym + layout.symbol_body_offset), len);
+		intern_name(qklass, (const char *)(sym + layout.symbol_body_offset), len);
 }
 
-/* The site's two names, for a new row. */
-static __always_inline void intern_site(const struct vt_hs_frame *f)
+/* The site's two names, for a new row keyed by key. */
+static __always_inline void intern_site(const struct vt_hs_alloc_key *key,
+					const struct vt_hs_frame *f)
 {
 	if (!f)
 		return;
-	intern_name(f->klass, (const char *)f->klass, f->klass_len);
-	intern_name(f->method, (const char *)f->method, f->method_len);
+	intern_name(key->site_class, (const char *)f->klass, f->klass_len);
+	intern_name(key->site_method, (const char *)f->method, f->method_len);
+}
+
+/* record --all (called under `if (targ_all)`): the key's addresses
+ * qualified by the calling process's slot (a site's only when there is
+ * one: 0 stays 0); false, counted, when it has none or one is above the
+ * slot bits. */
+static __always_inline bool all_qualify(__u64 *a, __u64 *b, __u64 *c)
+{
+	__u64 slot = vt_proc_slot();
+
+	if (slot == VT_PROC_NONE || vt_proc_too_high(*a) || vt_proc_too_high(*b) ||
+	    vt_proc_too_high(*c)) {
+		add(slot == VT_PROC_NONE ? VT_HS_L_PROC_FULL : VT_HS_L_PROC_HIGH_PTR, 1);
+		return false;
+	}
+	*a = vt_proc_qual(*a, slot);
+	if (*b)
+		*b = vt_proc_qual(*b, slot);
+	if (*c)
+		*c = vt_proc_qual(*c, slot);
+	return true;
 }
 
 /* Push a frame on thread tid's stack. */
@@ -313,9 +341,11 @@ int hs_alloc_whole(struct pt_regs *ctx)
 		add(VT_HS_L_SIZE_UNREADABLE, 1);
 	key.klass = klass;
 	f = site(&key, vt_tid());
+	if (targ_all && !all_qualify(&key.klass, &key.site_class, &key.site_method))
+		return 0;
 	if (!count_alloc(&key, size)) {
-		intern_klass(klass);
-		intern_site(f);
+		intern_klass(key.klass);
+		intern_site(&key, f);
 	}
 	return 0;
 }
@@ -338,9 +368,11 @@ int BPF_USDT(hs_object_alloc, long jtid, const char *name, long name_len, long a
 		add(VT_HS_L_SIZE_FROM_ARG, 1);
 	}
 	f = site(&key, tid);
+	if (targ_all && !all_qualify(&key.klass, &key.site_class, &key.site_method))
+		return 0;
 	if (!count_alloc(&key, size)) {
 		intern_name(key.klass, name, name_len);
-		intern_site(f);
+		intern_site(&key, f);
 	}
 	return 0;
 }
@@ -351,10 +383,13 @@ int BPF_USDT(hs_method_entry, long jtid, const char *klass, long klass_len,
 {
 	struct vt_hs_method_key key = { .klass = (__u64)klass, .method = (__u64)method };
 	struct vt_hs_method_val init = {}, *v;
+	__u64 none = 0;
 	enum vt_got got;
 
 	add(VT_HS_C_METHOD_ENTRIES, 1);
 	push_frame(vt_tid(), klass, klass_len, method, method_len);
+	if (targ_all && !all_qualify(&key.klass, &key.method, &none))
+		return 0;
 	v = bpf_map_lookup_elem(&methods, &key);
 	if (!v) {
 		v = vt_insert(&methods, &key, &init, &got);

@@ -22,7 +22,9 @@
  * it ran in (the innermost frame; both 0 without method probes), as
  * addresses in the JVM: the key stays small and no name is read per
  * event. Each address's name is read once, when its first row is made,
- * into the names map (struct vt_hs_name). */
+ * into the names map (struct vt_hs_name). Under record --all each
+ * address (a site's when there is one) carries its process's slot
+ * (procs_maps.h), and so do the names map's keys. */
 struct vt_hs_alloc_key {
 	__u64 klass;               /* the Klass*, or its name's bytes (object__alloc's pointer) */
 	__u64 site_class;          /* the frame's class name bytes (a Symbol's body) */
@@ -59,7 +61,8 @@ struct vt_hs_alloc_val {
 };
 
 /* A method by its class's and its own name's bytes in the JVM (Symbol
- * bodies, as method__entry passes them), named through the names map. */
+ * bodies, as method__entry passes them; with the slot under record --all),
+ * named through the names map. */
 struct vt_hs_method_key {
 	__u64 klass;
 	__u64 method;
@@ -111,6 +114,8 @@ enum vt_hs_counter {
 	VT_HS_L_SIZE_UNREADABLE,   /* an object whose class or length could not be read: 0 bytes */
 	VT_HS_L_NO_RETURN,         /* frames dropped without their method__return (see hotspot.bpf.c) */
 	VT_HS_L_NAMES_FULL,        /* names map full: a row's name is not kept */
+	VT_HS_L_PROC_FULL,         /* record --all: process table full, the event not counted */
+	VT_HS_L_PROC_HIGH_PTR,     /* record --all: an address above 2^47, the event not counted */
 	VT_HS_COUNTERS,
 };
 

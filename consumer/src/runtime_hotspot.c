@@ -47,6 +47,7 @@
 #include "adapter.h"
 #include "elf_code.h"
 #include "java_names.h"
+#include "proc_table.h"
 #include "profile.h"
 #include "runtime.h"
 #include "../bpf/hotspot_maps.h"
@@ -77,6 +78,8 @@ static const char *const loss_names[] = {
 	[VT_HS_L_SIZE_UNREADABLE] = "object size unreadable (counted with 0 bytes)",
 	[VT_HS_L_NO_RETURN] = "Java frames left without method__return (allocations may name a callee)",
 	[VT_HS_L_NAMES_FULL] = "names map full (rows named ?)",
+	[VT_HS_L_PROC_FULL] = "process table full (events)",
+	[VT_HS_L_PROC_HIGH_PTR] = "pointer above 2^47 in --all (events)",
 };
 
 struct hotspot_state {
@@ -84,6 +87,8 @@ struct hotspot_state {
 	struct hotspot_bpf *skel;
 	char probes_used[256];
 	char *tool_options;     /* "JAVA_TOOL_OPTIONS=..." for a spawned java, or NULL */
+	bool all;               /* record --all: keys' addresses carry their process's slot */
+	struct vt_proc_table procs; /* ... and these are the processes */
 };
 
 /* The flags that switch HotSpot's probes on. */
@@ -104,12 +109,14 @@ static int on_gc_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* What alloc_row and method_row need beside the row: the names map, and
- * the allocations whose class name was never read (a loss). */
+/* What alloc_row and method_row need beside the row: the names map, the
+ * allocations whose class name was never read (a loss), and under
+ * record --all the processes. */
 struct alloc_rows {
 	struct vt_profile *out;
 	int names_fd;
 	uint64_t unnamed;
+	struct vt_proc_table *procs; /* record --all, else NULL */
 };
 
 /* The name behind addr in the names map (hotspot.bpf.c), a class's in
@@ -138,9 +145,16 @@ static int alloc_row(const void *key, const void *val, void *ctx)
 	struct alloc_rows *r = ctx;
 	char klass[VT_HS_CLASS + 64], site[VT_HS_CLASS + 64], meth[VT_HS_CLASS + 64];
 	char where[sizeof(site) + sizeof(meth) + 1] = "";
+	uint32_t proc = 0;
 
 	if (!sum->count)
 		return 0;
+	if (r->procs) {
+		int err = vt_proc_table_proc(r->procs, vt_proc_slot_of(k->klass), r->out, &proc);
+
+		if (err)
+			return err;
+	}
 	if (!row_name(r, k->klass, true, klass, sizeof(klass))) {
 		snprintf(klass, sizeof(klass), "?");
 		r->unnamed += sum->count;
@@ -148,7 +162,8 @@ static int alloc_row(const void *key, const void *val, void *ctx)
 	if (row_name(r, k->site_method, false, meth, sizeof(meth)) &&
 	    row_name(r, k->site_class, true, site, sizeof(site)))
 		snprintf(where, sizeof(where), "%s.%s", site, meth);
-	return vt_profile_add_alloc(r->out, klass, where, "", sum->count, sum->bytes, sum->count);
+	return vt_profile_add_alloc_proc(r->out, proc, klass, where, "", 0, sum->count, sum->bytes,
+					 sum->count);
 }
 
 static int method_row(const void *key, const void *val, void *ctx)
@@ -173,7 +188,8 @@ static int hotspot_collect(void *state, struct vt_profile *out)
 {
 	struct hotspot_state *st = state;
 	uint64_t c[VT_HS_COUNTERS] = { 0 };
-	struct alloc_rows rows = { .out = out, .names_fd = bpf_map__fd(st->skel->maps.names) };
+	struct alloc_rows rows = { .out = out, .names_fd = bpf_map__fd(st->skel->maps.names),
+				   .procs = st->all ? &st->procs : NULL };
 	int err;
 
 	err = vt_adapter_drain(&st->a);
@@ -201,6 +217,8 @@ static int hotspot_poll(void *state, int timeout_ms)
 {
 	struct hotspot_state *st = state;
 
+	if (st->all)
+		vt_proc_table_refresh(&st->procs); /* cgroups read while the processes live */
 	return vt_adapter_poll(&st->a, timeout_ms);
 }
 
@@ -212,6 +230,7 @@ static void hotspot_close(void *state)
 		return;
 	vt_adapter_release(&st->a);
 	hotspot_bpf__destroy(st->skel);
+	vt_proc_table_free(&st->procs);
 	free(st->tool_options);
 	free(st);
 }
@@ -434,7 +453,10 @@ static int hotspot_open(const struct vt_attach_opts *opts, void **state, char *e
 			 (int)opts->pid);
 		return -ENOENT;
 	}
-	if (opts->argv) {
+	if (opts->all) {
+		/* each JVM's own flags decide whether its probes fire */
+		flags = (struct jvm_flags){ true, true };
+	} else if (opts->argv) {
 		flags = command_flags(opts->argv);
 	} else {
 		err = process_flags(opts->pid, path, &flags, errbuf, errlen);
@@ -480,10 +502,18 @@ static int hotspot_open(const struct vt_attach_opts *opts, void **state, char *e
 				 opts->map_entries ? opts->map_entries : DEFAULT_MAP_ENTRIES);
 	bpf_map__set_max_entries(st->skel->maps.names,
 				 opts->map_entries ? opts->map_entries : DEFAULT_MAP_ENTRIES);
+	st->all = opts->all;
+	st->skel->rodata->targ_all = st->all;
+	VT_PROCS_AUTOLOAD(st->skel, st->all);
 	err = hotspot_bpf__load(st->skel);
 	if (err) {
 		vt_adapter_load_failed(err, errbuf, errlen);
 		goto fail;
+	}
+	if (st->all) {
+		err = VT_PROCS_OPEN(&st->procs, &st->a, st->skel, errbuf, errlen);
+		if (err)
+			goto fail;
 	}
 	/* the alloc key is the larger one (hotspot_maps.h) */
 	err = vt_adapter_buffers(&st->a, sizeof(struct vt_hs_alloc_key),

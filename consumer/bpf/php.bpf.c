@@ -14,12 +14,16 @@
  * from the class), and one on zend_object_std_init(obj, ce), which the
  * classes with their own handler (Closure, ArrayObject, DateTime, ...)
  * call; zend_objects_new inlines its own copy, so none is counted twice.
+ *
+ * record --all (targ_all): an object's key carries its process's slot
+ * (php_maps.h); names are copied, so calls need none.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
 #include "common.bpf.h"
+#include "procs.bpf.h"
 #include "php_maps.h"
 
 /* PHP 8.2 on x86-64: zend_class_entry's name, ce_flags and
@@ -164,18 +168,30 @@ static __always_inline void count_object(const void *ce, __u64 size)
 	struct vt_php_obj_val one = { .count = 1, .bytes = size }, *v;
 	struct vt_php_stack *st;
 	const char *name = NULL;
-	__u64 zstr = 0;
+	__u64 zstr = 0, slot = 0;
 	__u32 zero = 0;
 	enum vt_got got;
 
 	add(VT_PHP_C_OBJECTS, 1);
+	if (targ_all) { /* dropped by the verifier for one process */
+		slot = vt_proc_slot();
+		if (slot == VT_PROC_NONE) {
+			add(VT_PHP_L_PROC_FULL, 1);
+			return;
+		}
+	}
 	key = bpf_map_lookup_elem(&obj_scratch, &zero);
 	if (!key)
 		return;
 	__builtin_memset(key, 0, sizeof(*key));
 	if (!bpf_probe_read_user(&zstr, sizeof(zstr), ce + CE_NAME) && zstr)
 		name = (const char *)(zstr + ZSTR_VAL_OFF);
-	copy(key->klass, sizeof(key->klass), name);
+	if (targ_all) {
+		copy(key->klass, VT_PHP_PROC_AT, name);
+		*(__u32 *)(key->klass + VT_PHP_PROC_AT) = (__u32)slot;
+	} else {
+		copy(key->klass, sizeof(key->klass), name);
+	}
 	st = stack_of(vt_tid(), false);
 	if (st && st->depth) {
 		if (st->depth > VT_PHP_DEPTH) {

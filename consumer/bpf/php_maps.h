@@ -25,6 +25,11 @@ struct vt_php_call_val {
 	__u64 calls;
 };
 
+/* record --all: an object's process, as its slot (procs_maps.h), in its
+ * key's last 4 class bytes, its class name in the bytes before them: the
+ * key keeps its single-process size. Calls are not per process. */
+#define VT_PHP_PROC_AT (VT_PHP_NAME - 4)
+
 /* Objects per class and the innermost PHP function they were made in. */
 struct vt_php_obj_key {
 	char klass[VT_PHP_NAME];
@@ -61,6 +66,7 @@ enum vt_php_counter {
 	VT_PHP_L_OBJ_MAP_FULL,     /* object map full: the object is not counted */
 	VT_PHP_L_STACK_MAP_FULL,   /* a thread's frames not kept: its objects have no function */
 	VT_PHP_L_TOO_DEEP,         /* an object below more than VT_PHP_DEPTH frames: no function */
+	VT_PHP_L_PROC_FULL,        /* record --all: process table full, the object not counted */
 	VT_PHP_COUNTERS,
 };
 

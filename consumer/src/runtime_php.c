@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 #include <bpf/libbpf.h>
 
 #include "adapter.h"
+#include "proc_table.h"
 #include "profile.h"
 #include "runtime.h"
 #include "../bpf/php_maps.h"
@@ -41,6 +43,7 @@ static const char *const loss_names[] = {
 	[VT_PHP_L_OBJ_MAP_FULL] = "object map full",
 	[VT_PHP_L_STACK_MAP_FULL] = "thread stack map full (no function)",
 	[VT_PHP_L_TOO_DEEP] = "object below more than 64 PHP frames (no function)",
+	[VT_PHP_L_PROC_FULL] = "process table full (objects)",
 };
 
 struct php_state {
@@ -48,6 +51,8 @@ struct php_state {
 	struct php_bpf *skel;
 	char probes_used[256];
 	bool set_env;            /* a spawned php: USE_ZEND_DTRACE=1 to be set */
+	bool all;                /* record --all: objects' keys carry their process's slot */
+	struct vt_proc_table procs; /* ... and these are the processes */
 };
 
 /* "Class::func", or "func" for a plain function. */
@@ -72,34 +77,52 @@ static int call_row(const void *key, const void *val, void *ctx)
 	return vt_profile_add_call(ctx, name, file, v->calls);
 }
 
+/* What object_row needs beside the row. */
+struct object_rows {
+	struct vt_profile *out;
+	struct vt_proc_table *procs; /* record --all, else NULL */
+};
+
 static int object_row(const void *key, const void *val, void *ctx)
 {
 	const struct vt_php_obj_key *k = key;
 	const struct vt_php_obj_val *v = val;
+	struct object_rows *r = ctx;
 	char klass[VT_PHP_NAME], sclass[VT_PHP_NAME], sfunc[VT_PHP_NAME];
 	char where[2 * VT_PHP_NAME + 2] = "";
+	uint32_t slot, proc = 0;
 
 	if (!v->count)
 		return 0;
-	vt_key_string(klass, sizeof(klass), k->klass, sizeof(k->klass));
+	if (r->procs) {
+		int err;
+
+		memcpy(&slot, k->klass + VT_PHP_PROC_AT, sizeof(slot));
+		err = vt_proc_table_proc(r->procs, slot, r->out, &proc);
+		if (err)
+			return err;
+	}
+	vt_key_string(klass, sizeof(klass), k->klass, r->procs ? VT_PHP_PROC_AT : sizeof(k->klass));
 	vt_key_string(sclass, sizeof(sclass), k->site_class, sizeof(k->site_class));
 	vt_key_string(sfunc, sizeof(sfunc), k->site_func, sizeof(k->site_func));
 	if (sfunc[0])
 		php_name(where, sizeof(where), sclass, sfunc);
-	return vt_profile_add_alloc(ctx, klass, where, "", v->count, v->bytes, v->count);
+	return vt_profile_add_alloc_proc(r->out, proc, klass, where, "", 0, v->count, v->bytes,
+					 v->count);
 }
 
 static int php_collect(void *state, struct vt_profile *out)
 {
 	struct php_state *st = state;
 	uint64_t c[VT_PHP_COUNTERS] = { 0 };
+	struct object_rows rows = { out, st->all ? &st->procs : NULL };
 	int err;
 
 	err = vt_profile_set_meta(out, "php", st->probes_used, out->target, st->a.pid);
 	if (!err)
 		err = vt_adapter_read_hash(&st->a, st->skel->maps.calls, call_row, out);
 	if (!err)
-		err = vt_adapter_read_hash(&st->a, st->skel->maps.objects, object_row, out);
+		err = vt_adapter_read_hash(&st->a, st->skel->maps.objects, object_row, &rows);
 	if (!err)
 		err = vt_adapter_read_counters(&st->a, st->skel->maps.counters, VT_PHP_COUNTERS, c);
 	if (err)
@@ -116,7 +139,19 @@ static void php_close(void *state)
 		return;
 	vt_adapter_release(&st->a);
 	php_bpf__destroy(st->skel);
+	vt_proc_table_free(&st->procs);
 	free(st);
+}
+
+/* PHP's program streams nothing: the slice is waited out, and under
+ * record --all the processes are learnt while they live (their cgroups). */
+static int php_poll(void *state, int timeout_ms)
+{
+	struct php_state *st = state;
+
+	if (st->all)
+		vt_proc_table_refresh(&st->procs);
+	return poll(NULL, 0, timeout_ms) < 0 ? -errno : 0;
 }
 
 /* Did the running process start with USE_ZEND_DTRACE=1? */
@@ -170,7 +205,8 @@ static int php_open(const struct vt_attach_opts *opts, void **state, char *errbu
 	if (!st)
 		return -ENOMEM;
 	st->set_env = opts->argv && !getenv("USE_ZEND_DTRACE");
-	calls = opts->argv || started_with_dtrace(opts->pid);
+	/* record --all: each php's own environment decides whether they fire */
+	calls = opts->argv || opts->all || started_with_dtrace(opts->pid);
 	err = vt_adapter_init(&st->a, PROVIDER, PROVIDER ":", opts->pid, 0, 0, errbuf, errlen);
 	if (err)
 		goto fail;
@@ -181,10 +217,18 @@ static int php_open(const struct vt_attach_opts *opts, void **state, char *errbu
 	}
 	bpf_map__set_max_entries(st->skel->maps.calls, entries);
 	bpf_map__set_max_entries(st->skel->maps.objects, entries);
+	st->all = opts->all;
+	st->skel->rodata->targ_all = st->all;
+	VT_PROCS_AUTOLOAD(st->skel, st->all);
 	err = php_bpf__load(st->skel);
 	if (err) {
 		vt_adapter_load_failed(err, errbuf, errlen);
 		goto fail;
+	}
+	if (st->all) {
+		err = VT_PROCS_OPEN(&st->procs, &st->a, st->skel, errbuf, errlen);
+		if (err)
+			goto fail;
 	}
 	err = vt_adapter_buffers(&st->a, sizeof(struct vt_php_call_key),
 				 sizeof(struct vt_php_obj_val), NULL, NULL, NULL, errbuf, errlen);
@@ -237,5 +281,6 @@ const struct vt_runtime vt_runtime_php = {
 	.open = php_open,
 	.collect = php_collect,
 	.close = php_close,
+	.poll = php_poll,
 	.spawn_env = php_spawn_env,
 };

@@ -75,6 +75,9 @@ struct vt_runtime {
 	 * loads with dlopen (so the dynamic loader cannot name it before exec):
 	 * its path in path[len], 0; or -ENOENT when exe is not such a program. */
 	int (*dlopened)(const char *exe, char *path, size_t len);
+	/* Optional: what record --all cannot give in a process vmtrace did not
+	 * start (a setting only the process's start can make), said once. */
+	const char *all_note;
 };
 
 /* The adapter whose provider has probes in the list (vmtrace first), or

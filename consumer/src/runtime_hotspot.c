@@ -604,4 +604,7 @@ const struct vt_runtime vt_runtime_hotspot = {
 	.poll = hotspot_poll,
 	.spawn_env = hotspot_spawn_env,
 	.dlopened = hotspot_dlopened,
+	.all_note = "a JVM started without -XX:+DTraceAllocProbes fires no allocation probe, "
+		    "and without -XX:+DTraceMethodProbes no method probe (vmtrace cannot set flags "
+		    "in processes it did not start): such a JVM gives its collections only",
 };

@@ -283,4 +283,7 @@ const struct vt_runtime vt_runtime_php = {
 	.close = php_close,
 	.poll = php_poll,
 	.spawn_env = php_spawn_env,
+	.all_note = "a php started without USE_ZEND_DTRACE=1 fires no function probes (vmtrace "
+		    "cannot set it in processes it did not start): its objects are counted per "
+		    "class only, with no function and no calls",
 };

@@ -1,12 +1,12 @@
 /*
  * session_all.c: `record --all` (session_all.h).
  *
- * The files: every executable file some process maps now, the libraries
- * of the known runtimes' programs on PATH (so a Ruby started later is
- * followed), and the libvmtrace installed beside vmtrace. Those holding
- * probes of a runtime --all follows each get an adapter in its --all
- * mode. A file is named once by its inode: two paths to one file would
- * count each event twice.
+ * The files: every executable file some process maps now, the known
+ * runtimes' programs on PATH with the libraries they map or dlopen (so a
+ * Ruby or a JVM started later is followed), and the libvmtrace installed
+ * beside vmtrace. Those holding probes of a known runtime each get an
+ * adapter in its --all mode. A file is named once by its inode: two paths
+ * to one file would count each event twice.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -23,15 +23,10 @@
 
 #define ALL_SLICE_MS 100
 
-/* the programs whose runtime library a later process may map */
-static const char *const runtime_programs[] = { "ruby", "python3", "/usr/bin/ruby",
-						 "/usr/bin/python3" };
-
-bool vt_session_all_follows(const struct vt_runtime *rt)
-{
-	return rt && (!strcmp(rt->name, "vmtrace") || !strcmp(rt->name, "ruby") ||
-		      !strcmp(rt->name, "python"));
-}
+/* the programs whose runtime files a later process may map */
+static const char *const runtime_programs[] = { "ruby", "python3", "java", "php",
+						 "/usr/bin/ruby", "/usr/bin/python3",
+						 "/usr/bin/java", "/usr/bin/php" };
 
 struct path_set {
 	char **v;
@@ -123,6 +118,22 @@ static int add_probe_files(struct path_set *ps, const struct vt_usdt_list *l)
 	return 0;
 }
 
+/* The libraries with a runtime's probes that program exe dlopens (the
+ * java launcher's libjvm.so), which no loader list names. */
+static int add_dlopened(struct path_set *ps, const char *exe)
+{
+	char lib[PATH_MAX];
+	int err = 0;
+
+	for (size_t i = 0; !err && vt_runtime_at(i); i++) {
+		const struct vt_runtime *rt = vt_runtime_at(i);
+
+		if (rt->dlopened && !rt->dlopened(exe, lib, sizeof(lib)))
+			err = add_path(ps, lib);
+	}
+	return err;
+}
+
 static int find_files(struct path_set *ps)
 {
 	char self[PATH_MAX], lib[PATH_MAX + 32];
@@ -143,6 +154,8 @@ static int find_files(struct path_set *ps)
 
 		if (exe && !vt_program_probes(exe, &l))
 			err = add_probe_files(ps, &l);
+		if (exe && !err)
+			err = add_dlopened(ps, exe);
 		vt_usdt_list_free(&l);
 		free(exe);
 	}
@@ -184,13 +197,11 @@ static int open_files(struct vt_session_all *s, const struct vt_session_opts *o,
 			vt_usdt_list_free(&l);
 			continue;
 		}
-		if (!vt_session_all_follows(rt)) {
-			fprintf(stderr, "vmtrace: --all: left out %s: %s processes are not followed "
-				"by --all yet (use -p PID)\n", ps->v[i], rt->name);
-			vt_usdt_list_free(&l);
-			continue;
-		}
 		struct vt_all_file *f = &s->v[s->n];
+		bool noted = false;
+
+		for (size_t j = 0; j < s->n && !noted; j++)
+			noted = s->v[j].rt == rt;
 
 		f->path = strdup(ps->v[i]);
 		f->rt = rt;
@@ -205,6 +216,8 @@ static int open_files(struct vt_session_all *s, const struct vt_session_opts *o,
 			return r;
 		}
 		fprintf(stderr, "vmtrace: --all: %s probes in %s\n", rt->name, f->path);
+		if (rt->all_note && !noted)
+			fprintf(stderr, "vmtrace: --all: %s: %s\n", rt->name, rt->all_note);
 	}
 	return 0;
 }
@@ -217,10 +230,8 @@ int vt_session_all_open(struct vt_session_all *s, const struct vt_session_opts *
 	int r;
 
 	memset(s, 0, sizeof(*s));
-	if (o->runtime && !vt_session_all_follows(vt_runtime_by_name(o->runtime))) {
-		snprintf(err, errlen, "--all --runtime %s: %s; --all follows vmtrace, ruby and python",
-			 o->runtime, vt_runtime_by_name(o->runtime) ? "not followed by --all yet "
-			 "(use -p PID)" : "unknown runtime");
+	if (o->runtime && !vt_runtime_by_name(o->runtime)) {
+		snprintf(err, errlen, "--all --runtime %s: unknown runtime", o->runtime);
 		return -EINVAL;
 	}
 	if (stat("/proc/self/ns/pid", &sb) == 0 && sb.st_ino != 0xEFFFFFFCu /* PROC_PID_INIT_INO */) {
@@ -245,8 +256,8 @@ int vt_session_all_open(struct vt_session_all *s, const struct vt_session_opts *
 	if (r == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
 	if (!r && !s->n) {
-		snprintf(err, errlen, "--all: no process maps vmtrace's provider or a library of a "
-			 "runtime --all follows (vmtrace, ruby, python)%s%s", o->runtime ? " of --runtime " : "",
+		snprintf(err, errlen, "--all: no process maps vmtrace's provider or a file of a known "
+			 "runtime (ruby, python, hotspot, php)%s%s", o->runtime ? " of --runtime " : "",
 			 o->runtime ? o->runtime : "");
 		r = -ENOENT;
 	}

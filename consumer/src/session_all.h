@@ -29,8 +29,6 @@ struct vt_session_all {
 	struct timespec started, started_wall;
 };
 
-/* The runtimes --all follows. */
-bool vt_session_all_follows(const struct vt_runtime *rt);
 /* Find the files and attach. 0, or -errno with a one-line reason; the
  * caller closes s. Each file attached is said on stderr. */
 int vt_session_all_open(struct vt_session_all *s, const struct vt_session_opts *o, char *err,

@@ -8,8 +8,7 @@
 #               started after: its objects of two classes as it made them;
 #               one that dlopens libvmtrace once running: its allocations
 #   all_errors  --all with -p, a command, --cgroup, --live, --every, --stack;
-#               --runtime of a runtime it does not follow; top and serve
-#               refuse it
+#               --runtime of an unknown runtime; top and serve refuse it
 set -uo pipefail
 
 CASE=$1
@@ -141,7 +140,6 @@ case_all_errors() {
 	expect 2 "--live takes one process" record --all --live -o x.data
 	expect 2 "--every takes one process" record --all --every 1s --out-dir . -o x.data
 	expect 2 "--stack takes one process" record --all --stack vm -o x.data
-	expect 1 "--runtime php: not followed by --all yet" record --all --runtime php -o x.data
 	expect 1 "--runtime nosuch: unknown runtime" record --all --runtime nosuch -o x.data
 	expect 2 "top follows one process" top --all
 	expect 2 "serve follows one process" serve --all

@@ -7,6 +7,12 @@
 #               forks: the child's rows under the child's pid; a CPython
 #               started after: its objects of two classes as it made them;
 #               one that dlopens libvmtrace once running: its allocations
+#   all_jvm_php two JVMs with the allocation flag (one with method probes
+#               too) and one without, a PHP with USE_ZEND_DTRACE=1 and one
+#               without, all started after it attached: each pid's rows are
+#               Allocs.java's and objects.php's known counts (per class and
+#               method or function where the process fires those probes),
+#               the flagless JVM has none; calls of the PHP script exact
 #   all_errors  --all with -p, a command, --cgroup, --live, --every, --stack;
 #               --runtime of an unknown runtime; top and serve refuse it
 set -uo pipefail
@@ -17,6 +23,9 @@ VMTRACE=$BIN/vmtrace
 PY=/usr/bin/python3
 RUBY=/usr/bin/ruby
 PYTHON=/usr/bin/python3.11
+JAVA=/usr/bin/java
+JAVAC=/usr/bin/javac
+PHP=/usr/bin/php8.2
 RBDIR=$(realpath "$(dirname "$0")/../runtimes/workloads")
 
 # shellcheck source=../lib/harness.sh
@@ -131,6 +140,95 @@ PY
 	per_pid rep.json "$A" a.json
 	ruby_rows rep.json "$CHILD" ChildObj:Object#child_work=700
 	grep -q "^process $R =ruby =" rec.data || fail "the record names no process $R"
+}
+
+case_all_jvm_php() {
+	[ -x "$JAVA" ] && [ -x "$JAVAC" ] && [ -x "$PHP" ] || { echo "SKIP: needs java, javac, php8.2"; exit 77; }
+	"$JAVAC" -d classes "$RBDIR/Allocs.java" 2>javac.err || fail "javac failed"
+	# the script's own copy: PHP's calls are keyed by file, and are no row of a pid
+	cp "$RBDIR/objects.php" .
+	"$VMTRACE" record --all -o rec.data --by pid,class,method --format json >vt.out 2>vt.err &
+	VT=$!
+	PIDS+=("$VT")
+	wait_line vt.err '^vmtrace: recording every process' "$VT"
+	grep -q "hotspot probes in .*/lib/server/libjvm.so$" vt.err || fail "--all found no libjvm.so"
+	grep -q "php probes in $(realpath "$PHP")$" vt.err || fail "--all found no php8.2"
+	[ "$(grep -c -- '-XX:+DTraceAllocProbes' vt.err)" = 1 ] || fail "not one line on the JVM flags"
+	[ "$(grep -c 'USE_ZEND_DTRACE=1' vt.err)" = 1 ] || fail "not one line on USE_ZEND_DTRACE"
+	# started after the probes went live, all at once: two JVMs' classes
+	# may share addresses, two PHPs' class names are the same strings
+	printf '\n\n' | "$JAVA" -Xmx256m -XX:+DTraceAllocProbes -XX:+DTraceMethodProbes -cp classes \
+		Allocs 1 >j1.out 2>j1.err &
+	J1=$!
+	printf '\n\n' | "$JAVA" -Xmx256m -XX:+DTraceAllocProbes -cp classes Allocs >j2.out 2>j2.err &
+	J2=$!
+	printf '\n\n' | "$JAVA" -Xmx256m -cp classes Allocs 1 >j3.out 2>j3.err &
+	J3=$!
+	printf '\n\n' | USE_ZEND_DTRACE=1 "$PHP" objects.php >p1.out 2>p1.err &
+	P1=$!
+	printf '\n\n' | env -u USE_ZEND_DTRACE "$PHP" objects.php >p2.out 2>p2.err &
+	P2=$!
+	PIDS+=("$J1" "$J2" "$J3" "$P1" "$P2")
+	for p in "$J1" "$J2" "$J3" "$P1" "$P2"; do
+		wait "$p" || fail "pid $p exited with $?"
+	done
+	kill -INT "$VT"
+	wait "$VT" || fail "vmtrace record --all exited with $? ($(cat vt.err))"
+	"$VMTRACE" report rec.data --by pid,class,method --format json >rep.json 2>rep.err ||
+		fail "report: $(cat rep.err)"
+	for rep in vt.out rep.json; do
+		"$PY" - "$rep" "$RBDIR/.." "$J1" "$J2" "$J3" "$P1" "$P2" "$WORK/objects.php" <<'PY' ||
+import json, sys
+sys.path.insert(0, sys.argv[2])
+import jvm_test, php_test
+rep = json.load(open(sys.argv[1]))
+j1, j2, j3, p1, p2 = map(int, sys.argv[3:8])
+rows = {}
+for r in rep["allocations"]:
+    rows.setdefault(r["pid"], []).append(r)
+    if r["pid"] in (j1, j2, j3, p1, p2):
+        assert r["comm"] == ("java" if r["pid"] in (j1, j2, j3) else "php8.2"), r
+
+def by(pid, known, with_method):
+    """pid's rows of the known classes, and what they should be: per
+    (class, method) with_method, else per class with no method."""
+    classes = {k for k, _ in known}
+    got, want = {}, {}
+    for r in rows.get(pid, []):
+        if r["class"] in classes:
+            k = (r["class"], r["method"] if with_method else r["method"] or "-")
+            c, b = got.get(k, (0, 0))
+            got[k] = (c + r["count"], b + r["bytes"])
+    for (klass, method), (c, b) in known.items():
+        k = (klass, method if with_method else "-")
+        wc, wb = want.get(k, (0, 0))
+        want[k] = (wc + c, wb + b)
+    return got, want
+
+# Allocs.java's own classes only: long[] and the exception are the JVM's too
+java_own = {k: v for k, v in jvm_test.EXPECTED.items() if k[0].startswith("Allocs$")}
+for pid, known, with_method in ((j1, jvm_test.EXPECTED, True), (j2, java_own, False),
+                                (p1, php_test.OBJECTS, True), (p2, php_test.OBJECTS, False)):
+    got, want = by(pid, known, with_method)
+    if with_method:  # (counted exactly where made; other rows of these classes are not ours)
+        got = {k: v for k, v in got.items() if k in want}
+    assert got == want, (pid, sorted(set(got.items()) ^ set(want.items())))
+    print(f"ok: pid {pid}: {len(want)} rows of known counts")
+assert j3 not in rows, ("the JVM without the flag has rows", rows[j3][:3])
+print(f"ok: pid {j3} (no -XX:+DTraceAllocProbes): no allocation rows")
+calls = {c["name"]: c["count"] for c in rep.get("calls", []) if c.get("file") == sys.argv[8]}
+want = dict(php_test.CALLS, main=1)  # the top-level script: one call of main
+assert calls == want, (calls, want)
+print(f"ok: the PHP started with USE_ZEND_DTRACE=1: its {sum(calls.values())} calls, and none of the other")
+PY
+			fail "$rep: the JVM or PHP rows are wrong"
+	done
+	"$PY" - vt.out <<'PY' || fail "something was lost"
+import json, sys
+lost = [l for l in json.load(open(sys.argv[1]))["lost"]
+        if l["count"] and not l["what"].startswith("bytes of ")]
+assert not lost, lost
+PY
 }
 
 case_all_errors() {

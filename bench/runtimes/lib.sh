@@ -1,7 +1,7 @@
 # bench/runtimes/lib.sh: what run.sh and run_python.sh share. Source it after
 # setting TMP (a scratch directory) and VMTRACE.
 
-# one run: $1 tracer (none|vmtrace|bpftrace), $2 tracer option, then the
+# one run: $1 tracer (none|vmtrace|vmtrace_all|bpftrace), $2 tracer option, then the
 # workload's command. The workload prints "ready", waits for a line on stdin
 # (the tracer attaches meanwhile), runs, prints "ns_per_iter N" and exits;
 # the N is printed.
@@ -19,6 +19,12 @@ one_run() {
 		"$VMTRACE" record -p $wpid -o "$TMP/rec.data" $topt >/dev/null 2>"$TMP/tr.err" &
 		tpid=$!
 		until grep -q "recording pid" "$TMP/tr.err" 2>/dev/null; do tracer_alive $tpid $wpid; done ;;
+	vmtrace_all) # record --all: every process of a known runtime, keys carry the process
+		"$VMTRACE" record --all -o "$TMP/rec.data" --force $topt >/dev/null 2>"$TMP/tr.err" &
+		tpid=$!
+		until grep -q "recording every process" "$TMP/tr.err" 2>/dev/null; do
+			tracer_alive $tpid $wpid
+		done ;;
 	bpftrace)
 		# --unsafe: run.sh probes an address no symbol names
 		bpftrace --unsafe -p $wpid -e "$topt" >"$TMP/tr.out" 2>"$TMP/tr.err" &
@@ -29,8 +35,8 @@ one_run() {
 	exec 3>&-
 	wait $wpid
 	if [ -n "$tpid" ]; then
-		# vmtrace stops when its target exits; bpftrace needs a signal
-		[ "$tracer" = bpftrace ] && kill -INT $tpid 2>/dev/null
+		# vmtrace -p stops when its target exits; --all and bpftrace need a signal
+		[ "$tracer" != vmtrace ] && kill -INT $tpid 2>/dev/null
 		wait $tpid || true
 	fi
 	awk '/ns_per_iter/ { print $2 }' "$out"

@@ -209,6 +209,7 @@ static __always_inline void code_id(struct vt_py_code_id *id, __u64 code)
 	if (!code || bpf_probe_read_user(fields, sizeof(fields), (void *)(code + PY_CODE_FIRSTLINENO)))
 		return;
 	id->firstlineno = (__u32)fields[0];
+	id->filename = fields[(PY_CODE_FILENAME - PY_CODE_FIRSTLINENO) / 8];
 	id->qualname = fields[(PY_CODE_QUALNAME - PY_CODE_FIRSTLINENO) / 8];
 }
 

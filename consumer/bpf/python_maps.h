@@ -14,13 +14,16 @@
 #define VT_PY_GENS 3             /* CPython's GC generations 0, 1, 2 */
 
 /* A code object, told apart from a later one at the same address (code
- * objects are freed and their memory reused) by its co_qualname object and
- * first line. */
+ * objects are freed and their memory reused) by its co_qualname and
+ * co_filename objects and first line (every module's code is "<module>" at
+ * line 1: the file tells them apart). */
 struct vt_py_code_id {
 	__u64 code;              /* PyCodeObject *, 0: none */
 	__u64 qualname;          /* its co_qualname (a str *) */
+	__u64 filename;          /* its co_filename (a str *) */
 	__u32 firstlineno;
-	__u32 pad;
+	__u32 instr;             /* a stack's frame: the instruction it runs, its
+				  * index in the code + 1 (0: unknown); 0 in every key */
 };
 
 /* A function: its code object when the frame could be read (the name,
@@ -50,6 +53,18 @@ struct vt_py_stack {
 	__u32 depth;
 	__u32 flags;             /* VT_PY_STACK_* */
 	struct vt_py_code_id f[VT_PY_STACK_SLOTS];
+};
+
+/* --stack vm: a code object's co_linetable (3.11's location table), read
+ * once per code object in a stack, so a frame's line is its instruction's,
+ * not the function's first; a longer table is cut (frames past the cut
+ * show the first line). */
+#define VT_PY_LINETABLE 1024     /* a power of two, for the verifier's bounds */
+
+struct vt_py_lines {
+	__u32 len;               /* bytes of table kept */
+	__u32 pad;
+	__u8 table[VT_PY_LINETABLE];
 };
 
 struct vt_py_alloc_val {
@@ -106,6 +121,7 @@ enum vt_py_counter {
 	VT_PY_L_GC_BUF_FULL,
 	VT_PY_L_ALLOC_MAP_FULL,  /* allocation map full: the object is not counted */
 	VT_PY_L_NAMES_FULL,      /* type or code map full: unnamed */
+	VT_PY_L_LINES_FULL,      /* --stack vm: line table map full: frames at their first line */
 	VT_PY_L_STACK_CUT,       /* --stack vm: stack cut at VT_PY_STACK_MAX frames */
 	VT_PY_L_STACK_BAD,       /* ... ended at an unreadable frame */
 	VT_PY_L_STACKS_FULL,     /* ... stack map full (stack lost) */

@@ -6,9 +6,11 @@
  * OpenTelemetry eBPF profiler do. Each frame's f_code is checked to be a
  * code object (its ob_type is PyCode_Type) before it is used; a frame that
  * fails the check or cannot be read ends the stack, counted. The stack is
- * interned by a hash of its code objects in py_stacks; each code object is
- * named once into codes. Included by python.bpf.c after read_ptr(),
- * code_id() and learn_code().
+ * interned by a hash of its code objects and the instruction each frame
+ * runs (prev_instr) in py_stacks; each code object is named once into
+ * codes, its line table read once into py_lines, so userspace turns a
+ * frame's instruction into its line. Included by python.bpf.c after
+ * read_ptr(), code_id() and learn_code().
  */
 #ifndef VMTRACE_PYTHON_STACK_BPF_H
 #define VMTRACE_PYTHON_STACK_BPF_H
@@ -18,6 +20,12 @@ const volatile bool walk_stacks = false;
 const volatile __u64 code_type_link = 0;
 
 #define PY_FRAME_PREVIOUS 48     /* _PyInterpreterFrame.previous (3.11) */
+#define PY_FRAME_PREV_INSTR 56   /* _PyInterpreterFrame.prev_instr */
+#define PY_CODE_LINETABLE 136    /* PyCodeObject.co_linetable (a bytes) */
+#define PY_CODE_ADAPTIVE 184     /* PyCodeObject.co_code_adaptive: the instructions */
+#define PY_BYTES_SIZE 16         /* PyBytesObject.ob_size */
+#define PY_BYTES_DATA 32         /* PyBytesObject.ob_sval */
+#define PY_INSTR_MAX (1u << 24)  /* instructions in a code object, at most */
 #define PY_STACK_SCAN 256        /* frames looked at */
 #define PY_HASH_MUL 0x100000001b3ULL
 
@@ -29,11 +37,20 @@ struct {
 	__type(value, struct vt_py_stack);
 } py_stacks SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* 1 KiB a code object in a stack */
+	__type(key, struct vt_py_code_id); /* as codes: a code's memory is reused */
+	__type(value, struct vt_py_lines);
+} py_lines SEC(".maps");
+
 /* The walk's state and the stack it builds, per CPU: off the BPF stack. */
 struct py_stack_walk {
 	__u64 frame, hash;
 	__u32 done, pad;
 	struct vt_py_stack st;
+	struct vt_py_lines lines; /* a code object's table on its way to py_lines */
 };
 
 struct {
@@ -46,12 +63,12 @@ struct {
 /* One frame (bpf_loop's callback): 0 on to the caller, 1 done. */
 static long py_stack_step(__u64 i, void *ctx)
 {
-	/* f_code, frame_obj, previous in one read */
-	__u64 link[(PY_FRAME_PREVIOUS + 8 - PY_FRAME_F_CODE) / 8];
+	/* f_code, frame_obj, previous, prev_instr in one read */
+	__u64 link[(PY_FRAME_PREV_INSTR + 8 - PY_FRAME_F_CODE) / 8];
 	struct py_stack_walk *w;
 	struct vt_py_code_id *f;
 	__u32 zero = 0, d;
-	__u64 code;
+	__u64 code, instr;
 
 	w = bpf_map_lookup_elem(&py_stack_scratch, &zero);
 	if (!w)
@@ -76,24 +93,55 @@ static long py_stack_step(__u64 i, void *ctx)
 	}
 	f = &w->st.f[d & (VT_PY_STACK_SLOTS - 1)];
 	code_id(f, code);
-	f->pad = 0;
+	/* a frame not yet started points one before its first instruction */
+	instr = (link[(PY_FRAME_PREV_INSTR - PY_FRAME_F_CODE) / 8] - (code + PY_CODE_ADAPTIVE)) / 2;
+	f->instr = instr < PY_INSTR_MAX ? (__u32)instr + 1 : 0;
 	w->st.depth = d + 1;
-	w->hash = (((w->hash ^ f->code) * PY_HASH_MUL ^ f->qualname) * PY_HASH_MUL ^ f->firstlineno) *
-		  PY_HASH_MUL;
+	w->hash = ((((w->hash ^ f->code) * PY_HASH_MUL ^ f->qualname) * PY_HASH_MUL ^ f->filename) *
+			   PY_HASH_MUL ^
+		   ((__u64)f->firstlineno << 32 | f->instr)) * PY_HASH_MUL;
 	w->frame = link[(PY_FRAME_PREVIOUS - PY_FRAME_F_CODE) / 8];
 	return 0;
 }
 
-/* bpf_loop's callback over a newly interned stack: name frame i's code. */
+/* code's line table into py_lines, once; a table the process cannot give
+ * leaves its frames at their first line. */
+static __always_inline void learn_lines(struct py_stack_walk *w, const struct vt_py_code_id *id)
+{
+	__u64 table, len = 0;
+	long err;
+
+	if (!id->code || bpf_map_lookup_elem(&py_lines, id))
+		return;
+	table = read_ptr(id->code + PY_CODE_LINETABLE);
+	if (!table || bpf_probe_read_user(&len, sizeof(len), (void *)(table + PY_BYTES_SIZE)) ||
+	    !len)
+		return;
+	if (len > VT_PY_LINETABLE)
+		len = VT_PY_LINETABLE; /* cut: later instructions show the first line */
+	if (bpf_probe_read_user(w->lines.table, (__u32)len, (void *)(table + PY_BYTES_DATA)))
+		return;
+	w->lines.len = (__u32)len;
+	err = bpf_map_update_elem(&py_lines, id, &w->lines, BPF_NOEXIST);
+	if (err && err != -EEXIST)
+		add(VT_PY_L_LINES_FULL, 1);
+}
+
+/* bpf_loop's callback over a newly interned stack: name frame i's code and
+ * read its line table. */
 static long py_stack_name(__u64 i, void *ctx)
 {
 	struct py_stack_walk *w;
+	struct vt_py_code_id id;
 	__u32 zero = 0;
 
 	w = bpf_map_lookup_elem(&py_stack_scratch, &zero);
 	if (!w || i >= w->st.depth)
 		return 1;
-	learn_code(&w->st.f[i & (VT_PY_STACK_SLOTS - 1)], NULL, NULL);
+	id = w->st.f[i & (VT_PY_STACK_SLOTS - 1)];
+	id.instr = 0; /* codes is keyed by the code alone */
+	learn_code(&id, NULL, NULL);
+	learn_lines(w, &id);
 	return 0;
 }
 

@@ -1,8 +1,8 @@
 /*
  * python_stacks.h: --stack vm for stock CPython: a stack id of the BPF
  * py_stacks map (bpf/python_stack.bpf.h) as a root-to-leaf stack of the
- * profile, each frame named by its code's co_qualname at co_filename:
- * co_firstlineno.
+ * profile, each frame named by its code's co_qualname at co_filename and
+ * the line of the instruction it runs (co_firstlineno when unknown).
  */
 #ifndef VMTRACE_PYTHON_STACKS_H
 #define VMTRACE_PYTHON_STACKS_H
@@ -14,7 +14,7 @@
 #include "profile.h"
 
 struct vt_py_stack_maps {
-	struct bpf_map *stacks, *codes; /* py_stacks, codes */
+	struct bpf_map *stacks, *codes, *lines; /* py_stacks, codes, py_lines */
 };
 
 /* Stack id as a stack of out, *sid its number. One the map does not hold

@@ -52,6 +52,7 @@
 
 #define PROVIDER "python"
 #define DEFAULT_MAP_ENTRIES 10240
+#define STACK_MAP_ENTRIES 65536 /* --stack vm: allocation rows */
 
 static const char *const loss_names[] = {
 	[VT_PY_L_UNREADABLE] = "unreadable string",
@@ -61,6 +62,7 @@ static const char *const loss_names[] = {
 	[VT_PY_L_GC_BUF_FULL] = "gc pause buffer full",
 	[VT_PY_L_ALLOC_MAP_FULL] = "alloc map full",
 	[VT_PY_L_NAMES_FULL] = "type or code map full (unnamed)",
+	[VT_PY_L_LINES_FULL] = "line table map full (Python frames at their first line)",
 	[VT_PY_L_STACK_CUT] = "stack cut at 127 Python frames",
 	[VT_PY_L_STACK_BAD] = "stack ended at an unreadable frame",
 	[VT_PY_L_STACKS_FULL] = "stack map full (stack lost)",
@@ -303,7 +305,8 @@ static int alloc_row(const void *key, const void *val, void *ctx)
 	uint64_t missing = 0; /* counted in BPF, as stack map full */
 
 	if (k->stack && r->st->stacks) {
-		struct vt_py_stack_maps m = { r->st->skel->maps.py_stacks, r->st->skel->maps.codes };
+		struct vt_py_stack_maps m = { r->st->skel->maps.py_stacks, r->st->skel->maps.codes,
+					      r->st->skel->maps.py_lines };
 		int err = vt_py_stack_of(&m, k->stack, r->out, sum->count, &sid, &missing);
 
 		if (err)
@@ -459,8 +462,18 @@ static int python_open(const struct vt_attach_opts *opts, void **state, char *er
 				 opts->map_entries ? opts->map_entries : DEFAULT_MAP_ENTRIES);
 	bpf_map__set_max_entries(st->skel->maps.funcs_named,
 				 opts->map_entries ? opts->map_entries : DEFAULT_MAP_ENTRIES);
-	bpf_map__set_max_entries(st->skel->maps.allocs,
-				 opts->map_entries ? opts->map_entries : DEFAULT_MAP_ENTRIES);
+	if (opts->stacks) {
+		/* a row per (type, function, stack), a stack by each frame's line:
+		 * an interpreter's start alone makes over ten thousand; made as
+		 * they come */
+		bpf_map__set_map_flags(st->skel->maps.allocs,
+				       bpf_map__map_flags(st->skel->maps.allocs) | BPF_F_NO_PREALLOC);
+		bpf_map__set_max_entries(st->skel->maps.allocs,
+					 opts->map_entries ? opts->map_entries : STACK_MAP_ENTRIES);
+	} else {
+		bpf_map__set_max_entries(st->skel->maps.allocs,
+					 opts->map_entries ? opts->map_entries : DEFAULT_MAP_ENTRIES);
+	}
 	uint64_t hook_offset = 0, bias = 0;
 
 	struct vt_py_interp interp;

@@ -11,6 +11,7 @@ Cases: ruby-stack-spawn, ruby-stack-pid, ruby-stack-native, ruby-stack-chains,
 python-stack-spawn, python-stack-pid, python-stack-deep, python-stack-native. Exit 0 pass,
 1 fail, 77 skip (not root).
 """
+import ast
 import os
 import subprocess
 import sys
@@ -138,16 +139,69 @@ def case_native(vmtrace, tmp):
     check_refused(vmtrace, tmp, "ruby", [rt.RUBY, "-e", "1"])
 
 
+def call_lines(path):
+    """{(function's qualified name, callee): line} of every call in a
+    Python file, from its syntax tree: the line each frame of a stack
+    through path must show."""
+    lines = {}
+
+    def walk(node, qual):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.ClassDef)):
+                walk(child, child.name if qual == "<module>" else f"{qual}.{child.name}")
+                continue
+            if isinstance(child, ast.Call):
+                f = child.func
+                name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+                if name:
+                    lines.setdefault((qual, name), child.lineno)
+            walk(child, qual)
+
+    with open(path, encoding="utf-8") as f:
+        walk(ast.parse(f.read()), "<module>")
+    return lines
+
+
+def check_py_lines(data, mode):
+    """The record file's Leaf stacks, frame by frame: each nested.py frame
+    at the line of the call it is in (its running instruction's line, not
+    its first), the module's frame named by its own file."""
+    at = call_lines(NESTED_PY)
+
+    def stack(*calls):
+        return ";".join(f"{fn}:{at[(fn, callee)]}" for fn, callee in calls)
+
+    site = f"{NESTED_PY}:{next(i for i, t in enumerate(open(NESTED_PY), 1) if t.startswith('def c('))}"
+    tail = [("c", "Leaf")]
+    want = {
+        (stack(("<module>", "main"), ("main", "a"), ("a", "b"), ("b", "c"), *tail), "Leaf", "c",
+         site): N,
+        (stack(("<module>", "main"), ("main", "d"), ("d", "c"), *tail), "Leaf", "c", site): M,
+        (stack(("<module>", "main"), ("main", "e"), ("Maker.e", "c"), *tail), "Leaf", "c",
+         site): K,
+    }
+    got = {k: v for k, v in record_stacks(data).items()
+           if k[1] == "Leaf" and k[0].startswith("<module>:")}
+    check(got == want, f"{mode}: Leaf stacks with their lines {got} == {want}")
+    thread = [(k, v) for k, v in record_stacks(data).items()
+              if k[1] == "Leaf" and not k[0].startswith("<module>:")]
+    check(len(thread) == 1 and thread[0][1] == T and
+          thread[0][0][0].endswith(";" + stack(("worker", "c"), *tail)),
+          f"{mode}: the thread's Leaf stack ends in worker and c at their lines: {thread}")
+
+
 def case_py_spawn(vmtrace, tmp):
     data, _ = rt.record_spawn(vmtrace, [rt.PYTHON, NESTED_PY, str(N), str(M), str(K), "0",
                                         str(T)], tmp, ["--stack", "vm"])
     check_stacks(vmtrace, data, "python stacks, spawned", PY_EXPECTED, ("Maker.e", "main"))
+    check_py_lines(data, "python stacks, spawned")
 
 
 def case_py_pid(vmtrace, tmp):
     data, _ = rt.record_pid(vmtrace, [rt.PYTHON, NESTED_PY, str(N), str(M), str(K), "0",
                                       str(T)], tmp, ["--stack", "vm"])
     check_stacks(vmtrace, data, "python stacks, by pid", PY_EXPECTED, ("Maker.e", "main"))
+    check_py_lines(data, "python stacks, by pid")
 
 
 def case_py_deep(vmtrace, tmp):

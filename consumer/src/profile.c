@@ -222,7 +222,7 @@ void vt_profile_free(struct vt_profile *p)
 		free(p->series.v[i].klass);
 	free(p->series.v);
 	for (size_t i = 0; i < p->procs.n; i++)
-		free(p->procs.v[i].comm), free(p->procs.v[i].cgroup);
+		free(p->procs.v[i].comm), free(p->procs.v[i].cgroup), free(p->procs.v[i].runtime);
 	free(p->procs.v);
 	for (size_t i = 0; i < p->events.n; i++) {
 		free(p->events.v[i].name);

@@ -35,6 +35,8 @@ struct vt_process {             /* one of several processes recorded at once */
 	int32_t pid;
 	char *comm;                  /* its /proc/PID/comm */
 	char *cgroup;                /* its cgroup path at attach ("/": the root) */
+	char *runtime;               /* the adapters that counted it, "ruby,vmtrace"; NULL:
+					not said (record files keep none) */
 };
 
 
@@ -201,6 +203,8 @@ int vt_profile_add_alloc_proc(struct vt_profile *p, uint32_t proc, const char *k
  * number, the same for the same pid. 0, -ENOMEM, -EINVAL (pid <= 0). */
 int vt_profile_add_process(struct vt_profile *p, int32_t pid, const char *comm,
 			   const char *cgroup, uint32_t *id);
+/* Names runtime among those that counted process id (each once). 0 or -ENOMEM. */
+int vt_profile_process_runtime(struct vt_profile *p, uint32_t id, const char *runtime);
 /* Adds everything src counted to dst, its allocations under process proc
  * (0: none); src's timeline, events and pause list are left out (its GC
  * summary is added). 0, -ENOMEM, -EOVERFLOW. */

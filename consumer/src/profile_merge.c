@@ -5,6 +5,7 @@
  * tables are the processes' sums.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,7 @@ int vt_profile_add_process(struct vt_profile *p, int32_t pid, const char *comm,
 	v->pid = pid;
 	v->comm = strdup(comm ? comm : "");
 	v->cgroup = strdup(cgroup && *cgroup ? cgroup : "/");
+	v->runtime = NULL;
 	if (!v->comm || !v->cgroup) {
 		free(v->comm);
 		free(v->cgroup);
@@ -44,17 +46,41 @@ int vt_profile_add_process(struct vt_profile *p, int32_t pid, const char *comm,
 	return 0;
 }
 
-/* The number in dst of src's process proc (0 stays 0). */
+int vt_profile_process_runtime(struct vt_profile *p, uint32_t id, const char *runtime)
+{
+	struct vt_process *pr;
+	size_t len = strlen(runtime);
+	char *joined;
+
+	if (!id || id > p->procs.n)
+		return 0;
+	pr = &p->procs.v[id - 1];
+	/* "a,b": runtime is there when it is a whole item */
+	for (const char *s = pr->runtime; s && *s; s += strcspn(s, ","), s += *s == ',') {
+		if (strncmp(s, runtime, len) == 0 && (s[len] == ',' || !s[len]))
+			return 0;
+	}
+	if (asprintf(&joined, "%s%s%s", pr->runtime ? pr->runtime : "", pr->runtime ? "," : "",
+		     runtime) < 0)
+		return -ENOMEM;
+	free(pr->runtime);
+	pr->runtime = joined;
+	return 0;
+}
+
+/* The number in dst of src's process proc (0 stays 0), with its runtimes. */
 static int own_process(struct vt_profile *dst, const struct vt_profile *src, uint32_t proc,
 		       uint32_t *out)
 {
 	const struct vt_process *pr;
+	int err;
 
 	*out = 0;
 	if (!proc || proc > src->procs.n)
 		return 0;
 	pr = &src->procs.v[proc - 1];
-	return vt_profile_add_process(dst, pr->pid, pr->comm, pr->cgroup, out);
+	err = vt_profile_add_process(dst, pr->pid, pr->comm, pr->cgroup, out);
+	return err || !pr->runtime ? err : vt_profile_process_runtime(dst, *out, pr->runtime);
 }
 
 int vt_profile_add_rows(struct vt_profile *dst, const struct vt_profile *src, uint32_t proc)

@@ -63,7 +63,7 @@ static int strcmp_null(const char *a, const char *b)
 	return strcmp(a ? a : "", b ? b : "");
 }
 
-static int cmp_row_keys(const void *pa, const void *pb)
+int vt_alloc_row_cmp(const void *pa, const void *pb)
 {
 	const struct vt_alloc_row *a = pa, *b = pb;
 	int c = strcmp_null(a->cgroup, b->cgroup);
@@ -93,7 +93,7 @@ static int cmp_rows_by_count(const void *pa, const void *pb)
 
 	if (!c)
 		c = cmp_u64_desc(a->bytes, b->bytes);
-	return c ? c : cmp_row_keys(pa, pb);
+	return c ? c : vt_alloc_row_cmp(pa, pb);
 }
 
 static int cmp_rows_by_bytes(const void *pa, const void *pb)
@@ -103,7 +103,7 @@ static int cmp_rows_by_bytes(const void *pa, const void *pb)
 
 	if (!c)
 		c = cmp_u64_desc(a->count, b->count);
-	return c ? c : cmp_row_keys(pa, pb);
+	return c ? c : vt_alloc_row_cmp(pa, pb);
 }
 
 char *vt_stack_text(const struct vt_stack *s)
@@ -194,6 +194,7 @@ int vt_alloc_table_build(const struct vt_profile *p, const struct vt_report_opts
 		if (by_pid && a->proc) {
 			r->pid = p->procs.v[a->proc - 1].pid;
 			r->comm = p->procs.v[a->proc - 1].comm;
+			r->proc = a->proc;
 		}
 		r->count = a->count;
 		r->bytes = a->bytes;
@@ -203,9 +204,9 @@ int vt_alloc_table_build(const struct vt_profile *p, const struct vt_report_opts
 		t->total_samples += a->samples;
 	}
 	/* merge rows whose remaining keys are equal */
-	qsort(rows, n, sizeof(*rows), cmp_row_keys);
+	qsort(rows, n, sizeof(*rows), vt_alloc_row_cmp);
 	for (size_t i = 0; i < n; i++) {
-		if (out && !cmp_row_keys(&rows[out - 1], &rows[i])) {
+		if (out && !vt_alloc_row_cmp(&rows[out - 1], &rows[i])) {
 			rows[out - 1].count += rows[i].count;
 			rows[out - 1].bytes += rows[i].bytes;
 			rows[out - 1].samples += rows[i].samples;

@@ -19,6 +19,7 @@ struct vt_alloc_row {
 	const char *stack;           /* --by stack: "root;...;leaf" (the table's), else NULL */
 	int32_t pid;                 /* per process (vt_report_by_pid): its pid, else 0 */
 	const char *comm;            /* and its comm, else NULL */
+	uint32_t proc;               /* and its number in the profile's procs, else 0 */
 	const char *cgroup;          /* per cgroup (--by cgroup,...): its path, else NULL */
 	uint64_t count, bytes, samples;
 };
@@ -38,6 +39,9 @@ struct vt_alloc_table {
 int vt_alloc_table_build(const struct vt_profile *p, const struct vt_report_opts *opts,
 			 struct vt_alloc_table *t);
 void vt_alloc_table_free(struct vt_alloc_table *t);
+/* The order of rows by their keys (cgroup, pid, class, stack, method, site),
+ * for qsort and bsearch of vt_alloc_row. */
+int vt_alloc_row_cmp(const void *a, const void *b);
 /* Are p's rows shown per process: --by pid,... or more than one process. */
 bool vt_report_by_pid(const struct vt_profile *p, const struct vt_report_opts *opts);
 /* Are p's rows shown per cgroup: --by cgroup,... on a record of processes. */

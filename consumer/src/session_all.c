@@ -333,6 +333,9 @@ int vt_session_all_collect(struct vt_session_all *s, struct vt_profile *p)
 			snprintf(probes, sizeof(probes), "%s", one.probes ? one.probes : "");
 			p->gc_pauses_limit = one.gc_pauses_limit;
 		}
+		/* each process's rows say which adapter counted them */
+		for (size_t j = 0; !err && j < one.procs.n; j++)
+			err = vt_profile_process_runtime(&one, (uint32_t)(j + 1), s->v[i].rt->name);
 		if (!err)
 			err = vt_profile_merge(p, &one, VT_PROFILE_OWN_PROCS);
 		vt_profile_free(&one);

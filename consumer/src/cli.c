@@ -436,6 +436,23 @@ int vt_cli_parse(const struct vt_cli_cmd *cmd, int argc, char **argv, struct vt_
 	return VT_CLI_RUN;
 }
 
+const char *vt_cli_all_conflict(const struct vt_cli_args *a)
+{
+	if (a->have_pid || a->session.cmd || a->cgroup)
+		return "--all names the processes: not with -p, --cgroup or a command";
+	if (a->every > 0)
+		return "--every takes one process (-p PID), not --all";
+	if (a->session.live || a->session.live_max)
+		return "--live takes one process (-p PID), not --all";
+	if (a->session.stacks)
+		return "--stack takes one process (-p PID or a command), not --all yet";
+	if (a->session.sample_period)
+		return "--sample takes one process (-p PID or a command), not --all yet";
+	if (a->linger > 0)
+		return "--linger waits out one target's exit; --all has none (it ends at -d or Ctrl-C)";
+	return NULL;
+}
+
 static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	(void)level;

@@ -104,4 +104,8 @@ int vt_usage_error(const char *cmd, const char *fmt, ...)
 int vt_cli_parse(const struct vt_cli_cmd *cmd, int argc, char **argv, struct vt_cli_args *a,
 		 int *operands);
 
+/* With --all (record, top, serve): what it cannot take besides, in one
+ * line, or NULL. */
+const char *vt_cli_all_conflict(const struct vt_cli_args *a);
+
 #endif /* VMTRACE_CLI_H */

@@ -225,22 +225,6 @@ static int record_all(const struct vt_cli_args *a)
 	return status;
 }
 
-/* What --all does not take, or NULL. */
-static const char *all_conflict(const struct vt_cli_args *a)
-{
-	if (a->have_pid || a->session.cmd || a->cgroup)
-		return "--all names the processes: not with -p, --cgroup or a command";
-	if (a->every > 0)
-		return "--every takes one process (-p PID), not --all";
-	if (a->session.live)
-		return "--live takes one process (-p PID), not --all";
-	if (a->session.stacks)
-		return "--stack takes one process (-p PID or a command), not --all yet";
-	if (a->session.sample_period)
-		return "--sample takes one process (-p PID or a command), not --all yet";
-	return NULL;
-}
-
 int vt_cmd_record(int argc, char **argv)
 {
 	struct vt_cli_args a = {
@@ -260,8 +244,8 @@ int vt_cmd_record(int argc, char **argv)
 		return r;
 	if (operands < argc)
 		a.session.cmd = argv + operands;
-	if (a.all && all_conflict(&a))
-		return vt_usage_error("record", "%s", all_conflict(&a));
+	if (a.all && vt_cli_all_conflict(&a))
+		return vt_usage_error("record", "%s", vt_cli_all_conflict(&a));
 	if (a.have_pid && a.session.cmd)
 		return vt_usage_error("record", "-p and a command exclude each other (got command '%s')",
 				      a.session.cmd[0]);

@@ -1,6 +1,6 @@
 /*
- * cmd_serve.c: `vmtrace serve`, a process's counters as a Prometheus
- * /metrics endpoint (docs/exports.md).
+ * cmd_serve.c: `vmtrace serve`, a process's counters (or with --all every
+ * process's) as a Prometheus /metrics endpoint (docs/exports.md).
  *
  * Two threads: the main one owns the session (it drains the GC ring buffer
  * and reads the maps); libmicrohttpd's thread answers requests. A scrape
@@ -19,7 +19,7 @@
 #include "commands.h"
 #include "http_server.h"
 #include "metrics.h"
-#include "session.h"
+#include "session_watch.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:9464"
 #define DEFAULT_TOP 100
@@ -28,7 +28,8 @@
 
 static const char usage_line[] =
 	"Usage: vmtrace serve -p PID [--listen ADDR:PORT] [--top N] [-d SECONDS] [options]\n"
-	"       vmtrace serve [--listen ADDR:PORT] [options] -- CMD [ARGS...]\n";
+	"       vmtrace serve [--listen ADDR:PORT] [options] -- CMD [ARGS...]\n"
+	"       vmtrace serve --all [--listen ADDR:PORT] [--top N] [-d SECONDS] [options]\n";
 
 static const char help_text[] =
 	"\n"
@@ -41,10 +42,16 @@ static const char help_text[] =
 	"(after --linger SECONDS more of its final counts).\n"
 	"\n"
 	"  -p, --pid PID          trace this process\n"
+	"      --all              every process record --all follows, now or later:\n"
+	"                         allocations labelled by pid, comm, cgroup and\n"
+	"                         runtime; GC, cache resets, signals and losses summed\n"
+	"                         over the processes (docs/exports.md). Ends at -d or\n"
+	"                         Ctrl-C\n"
 	"      --listen ADDR:PORT where to listen (default " DEFAULT_LISTEN "; port 0: any free)\n"
 	"      --top N            series per keyed family (class and method, cache\n"
-	"                         resets, reasons) at most; later keys add up in one\n"
-	"                         \"(other)\" series (default 100)\n"
+	"                         resets, reasons; with --all each process's classes\n"
+	"                         and methods, and the processes) at most; later keys\n"
+	"                         add up in one \"(other)\" series (default 100)\n"
 	"  -d, --duration SECS    stop after SECS seconds\n"
 	"      --linger SECS      after the target exits, serve its final counts this\n"
 	"                         long (default 0)\n"
@@ -52,7 +59,8 @@ static const char help_text[] =
 	"\n"
 	"Examples:\n"
 	"  vmtrace serve -p 4242                              # then: curl 127.0.0.1:9464/metrics\n"
-	"  vmtrace serve -p 4242 --listen 0.0.0.0:9464 --top 50\n";
+	"  vmtrace serve -p 4242 --listen 0.0.0.0:9464 --top 50\n"
+	"  vmtrace serve --all --top 2000                     # every runtime on the host\n";
 
 struct exposition {
 	pthread_mutex_t lock;
@@ -109,14 +117,14 @@ static void on_scrape(void *ctx, const char *path, const char *accept, struct vt
 }
 
 /* Collects and renders both formats, and wakes the scrapes waiting. */
-static int refresh(struct exposition *e, struct vt_session *s, struct vt_metrics *m, bool final)
+static int refresh(struct exposition *e, struct vt_watch *w, struct vt_metrics *m, bool final)
 {
 	struct vt_profile p;
 	char *text[2] = { NULL, NULL };
 	size_t len[2] = { 0, 0 };
 	int err;
 
-	err = vt_session_collect(s, &p);
+	err = vt_watch_collect(w, &p);
 	for (int om = 0; !err && om < 2; om++)
 		err = vt_metrics_render(m, &p, om, &text[om], &len[om]);
 	vt_profile_free(&p);
@@ -176,7 +184,7 @@ int vt_cmd_serve(int argc, char **argv)
 	struct exposition e = { .lock = PTHREAD_MUTEX_INITIALIZER, .fresh = PTHREAD_COND_INITIALIZER };
 	struct vt_http_server *http = NULL;
 	struct vt_metrics *m = NULL;
-	struct vt_session s;
+	struct vt_watch w = { 0 };
 	const char *listen;
 	double duration, linger;
 	bool exited = false;
@@ -191,14 +199,13 @@ int vt_cmd_serve(int argc, char **argv)
 				      a.report.top);
 	if (operands < argc)
 		a.session.cmd = argv + operands;
-	if (a.all)
-		return vt_usage_error("serve", "--all: serve follows one process (-p PID or a "
-				      "command); every process: vmtrace record --all");
+	if (a.all && vt_cli_all_conflict(&a))
+		return vt_usage_error("serve", "%s", vt_cli_all_conflict(&a));
 	if (a.have_pid && a.session.cmd)
 		return vt_usage_error("serve", "-p and a command exclude each other (got command '%s')",
 				      a.session.cmd[0]);
-	if (!a.have_pid && !a.session.cmd)
-		return vt_usage_error("serve", "nothing to trace: give -p PID or -- CMD");
+	if (!a.have_pid && !a.session.cmd && !a.all)
+		return vt_usage_error("serve", "nothing to trace: give -p PID, --all or -- CMD");
 	if (a.npids > 1)
 		return vt_usage_error("serve", "-p: one process at a time here (several: vmtrace record)");
 	a.session.verbose = vt_verbose();
@@ -213,37 +220,46 @@ int vt_cmd_serve(int argc, char **argv)
 		fprintf(stderr, "vmtrace: %s\n", err);
 		return r == -EINVAL ? 2 : 1;
 	}
-	r = vt_session_open(&s, &a.session, err, sizeof(err));
+	r = vt_watch_open(&w, &a.session, a.all, err, sizeof(err));
 	if (r) {
 		fprintf(stderr, "vmtrace: %s\n", err);
 		status = 1;
 		goto out;
 	}
-	comm = vt_target_comm(s.target.pid);
-	m = vt_metrics_new(a.report.top, comm);
+	comm = a.all ? NULL : vt_target_comm(w.one.target.pid);
+	m = vt_metrics_new(a.report.top, comm, a.all);
 	free(comm);
-	if (!m || refresh(&e, &s, m, false)) {
+	if (!m || refresh(&e, &w, m, false)) {
 		fprintf(stderr, "vmtrace: cannot read the counters\n");
 		status = 1;
 		goto out;
 	}
 	/* the port it really got, for --listen ADDR:0 */
-	fprintf(stderr, "vmtrace: serving pid %d (%s probes) at http://%.*s:%u/metrics\n",
-		(int)s.target.pid, s.rt->name, (int)(strrchr(listen, ':') - listen), listen,
-		(unsigned)vt_http_port(http));
+	if (a.all)
+		fprintf(stderr, "vmtrace: serving every process of %zu file%s", w.every.n,
+			w.every.n == 1 ? "" : "s");
+	else
+		fprintf(stderr, "vmtrace: serving pid %d (%s probes)", (int)w.one.target.pid,
+			w.one.rt->name);
+	fprintf(stderr, " at http://%.*s:%u/metrics\n", (int)(strrchr(listen, ':') - listen),
+		listen, (unsigned)vt_http_port(http));
 
 	while (!exited) {
-		enum vt_wait_result w = vt_session_wait(&s, SLICE_MS);
+		enum vt_wait_result how = vt_watch_wait(&w, SLICE_MS);
 
-		if (w == VT_WAIT_EXITED || w == VT_WAIT_ERROR) {
-			fprintf(stderr, w == VT_WAIT_EXITED ? "vmtrace: pid %d exited\n"
-				: "vmtrace: lost contact with the BPF programs of pid %d\n",
-				(int)s.target.pid);
-			exited = true;
-		} else if (w == VT_WAIT_SIGNAL ||
-			   (duration > 0 && vt_session_elapsed(&s) >= duration)) {
+		if (how == VT_WAIT_ERROR && a.all) {
+			fprintf(stderr, "vmtrace: lost contact with the BPF programs\n");
+			status = 1;
 			break;
-		} else if (scrape_waiting(&e) && refresh(&e, &s, m, false)) {
+		} else if (how == VT_WAIT_EXITED || how == VT_WAIT_ERROR) {
+			fprintf(stderr, how == VT_WAIT_EXITED ? "vmtrace: pid %d exited\n"
+				: "vmtrace: lost contact with the BPF programs of pid %d\n",
+				(int)w.one.target.pid);
+			exited = true;
+		} else if (how == VT_WAIT_SIGNAL ||
+			   (duration > 0 && vt_watch_elapsed(&w) >= duration)) {
+			break;
+		} else if (scrape_waiting(&e) && refresh(&e, &w, m, false)) {
 			fprintf(stderr, "vmtrace: cannot read the counters\n");
 			status = 1;
 			break;
@@ -253,7 +269,7 @@ int vt_cmd_serve(int argc, char **argv)
 		struct timespec t0, now;
 
 		/* the final counts, for the scrapes still to come */
-		refresh(&e, &s, m, true);
+		refresh(&e, &w, m, true);
 		fprintf(stderr, "vmtrace: serving its final counts for %.0f s more\n", linger);
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		do {
@@ -272,6 +288,6 @@ out:
 	vt_metrics_free(m);
 	free(e.text[0]);
 	free(e.text[1]);
-	vt_session_close(&s);
+	vt_watch_close(&w);
 	return status;
 }

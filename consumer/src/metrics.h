@@ -21,8 +21,13 @@
 struct vt_metrics;
 
 /* top: series per keyed family at most, besides "(other)" (>= 1); comm:
- * the target's name for the labels. NULL on -ENOMEM. */
-struct vt_metrics *vt_metrics_new(size_t top, const char *comm);
+ * the target's name for the labels. all: the profile is of every process
+ * (record --all's): allocations are keyed and labelled by their process
+ * (pid, comm, cgroup, container id, runtime) within the same bound, the
+ * first `top` processes have a vmtrace_target series, and what the profile
+ * sums over the processes carries the runtimes alone (comm unused). NULL on
+ * -ENOMEM. */
+struct vt_metrics *vt_metrics_new(size_t top, const char *comm, bool all);
 void vt_metrics_free(struct vt_metrics *m); /* accepts NULL */
 
 /* The exposition of p (a cumulative profile of one session) into a malloc'd

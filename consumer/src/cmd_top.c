@@ -1,7 +1,8 @@
 /*
- * cmd_top.c: `vmtrace top`, a live view of a process: every interval, the
- * rates per second over that interval and the totals since attaching, until
- * Ctrl-C, the target's exit, or -n views.
+ * cmd_top.c: `vmtrace top`, a live view of a process (or with --all of
+ * every process): every interval, the rates per second over that interval
+ * and the totals since attaching, until Ctrl-C, the target's exit, or -n
+ * views.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,12 +17,13 @@
 #include "report.h"
 #include "report_fmt.h"
 #include "report_model.h"
-#include "session.h"
+#include "session_watch.h"
 
 #define DEFAULT_ROWS 20
 
 static const char usage_line[] =
-	"Usage: vmtrace top -p PID [-i SECONDS] [-n COUNT] [--top N] [options]\n";
+	"Usage: vmtrace top -p PID [-i SECONDS] [-n COUNT] [--top N] [options]\n"
+	"       vmtrace top --all [-i SECONDS] [-n COUNT] [--top N] [options]\n";
 
 static const char help_text[] =
 	"\n"
@@ -31,6 +33,9 @@ static const char help_text[] =
 	"target exits, or after COUNT views.\n"
 	"\n"
 	"  -p, --pid PID          the process\n"
+	"      --all              every process record --all follows, now or later:\n"
+	"                         rows by pid and comm (docs/runtimes.md); ends at\n"
+	"                         Ctrl-C or after COUNT views\n"
 	"  -i, --interval SECS    seconds between views (default 1; fractions allowed,\n"
 	"                         at most 86400)\n"
 	"  -n, --count COUNT      stop after COUNT views\n"
@@ -42,59 +47,35 @@ static const char help_text[] =
 	"\n"
 	"Examples:\n"
 	"  vmtrace top -p 4242\n"
-	"  vmtrace top -p 4242 -i 5 --top 40\n";
+	"  vmtrace top -p 4242 -i 5 --top 40\n"
+	"  vmtrace top --all\n";
 
-/* ---- rows keyed by (class, method), as the view shows them ---- */
+/* ---- rows keyed by (pid, class, method), as the view shows them ---- */
 
-static int alloc_cmp(const void *a_, const void *b_)
-{
-	const struct vt_alloc *a = a_, *b = b_;
-	int c = strcmp(a->klass, b->klass);
-
-	return c ? c : strcmp(a->method, b->method);
-}
-
-/* A view's allocation rows merged by (class, method): the profile keys them
- * by site too, which the view does not show, so one (class, method) would
- * come up once per site. Sorted for bsearch; the strings point into the
+/* A view's allocation rows merged by (class, method), and per process when
+ * the profile is of several: the profile keys them by site too, which the
+ * view does not show. Sorted by key for bsearch; the strings point into the
  * profile, which the caller keeps. */
-struct merged_rows {
-	struct vt_alloc *v;
-	size_t n;
-};
-
-static int merged_rows_set(struct merged_rows *m, const struct vt_profile *p)
+static int merged_rows_set(struct vt_alloc_table *t, const struct vt_profile *p)
 {
-	size_t n = 0;
+	struct vt_report_opts o = { .by = VT_BY_CLASS_METHOD, .per = p->procs.n ? VT_PER_PID : 0 };
+	int err;
 
-	free(m->v);
-	m->n = 0;
-	m->v = p->allocs.n ? malloc(p->allocs.n * sizeof(*m->v)) : NULL;
-	if (!m->v)
-		return p->allocs.n ? -ENOMEM : 0;
-	memcpy(m->v, p->allocs.v, p->allocs.n * sizeof(*m->v));
-	qsort(m->v, p->allocs.n, sizeof(*m->v), alloc_cmp);
-	for (size_t i = 0; i < p->allocs.n; i++) {
-		/* the profile keeps every column's sum within 64 bits */
-		if (n && !alloc_cmp(&m->v[n - 1], &m->v[i])) {
-			m->v[n - 1].count += m->v[i].count;
-			m->v[n - 1].bytes += m->v[i].bytes;
-			m->v[n - 1].samples += m->v[i].samples;
-		} else {
-			m->v[n++] = m->v[i];
-		}
-	}
-	m->n = n;
-	return 0;
+	vt_alloc_table_free(t);
+	err = vt_alloc_table_build(p, &o, t);
+	if (!err)
+		qsort(t->rows, t->n, sizeof(*t->rows), vt_alloc_row_cmp);
+	return err;
 }
 
-static const struct vt_alloc *merged_find(const struct merged_rows *m, const struct vt_alloc *a)
+static const struct vt_alloc_row *merged_find(const struct vt_alloc_table *t,
+					      const struct vt_alloc_row *r)
 {
-	return m->n ? bsearch(a, m->v, m->n, sizeof(*m->v), alloc_cmp) : NULL;
+	return t->n ? bsearch(r, t->rows, t->n, sizeof(*t->rows), vt_alloc_row_cmp) : NULL;
 }
 
 struct top_row {
-	const struct vt_alloc *a;
+	const struct vt_alloc_row *a;
 	double count_rate, bytes_rate;
 };
 
@@ -106,7 +87,7 @@ static int row_cmp(const void *a_, const void *b_)
 		return a->count_rate < b->count_rate ? 1 : -1;
 	if (a->a->count != b->a->count)
 		return a->a->count < b->a->count ? 1 : -1;
-	return alloc_cmp(a->a, b->a);
+	return vt_alloc_row_cmp(a->a, b->a);
 }
 
 static uint64_t keyed_total(const struct vt_keyed_count *v, size_t n)
@@ -187,24 +168,73 @@ static void print_live(FILE *out, const struct vt_profile *p, size_t rows)
 	free(v);
 }
 
-static void print_view(FILE *out, const struct vt_session *s, const struct vt_profile *p,
-		       const struct merged_rows *cur, const struct merged_rows *prev,
+static void print_header(FILE *out, const struct vt_watch *w, const struct vt_profile *p)
+{
+	const struct vt_session *s = &w->one;
+	char *cmdline;
+
+	if (w->all) {
+		fprintf(out, "vmtrace top - every process (%zu with allocations) - %s probes - %.1fs\n",
+			p->procs.n, p->runtime ? p->runtime : "?", vt_watch_elapsed(w));
+		return;
+	}
+	/* the command line is the target's to choose: escaped like any name */
+	cmdline = s->cmdline ? vt_text_name(s->cmdline) : NULL;
+	fprintf(out, "vmtrace top - pid %d (%s) - %s probes - %.1fs\n", (int)s->target.pid,
+		cmdline ? cmdline : "?", s->rt->name, vt_watch_elapsed(w));
+	free(cmdline);
+}
+
+/* The allocation rows, fastest first; PID and COMM when the rows are per
+ * process. */
+static void print_rows(FILE *out, const struct vt_alloc_table *cur, const struct vt_alloc_table *prev,
+		       double rate, size_t rows, bool by_pid)
+{
+	struct top_row *tr = cur->n ? calloc(cur->n, sizeof(*tr)) : NULL;
+
+	if (!tr)
+		return;
+	for (size_t i = 0; i < cur->n; i++) {
+		const struct vt_alloc_row *a = &cur->rows[i], *b = merged_find(prev, a);
+
+		tr[i].a = a;
+		tr[i].count_rate = (double)(a->count - (b ? b->count : 0)) * rate;
+		tr[i].bytes_rate = (double)(a->bytes - (b ? b->bytes : 0)) * rate;
+	}
+	qsort(tr, cur->n, sizeof(*tr), row_cmp);
+	fprintf(out, "%10s %12s %12s %14s  ", "ALLOCS/s", "BYTES/s", "ALLOCS", "BYTES");
+	if (by_pid)
+		fprintf(out, "%7s %-16s ", "PID", "COMM");
+	fprintf(out, "%-20s %s\n", "CLASS", "METHOD");
+	for (size_t i = 0; i < cur->n && (rows == 0 || i < rows); i++) {
+		/* escaped as the text report does: a name cannot draw rows */
+		char *kl = vt_text_name(tr[i].a->klass), *me = vt_text_name(tr[i].a->method);
+		char *co = by_pid ? vt_text_name(tr[i].a->comm ? tr[i].a->comm : "") : NULL;
+
+		fprintf(out, "%10.0f %12.0f %12" PRIu64 " %14" PRIu64 "  ", tr[i].count_rate,
+			tr[i].bytes_rate, tr[i].a->count, tr[i].a->bytes);
+		if (by_pid)
+			fprintf(out, "%7d %-16s ", (int)tr[i].a->pid, co ? (*co ? co : "-") : "?");
+		fprintf(out, "%-20s %s\n", kl ? (*kl ? kl : "-") : "?", me ? (*me ? me : "-") : "?");
+		free(kl);
+		free(me);
+		free(co);
+	}
+	free(tr);
+}
+
+static void print_view(FILE *out, const struct vt_watch *w, const struct vt_profile *p,
+		       const struct vt_alloc_table *cur, const struct vt_alloc_table *prev,
 		       const struct totals *t0, double dt, size_t rows, bool clear)
 {
 	struct totals t;
-	struct top_row *tr;
 	char b1[32], b2[32];
 	double rate = dt > 0 ? 1.0 / dt : 0;
-
-	char *cmdline = s->cmdline ? vt_text_name(s->cmdline) : NULL;
 
 	totals_of(p, &t);
 	if (clear)
 		fputs("\033[H\033[2J", out);
-	/* the command line is the target's to choose: escaped like any name */
-	fprintf(out, "vmtrace top - pid %d (%s) - %s probes - %.1fs\n", (int)s->target.pid,
-		cmdline ? cmdline : "?", s->rt->name, vt_session_elapsed(s));
-	free(cmdline);
+	print_header(out, w, p);
 	if (!p->has_allocations) {
 		fputs("allocations: this runtime has no allocation probes\n", out);
 	} else {
@@ -235,30 +265,7 @@ static void print_view(FILE *out, const struct vt_session *s, const struct vt_pr
 
 	if (!cur->n)
 		return;
-	tr = calloc(cur->n, sizeof(*tr));
-	if (!tr)
-		return;
-	for (size_t i = 0; i < cur->n; i++) {
-		const struct vt_alloc *a = &cur->v[i], *b = merged_find(prev, a);
-
-		tr[i].a = a;
-		tr[i].count_rate = (double)(a->count - (b ? b->count : 0)) * rate;
-		tr[i].bytes_rate = (double)(a->bytes - (b ? b->bytes : 0)) * rate;
-	}
-	qsort(tr, cur->n, sizeof(*tr), row_cmp);
-	fprintf(out, "%10s %12s %12s %14s  %-20s %s\n", "ALLOCS/s", "BYTES/s", "ALLOCS", "BYTES",
-		"CLASS", "METHOD");
-	for (size_t i = 0; i < cur->n && (rows == 0 || i < rows); i++) {
-		/* escaped as the text report does: a name cannot draw rows */
-		char *kl = vt_text_name(tr[i].a->klass), *me = vt_text_name(tr[i].a->method);
-
-		fprintf(out, "%10.0f %12.0f %12" PRIu64 " %14" PRIu64 "  %-20s %s\n",
-			tr[i].count_rate, tr[i].bytes_rate, tr[i].a->count, tr[i].a->bytes,
-			kl ? (*kl ? kl : "-") : "?", me ? (*me ? me : "-") : "?");
-		free(kl);
-		free(me);
-	}
-	free(tr);
+	print_rows(out, cur, prev, rate, rows, p->procs.n > 0);
 	print_live(out, p, rows);
 }
 
@@ -273,9 +280,9 @@ static const struct vt_cli_cmd top_cmd = { "top", usage_line, help_text, top_opt
 int vt_cmd_top(int argc, char **argv)
 {
 	struct vt_cli_args a = { .report.top = DEFAULT_ROWS, .interval = 1.0 };
-	struct vt_session s;
+	struct vt_watch w;
 	struct vt_profile prev, cur;
-	struct merged_rows pr = { 0 }, cr = { 0 };
+	struct vt_alloc_table pr = { 0 }, cr = { 0 };
 	struct totals t0;
 	double last = 0;
 	uint64_t shown = 0;
@@ -288,37 +295,36 @@ int vt_cmd_top(int argc, char **argv)
 		return r;
 	if (operands < argc)
 		return vt_usage_error("top", "unexpected argument '%s'", argv[operands]);
-	if (a.all)
-		return vt_usage_error("top", "--all: top follows one process (-p PID); "
-				      "every process: vmtrace record --all");
-	if (!a.have_pid)
-		return vt_usage_error("top", "which process? give -p PID");
+	if (a.all && vt_cli_all_conflict(&a))
+		return vt_usage_error("top", "%s", vt_cli_all_conflict(&a));
+	if (!a.have_pid && !a.all)
+		return vt_usage_error("top", "which process? give -p PID (or --all)");
 	if (a.npids > 1)
 		return vt_usage_error("top", "-p: one process at a time here (several: vmtrace record)");
 	a.session.verbose = vt_verbose();
 
 	vt_session_catch_signals();
-	r = vt_session_open(&s, &a.session, err, sizeof(err));
+	r = vt_watch_open(&w, &a.session, a.all, err, sizeof(err));
 	if (r) {
 		fprintf(stderr, "vmtrace: %s\n", err);
-		vt_session_close(&s);
+		vt_watch_close(&w);
 		return 1;
 	}
 	vt_profile_init(&prev);
 	memset(&t0, 0, sizeof(t0));
 	for (;;) {
-		enum vt_wait_result w = vt_session_wait(&s, (long long)(a.interval * 1000));
+		enum vt_wait_result how = vt_watch_wait(&w, (long long)(a.interval * 1000));
 		double now;
 
-		if (w == VT_WAIT_SIGNAL)
+		if (how == VT_WAIT_SIGNAL)
 			break;
-		if (w == VT_WAIT_ERROR) {
+		if (how == VT_WAIT_ERROR) {
 			fprintf(stderr, "vmtrace: lost contact with the BPF programs\n");
 			status = 1;
 			break;
 		}
-		now = vt_session_elapsed(&s);
-		r = vt_session_collect(&s, &cur);
+		now = vt_watch_elapsed(&w);
+		r = vt_watch_collect(&w, &cur);
 		if (!r)
 			r = merged_rows_set(&cr, &cur);
 		if (r) {
@@ -327,27 +333,26 @@ int vt_cmd_top(int argc, char **argv)
 			status = 1;
 			break;
 		}
-		print_view(stdout, &s, &cur, &cr, &pr, &t0, now - last, (size_t)a.report.top, clear);
+		print_view(stdout, &w, &cur, &cr, &pr, &t0, now - last, (size_t)a.report.top, clear);
 		fflush(stdout);
 		last = now;
 		totals_of(&cur, &t0);
 		vt_profile_free(&prev);
 		prev = cur;   /* pr points into it */
-		free(pr.v);
+		vt_alloc_table_free(&pr);
 		pr = cr;
-		cr.v = NULL;
-		cr.n = 0;
+		memset(&cr, 0, sizeof(cr));
 		shown++;
-		if (w == VT_WAIT_EXITED) {
-			fprintf(stderr, "vmtrace: pid %d exited\n", (int)s.target.pid);
+		if (how == VT_WAIT_EXITED) {
+			fprintf(stderr, "vmtrace: pid %d exited\n", (int)w.one.target.pid);
 			break;
 		}
 		if (a.count && shown >= a.count)
 			break;
 	}
-	free(pr.v);
-	free(cr.v);
+	vt_alloc_table_free(&pr);
+	vt_alloc_table_free(&cr);
 	vt_profile_free(&prev);
-	vt_session_close(&s);
+	vt_watch_close(&w);
 	return status;
 }

@@ -13,8 +13,18 @@
 #               Allocs.java's and objects.php's known counts (per class and
 #               method or function where the process fires those probes),
 #               the flagless JVM has none; calls of the PHP script exact
+#   serve       serve --all (twice: every key, and --top 3) started first,
+#               then two demovm-shared (libvmtrace beside vmtrace): after
+#               they exit, each pid's vmtrace_allocations_total and bytes
+#               series equal its truth (metrics_all_check.py, with
+#               prometheus_client's parsers); the bounded one folds the rest
+#               into "(other)"; no counter went down since a scrape taken
+#               before they ran
+#   top         top --all started first, then two demovm-shared: its last
+#               view has each pid's rows (PID, COMM) at its truth's counts
 #   all_errors  --all with -p, a command, --cgroup, --live, --every, --stack;
-#               --runtime of an unknown runtime; top and serve refuse it
+#               --runtime of an unknown runtime; top and serve with what
+#               --all cannot take
 set -uo pipefail
 
 CASE=$1
@@ -27,6 +37,7 @@ JAVA=/usr/bin/java
 JAVAC=/usr/bin/javac
 PHP=/usr/bin/php8.2
 RBDIR=$(realpath "$(dirname "$0")/../runtimes/workloads")
+EXPORTS=$(realpath "$(dirname "$0")/../exports")
 
 # shellcheck source=../lib/harness.sh
 . "$(dirname "$0")/../lib/harness.sh"
@@ -231,6 +242,106 @@ assert not lost, lost
 PY
 }
 
+# start_serve NAME ARGS...: vmtrace serve --all on a free loopback port,
+# returned once it serves; its pid in VT, its URL in URL
+start_serve() {
+	local name=$1 port
+	shift
+	"$VMTRACE" serve --all --listen 127.0.0.1:0 "$@" >"$name.out" 2>"$name.err" &
+	VT=$!
+	PIDS+=("$VT")
+	wait_line "$name.err" '^vmtrace: serving every process' "$VT"
+	port=$(sed -nE 's|.*http://127\.0\.0\.1:([0-9]+)/metrics$|\1|p' "$name.err")
+	[ -n "$port" ] || fail "no port in: $(cat "$name.err")"
+	URL=http://127.0.0.1:$port
+}
+
+# two demovm-shared started after vmtrace attached, held at `ready` (A, B)
+start_two() {
+	start_demovm a demovm-shared --ops 1500 --seed 3 --truth a.json
+	A=$DV
+	start_demovm b demovm-shared --workload alloc --ops 4000 --seed 9 --threads 2 --truth b.json
+	B=$DV
+}
+
+run_two() {
+	kill -USR1 "$A" "$B"
+	wait "$A" || fail "demovm a exited with $?"
+	wait "$B" || fail "demovm b exited with $?"
+}
+
+case_serve() {
+	local om='Accept: application/openmetrics-text; version=1.0.0,text/plain;version=0.0.4;q=0.5'
+	local -A url vt
+
+	start_serve all --top 10000
+	url[all]=$URL vt[all]=$VT
+	start_serve few --top 3
+	url[few]=$URL vt[few]=$VT
+	start_two
+	for u in all few; do
+		curl -sf --max-time 10 -H "$om" "${url[$u]}/metrics" >"$u.early.om" ||
+			fail "the early scrape of $u failed"
+	done
+	run_two
+	for u in all few; do
+		curl -sf --max-time 10 -H "$om" "${url[$u]}/metrics" >"$u.om" ||
+			fail "the final scrape of $u failed"
+		curl -sf --max-time 10 "${url[$u]}/metrics" >"$u.prom" || fail "the final scrape of $u failed"
+		kill -INT "${vt[$u]}"
+		wait "${vt[$u]}" || fail "vmtrace serve --all ($u) exited with $? ($(cat "$u.err"))"
+	done
+	"$PY" "$EXPORTS/metrics_all_check.py" 10000 all.early.om all.om all.prom "$A=a.json" \
+		"$B=b.json" || fail "serve --all: the metrics differ from the truths"
+	"$PY" "$EXPORTS/metrics_all_check.py" 3 few.early.om few.om few.prom "$A=a.json" \
+		"$B=b.json" || fail "serve --all --top 3: the metrics differ from the truths"
+}
+
+case_top() {
+	"$VMTRACE" top --all -i 0.5 --top 0 >top.out 2>top.err &
+	VT=$!
+	PIDS+=("$VT")
+	wait_line top.out '^vmtrace top - every process' "$VT"
+	start_two
+	run_two
+	# two views after both exited: the events are in within a second
+	local views
+	views=$(grep -c '^vmtrace top - ' top.out)
+	for _ in $(seq 100); do
+		[ "$(grep -c '^vmtrace top - ' top.out)" -ge $((views + 2)) ] && break
+		sleep 0.1
+	done
+	kill -INT "$VT"
+	wait "$VT" || fail "vmtrace top --all exited with $? ($(cat top.err))"
+	"$PY" - top.out "$A=a.json" "$B=b.json" <<'PY' || fail "top --all's last view differs from the truths"
+import json, re, sys
+view = open(sys.argv[1]).read().split("vmtrace top - ")[-1].splitlines()
+head = [i for i, l in enumerate(view) if l.split()[:6] == ["ALLOCS/s", "BYTES/s", "ALLOCS", "BYTES", "PID", "COMM"]]
+assert head, "no PID and COMM columns in the last view: %r" % view
+rows = {}
+for l in view[head[0] + 1:]:
+    if not l.strip():
+        break
+    # (another process's names may hold spaces: only these pids' rows are read)
+    m = re.match(r"^ +[0-9]+ +[0-9]+ +([0-9]+) +([0-9]+)  +([0-9]+) (\S+) +(\S+) +(\S+)$", l)
+    if not m:
+        continue
+    count, nbytes, pid, comm, klass, method = m.groups()
+    rows.setdefault(pid, {})[(klass, method)] = (int(count), int(nbytes))
+    if pid in [a.split("=")[0] for a in sys.argv[2:]]:
+        assert comm == "demovm-shared", l
+for arg in sys.argv[2:]:
+    pid, path = arg.split("=", 1)
+    want = {}
+    for r in json.load(open(path))["allocations"]:
+        c, b = want.get((r["class"], r["method"]), (0, 0))
+        want[(r["class"], r["method"])] = (c + r["count"], b + r["bytes"])
+    got = rows.get(pid, {})
+    assert got == want, (pid, sorted(set(got.items()) ^ set(want.items()))[:10])
+    print(f"ok: pid {pid}: {len(want)} rows in top --all's last view, as its truth says")
+PY
+}
+
 case_all_errors() {
 	expect 2 "not with -p" record --all -p 1 -o x.data
 	expect 2 "not with -p" record --all -o x.data -- /bin/true
@@ -239,8 +350,14 @@ case_all_errors() {
 	expect 2 "--every takes one process" record --all --every 1s --out-dir . -o x.data
 	expect 2 "--stack takes one process" record --all --stack vm -o x.data
 	expect 1 "--runtime nosuch: unknown runtime" record --all --runtime nosuch -o x.data
-	expect 2 "top follows one process" top --all
-	expect 2 "serve follows one process" serve --all
+	expect 2 "not with -p" top --all -p 1
+	expect 2 "--live takes one process" top --all --live
+	expect 2 "--live takes one process" top --all --live-max 10
+	expect 2 "not with -p" serve --all -p 1
+	expect 2 "not with -p" serve --all -- /bin/true
+	expect 2 "--linger waits out one target's exit" serve --all --linger 5
+	expect 1 "--runtime nosuch: unknown runtime" serve --all --runtime nosuch --listen 127.0.0.1:0
+	expect 1 "--runtime nosuch: unknown runtime" top --all --runtime nosuch
 	[ ! -e x.data ] || fail "a failed record left x.data"
 }
 

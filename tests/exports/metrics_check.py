@@ -42,6 +42,19 @@ def series(smp, name, labels, **want):
     return out
 
 
+def went_down(early, final):
+    """Counters never go down and series never vanish between two scrapes:
+    the problems, if any."""
+    problems = []
+    for k, v in early.items():
+        if k[0].endswith("_total") or k[0].endswith("_bucket") or k[0].endswith("_count"):
+            if k not in final:
+                problems.append("series %r vanished" % (k,))
+            elif final[k] < v:
+                problems.append("counter %r went down: %r -> %r" % (k, v, final[k]))
+    return problems
+
+
 def main():
     if len(sys.argv) != 6:
         raise SystemExit(__doc__)
@@ -109,13 +122,7 @@ def main():
         if v != 0 and "(read from /proc)" not in dict(k[1]).get("what", ""):
             problems.append("lost %s: %r" % (reason, v))
 
-    # counters never go down and series never vanish between scrapes
-    for k, v in early.items():
-        if k[0].endswith("_total") or k[0].endswith("_bucket") or k[0].endswith("_count"):
-            if k not in final:
-                problems.append("series %r vanished" % (k,))
-            elif final[k] < v:
-                problems.append("counter %r went down: %r -> %r" % (k, v, final[k]))
+    problems += went_down(early, final)
 
     if problems:
         print("\n".join(problems))

@@ -71,7 +71,8 @@ char *vt_target_comm(pid_t pid);
 
 /* End a spawned target still held back or running (SIGTERM; SIGKILL when
  * it is still there VT_TARGET_TERM_GRACE_MS later; then reap), close
- * everything. Accepts a zeroed struct. */
+ * everything. Accepts one vt_target_open_pid or vt_target_spawn set up,
+ * also after they failed; not a zeroed struct (its descriptors read 0). */
 #define VT_TARGET_TERM_GRACE_MS 2000
 void vt_target_close(struct vt_target *t);
 

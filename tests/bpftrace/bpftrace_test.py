@@ -214,8 +214,9 @@ def stop_bpftrace(bt, label):
     """SIGINT, as Ctrl-C; its exit status. bpftrace 0.17 can miss a SIGINT
     that arrives while it is not inside epoll_wait (it then sleeps on until
     the next event), so say it again, as a user would, but only while it still
-    waits there: one that is printing its maps and detaching would be killed
-    by a second SIGINT."""
+    waits there and still catches SIGINT: one that took the first has put the
+    default action back while it prints its maps and detaches (and may wait
+    in epoll then too), and a second SIGINT would kill it."""
     bt.send_signal(signal.SIGINT)
     for _ in range(30):
         try:
@@ -225,7 +226,10 @@ def stop_bpftrace(bt, label):
         try:
             with open(f"/proc/{bt.pid}/wchan") as f:
                 waiting = "epoll" in f.read()
-        except OSError:
+            with open(f"/proc/{bt.pid}/status") as f:
+                caught = next(int(l.split()[1], 16) for l in f if l.startswith("SigCgt:"))
+            waiting = waiting and caught & (1 << (signal.SIGINT - 1))
+        except (OSError, StopIteration, ValueError):
             waiting = False
         if waiting:
             bt.send_signal(signal.SIGINT)

@@ -21,6 +21,10 @@
 #include "vmtrace_batch.h"
 
 #define REQUEST_SYMBOL "vmtrace_batch_request"
+/* The provider's flush thread state (provider/src/batch.h): NONE until the
+ * first thread counts a batched event, which starts it before counting. */
+#define FLUSHER_SYMBOL "vmtrace__batch_flusher"
+#define FLUSHER_NONE 0
 #define POLL_MS 10
 
 /* The consumer's layout is the provider's (provider/include/vmtrace/batch.h). */
@@ -73,6 +77,14 @@ int vt_batch_finish(const struct vt_batch_end *e, bool exited, int (*poll)(void 
 				return 1;
 		return 0;
 	}
+	/* no flush thread: no thread ever counted a batched event, so none is
+	 * pending, and no round would answer (an idle process would cost the
+	 * whole timeout and a false loss) */
+	int flusher = -1;
+
+	if (!vt_provider_read(e->pid, e->probes, FLUSHER_SYMBOL, &flusher, sizeof(flusher)) &&
+	    flusher == FLUSHER_NONE)
+		return 0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	/* a value no earlier request used: our pid and the time */
 	token = ((uint64_t)getpid() << 40) ^ ((uint64_t)t0.tv_sec << 20) ^ (uint64_t)t0.tv_nsec;

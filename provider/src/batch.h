@@ -44,6 +44,10 @@ struct vt_thread {
 };
 _Static_assert(__builtin_offsetof(struct vt_thread, next) <= 64, "the hot path reads one line");
 
+/* vmtrace__batch_flusher's values. The consumer reads it (NONE = 0: no
+ * thread has counted a batched event, nothing can be pending), so NONE
+ * stays 0 and is left only before a thread's first event (or in a fork
+ * child, whose first event starts its own thread before counting). */
 enum { VT_FLUSHER_NONE, VT_FLUSHER_RUNNING, VT_FLUSHER_FAILED };
 
 /* The calling thread's record, NULL before its first event. One pointer of

@@ -113,6 +113,27 @@ idle_reattach)
 	wait "$VT" || fail "the second vmtrace record exited with $?"
 	check_batch b.out 40000
 	;;
+never_counted)
+	# a process that never counted a batched event has no flush thread to
+	# answer the end's request: nothing is pending, so the end is no loss
+	# (not a round given up for); its first events later are exact
+	start_host 2 1000
+	start_record a -p "$HOST" -o a.data --format json
+	kill -INT "$VT"
+	wait "$VT" || fail "vmtrace record exited with $?"
+	"$PY" - a.out <<'PYEOF' || fail "a.out: an idle process's recording lost something"
+import json, sys
+r = json.load(open(sys.argv[1]))
+lost = {l["what"]: l["count"] for l in r["lost"] if l["count"]}
+print("allocations %d, lost %s" % (len(r["allocations"]), lost))
+assert not lost and not [x for x in r["allocations"] if x["class"] == "Batch"]
+PYEOF
+	start_record b -p "$HOST" -o b.data --format json
+	host_round 1
+	kill -INT "$VT"
+	wait "$VT" || fail "the second vmtrace record exited with $?"
+	check_batch b.out 2000
+	;;
 sigkill_flush)
 	# a recording SIGKILLed while batches flow: the target goes on, its
 	# semaphores fall back to 0, and a new recording is exact again

@@ -198,6 +198,16 @@ void vmtrace__alloc_at(const char *klass, const char *method, uint64_t size, con
 				     size, 1);
 		return;
 	}
+	/* --live: the address, then the count, as alloc_general does them */
+	if (SEMAPHORE(ALLOC_BATCH) && SEMAPHORE(LIVE_BATCH) && addr &&
+	    !vmtrace__gate_store[VMTRACE_PROBE_OBJECT_ALLOC].any && !SEMAPHORE(SAMPLE_ARMED) &&
+	    !SEMAPHORE(STACKS_ARMED)) {
+		vmtrace__live_add(VMTRACE_LIVE_ALLOC, (uint64_t)addr, (uint64_t)klass, (uint64_t)method,
+				  (uint64_t)site, size, 1);
+		vmtrace__batch_count(VMTRACE_BATCH_ALLOC, (uint64_t)klass, (uint64_t)method, (uint64_t)site,
+				     size, 1);
+		return;
+	}
 	/* --stack vm alone: straight to the stacked count (a tail call) */
 	if (SEMAPHORE(ALLOC_BATCH) && SEMAPHORE(STACKS_ARMED) &&
 	    !vmtrace__gate_store[VMTRACE_PROBE_OBJECT_ALLOC].any && !SEMAPHORE(SAMPLE_ARMED) &&
@@ -227,6 +237,12 @@ void vmtrace__free_at(const char *klass, uint64_t size, const void *addr)
 	if (__builtin_expect(SEMAPHORE(FREE_BATCH) && !vmtrace__gate_store[VMTRACE_PROBE_OBJECT_FREE].any &&
 				     !SEMAPHORE(LIVE_BATCH),
 			     1)) {
+		vmtrace__batch_count(VMTRACE_BATCH_FREE, (uint64_t)klass, 0, 0, size, 1);
+		return;
+	}
+	if (SEMAPHORE(FREE_BATCH) && SEMAPHORE(LIVE_BATCH) && addr &&
+	    !vmtrace__gate_store[VMTRACE_PROBE_OBJECT_FREE].any) {
+		vmtrace__live_add(VMTRACE_LIVE_FREE, (uint64_t)addr, (uint64_t)klass, 0, 0, size, 0);
 		vmtrace__batch_count(VMTRACE_BATCH_FREE, (uint64_t)klass, 0, 0, size, 1);
 		return;
 	}

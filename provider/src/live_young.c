@@ -14,10 +14,21 @@
  * a full ring first drops the holes freed objects left at its head, then
  * either grows (when more than half of it is still held: the runtime's young
  * generation is larger than the ring) or hands over its oldest held object,
- * one that outlived a ring's worth of allocations. The index finds an entry
- * by address: open addressing with linear probing, deletion by backward
- * shift (no tombstones), twice the ring's size so probes stay short; its
- * slots hold the address, so a probe reads no ring entry it does not want.
+ * one that outlived a ring's worth of allocations. A bit per entry says
+ * whether it is held, so passing holes reads no entry. The index finds an
+ * entry by address: open addressing with linear probing, deletion by
+ * backward shift (no tombstones), twice the ring's size so probes stay
+ * short; its slots hold the address, so a probe reads no ring entry it
+ * does not want.
+ *
+ * The index is as large as the young generation and a probe is a cache
+ * miss, so a free first looks beside the last object taken and at the
+ * last allocation: a collector's sweep frees in (or against) allocation
+ * order, and a temporary dies at once. Found there, the object is taken
+ * by its position and its index slot is left stale (its position no longer
+ * held): the next hold of that address reuses it, a take by address drops
+ * it, and the index is rebuilt from the ring when held and stale slots fill
+ * half of it.
  *
  * Memory is mmap'ed (the host's allocator may be what is being traced), at
  * most YOUNG_MAX entries of 56 bytes and 32 bytes of index each per thread.
@@ -62,6 +73,41 @@ static void unindex(struct live_young *y, uint32_t i)
 	y->index[i].pos = 0;
 }
 
+#define GUESSES 4 /* entries a free looks at before the last one taken */
+
+static int is_held(const struct live_young *y, uint64_t pos)
+{
+	uint32_t i = (uint32_t)pos & (y->cap - 1);
+
+	return pos >= y->head && pos < y->tail && (y->alive[i / 64] >> (i % 64) & 1);
+}
+
+static void set_held(struct live_young *y, uint64_t pos, int held)
+{
+	uint32_t i = (uint32_t)pos & (y->cap - 1);
+
+	if (held)
+		y->alive[i / 64] |= 1ull << (i % 64);
+	else
+		y->alive[i / 64] &= ~(1ull << (i % 64));
+}
+
+/* The first held position at or after pos, or tail. */
+static uint64_t next_held(const struct live_young *y, uint64_t pos)
+{
+	while (pos < y->tail) {
+		uint32_t i = (uint32_t)pos & (y->cap - 1);
+		uint64_t word = y->alive[i / 64] >> (i % 64);
+
+		/* cap is a multiple of 64: a word never wraps */
+		if (word)
+			return pos + (uint64_t)__builtin_ctzll(word) < y->tail ? pos + (uint64_t)__builtin_ctzll(word)
+									      : y->tail;
+		pos += 64 - i % 64;
+	}
+	return y->tail;
+}
+
 static void *map(size_t bytes)
 {
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -73,64 +119,93 @@ static void *map(size_t bytes)
 	return p;
 }
 
+static void unmap(struct live_young *y)
+{
+	munmap(y->ring, (size_t)y->cap * sizeof(*y->ring));
+	munmap(y->index, (size_t)2 * y->cap * sizeof(*y->index));
+	munmap(y->alive, y->cap / 8);
+}
+
 /* A ring of cap entries holding what y holds, in order; -1: no memory. */
 static int resize(struct live_young *y, uint32_t cap)
 {
-	struct live_young_obj *ring = map((size_t)cap * sizeof(*ring));
-	struct live_young_slot *index = ring ? map((size_t)2 * cap * sizeof(*index)) : NULL;
 	struct live_young old = *y;
 	uint32_t n = 0;
 
-	if (!index) {
-		if (ring)
-			munmap(ring, (size_t)cap * sizeof(*ring));
+	y->ring = map((size_t)cap * sizeof(*y->ring));
+	y->index = map((size_t)2 * cap * sizeof(*y->index));
+	y->alive = map(cap / 8);
+	y->cap = cap;
+	if (!y->ring || !y->index || !y->alive) {
+		if (y->ring)
+			munmap(y->ring, (size_t)cap * sizeof(*y->ring));
+		if (y->index)
+			munmap(y->index, (size_t)2 * cap * sizeof(*y->index));
+		if (y->alive)
+			munmap(y->alive, cap / 8);
+		*y = old;
 		return -1;
 	}
-	y->ring = ring;
-	y->index = index;
-	y->cap = cap;
-	for (uint64_t p = old.head; p < old.tail; p++) {
+	for (uint64_t p = old.cap ? next_held(&old, old.head) : old.tail; p < old.tail;
+	     p = next_held(&old, p + 1)) {
 		const struct live_young_obj *o = &old.ring[p & (old.cap - 1)];
 
-		if (!o->addr)
-			continue;
-		ring[n] = *o;
-		index[find(y, o->addr)] = (struct live_young_slot){ o->addr, n + 1 };
+		y->ring[n] = *o;
+		y->index[find(y, o->addr)] = (struct live_young_slot){ o->addr, n + 1 };
+		y->alive[n / 64] |= 1ull << (n % 64);
 		n++;
 	}
-	y->head = 0;
+	y->head = y->last = 0;
 	y->tail = n;
 	y->held = n;
-	if (old.ring) {
-		munmap(old.ring, (size_t)old.cap * sizeof(*old.ring));
-		munmap(old.index, (size_t)2 * old.cap * sizeof(*old.index));
-	}
+	y->stale = 0;
+	if (old.cap)
+		unmap(&old);
 	return 0;
+}
+
+/* The index again from the ring, without its stale slots. */
+static void rebuild(struct live_young *y)
+{
+	memset(y->index, 0, (size_t)2 * y->cap * sizeof(*y->index));
+	for (uint64_t p = next_held(y, y->head); p < y->tail; p = next_held(y, p + 1)) {
+		uint64_t addr = y->ring[p & (y->cap - 1)].addr;
+
+		y->index[find(y, addr)] = (struct live_young_slot){ addr, p + 1 };
+	}
+	y->stale = 0;
 }
 
 /* Drop the holes at the head. */
 static void skip_freed(struct live_young *y)
 {
-	while (y->head < y->tail && !y->ring[y->head & (y->cap - 1)].addr)
-		y->head++;
+	y->head = next_held(y, y->head);
+}
+
+/* Take the held entry at pos out of the ring (its index slot is the
+ * caller's). */
+static void take_at(struct live_young *y, uint64_t pos, struct live_young_obj *out)
+{
+	struct live_young_obj *o = &y->ring[pos & (y->cap - 1)];
+
+	*out = *o;
+	o->addr = 0;
+	set_held(y, pos, 0);
+	y->held--;
 }
 
 /* Take the head entry, held (skip_freed first), out of the table. */
 static void take_head(struct live_young *y, struct live_young_obj *out)
 {
-	struct live_young_obj *o = &y->ring[y->head & (y->cap - 1)];
-
-	*out = *o;
-	unindex(y, find(y, o->addr));
-	o->addr = 0;
+	unindex(y, find(y, y->ring[y->head & (y->cap - 1)].addr));
+	take_at(y, y->head, out);
 	y->head++;
-	y->held--;
 }
 
 int vmtrace__young_hold(struct live_young *y, const struct live_young_obj *o, struct live_young_obj *out)
 {
 	int handed = 0;
-	uint32_t slot, pos;
+	uint32_t slot;
 
 	if (y->failed || (!y->cap && resize(y, YOUNG_MIN))) {
 		y->failed = 1;
@@ -144,35 +219,71 @@ int vmtrace__young_hold(struct live_young *y, const struct live_young_obj *o, st
 			handed = 1;
 		}
 	}
+	if (y->held + y->stale >= y->cap)
+		rebuild(y);
 	slot = find(y, o->addr);
 	if (y->index[slot].pos) {
-		/* a reused address: the runtime freed the old object unannounced */
-		y->ring[y->index[slot].pos - 1].addr = 0;
-		y->held--;
+		uint64_t was = y->index[slot].pos - 1;
+
+		if (is_held(y, was)) {
+			/* a reused address: the runtime freed the old object unannounced */
+			y->ring[was & (y->cap - 1)].addr = 0;
+			set_held(y, was, 0);
+			y->held--;
+		} else {
+			y->stale--;
+		}
 	}
-	pos = (uint32_t)(y->tail & (y->cap - 1));
-	y->ring[pos] = *o;
-	y->index[slot] = (struct live_young_slot){ o->addr, pos + 1 };
+	y->ring[y->tail & (y->cap - 1)] = *o;
+	y->index[slot] = (struct live_young_slot){ o->addr, y->tail + 1 };
+	set_held(y, y->tail, 1);
 	y->tail++;
 	y->held++;
 	return handed;
 }
 
+/* The position of addr's entry if it is the last allocation or next to the
+ * last object taken; UINT64_MAX if not. Holes hold address 0. */
+static uint64_t guess(const struct live_young *y, uint64_t addr)
+{
+	uint64_t p = y->last;
+
+	if (y->ring[(y->tail - 1) & (y->cap - 1)].addr == addr)
+		return y->tail - 1;
+	for (int n = 0; n < GUESSES && p > y->head; n++)
+		if (y->ring[--p & (y->cap - 1)].addr == addr)
+			return p;
+	p = y->last + 1;
+	if (p >= y->head && p < y->tail && y->ring[p & (y->cap - 1)].addr == addr)
+		return p;
+	return UINT64_MAX;
+}
+
 int vmtrace__young_take(struct live_young *y, uint64_t addr, struct live_young_obj *out)
 {
 	uint32_t slot;
-	struct live_young_obj *o;
+	uint64_t pos;
 
 	if (!y->held)
 		return 0;
+	pos = guess(y, addr);
+	if (pos != UINT64_MAX) {
+		take_at(y, pos, out);
+		y->stale++;
+		y->last = pos;
+		return 1;
+	}
 	slot = find(y, addr);
 	if (!y->index[slot].pos)
 		return 0;
-	o = &y->ring[y->index[slot].pos - 1];
-	*out = *o;
-	o->addr = 0;
-	y->held--;
+	pos = y->index[slot].pos - 1;
 	unindex(y, slot);
+	if (!is_held(y, pos)) {
+		y->stale--;
+		return 0;
+	}
+	take_at(y, pos, out);
+	y->last = pos;
 	return 1;
 }
 
@@ -189,8 +300,10 @@ int vmtrace__young_pop(struct live_young *y, uint64_t born_before, struct live_y
 
 void vmtrace__young_clear(struct live_young *y)
 {
-	if (y->cap)
+	if (y->cap) {
 		memset(y->index, 0, (size_t)2 * y->cap * sizeof(*y->index));
-	y->head = y->tail = 0;
-	y->held = 0;
+		memset(y->alive, 0, y->cap / 8);
+	}
+	y->head = y->tail = y->last = 0;
+	y->held = y->stale = 0;
 }

@@ -14,22 +14,27 @@ struct live_young_obj {
 	uint64_t size, weight, time_ns;
 };
 
-/* The index's slot of a held object: its address beside its ring slot, so
- * a probe touches no ring entry but the one it finds. */
+/* The index's slot of an address: the address beside the ring position it
+ * was held at, so a probe touches no ring entry but the one it finds. A
+ * slot whose position is no longer held is stale (live_young.c). */
 struct live_young_slot {
 	uint64_t addr;
-	uint64_t pos;                   /* ring slot + 1; 0 = empty */
+	uint64_t pos;                   /* ring position + 1; 0 = empty */
 };
 
 /* A ring of allocations in the order they were made, and an index of the
- * held ones by address. Zero-initialised it is empty; memory comes at the
- * first hold. Not thread-safe: its owner's buffer lock guards it. */
+ * held ones by address. Positions count allocations (entry pos % cap of
+ * the ring). Zero-initialised it is empty; memory comes at the first
+ * hold. Not thread-safe: its owner's buffer lock guards it. */
 struct live_young {
 	struct live_young_obj *ring;    /* cap entries */
 	struct live_young_slot *index;  /* 2 * cap slots */
+	uint64_t *alive;                /* a bit per ring entry: held */
 	uint64_t head, tail;            /* positions of the oldest entry and the next */
+	uint64_t last;                  /* position of the last object taken */
 	uint32_t cap;                   /* a power of two; 0 = not allocated */
 	uint32_t held;                  /* entries not freed */
+	uint32_t stale;                 /* index slots of objects taken by position */
 	int failed;                     /* no memory: nothing is held */
 };
 

@@ -208,6 +208,82 @@ static void test_churn(void **state)
 	assert_int_equal(ops[VMTRACE_LIVE_ALLOC], 0);
 }
 
+static volatile int phase;
+static const uint64_t *these;
+static uint64_t nthese;
+
+static void *allocate_these(void *arg)
+{
+	(void)arg;
+	for (uint64_t i = 0; i < nthese; i++)
+		alloc_slot(these[i], 1, 40);
+	__atomic_store_n(&phase, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&phase, __ATOMIC_ACQUIRE) != 2)
+		usleep(1000);
+	return NULL;
+}
+
+/* Frees in every order a runtime may use: against allocation order and
+ * along it (found beside the last free, their index slots left stale), in
+ * random order (found by the index, stale slots among the live ones), on
+ * fresh addresses and on the last cycle's (stale slots reused), enough to
+ * rebuild the index: every free of a held object is a pair, none is lost
+ * or counted twice. */
+static void test_free_orders(void **state)
+{
+	static uint64_t young[20000];
+	const uint64_t n = 20000;
+	uint64_t fresh = 0, prev = 0, frees = 0;
+
+	(void)state;
+	srand(11);
+	for (int cycle = 0; cycle < 12; cycle++) {
+		uint64_t next = cycle % 3 == 2 ? prev : fresh;
+
+		prev = next;
+		for (uint64_t i = 0; i < n; i++) {
+			while (truth[next].alive)
+				next++;
+			young[i] = next++;
+			alloc_slot(young[i], (unsigned)(i % KEYS), 16 + i % 32);
+		}
+		if (next > fresh)
+			fresh = next;
+		if (cycle % 4 == 2)
+			for (uint64_t i = n - 1; i > 0; i--) {
+				uint64_t j = (uint64_t)rand() % (i + 1), t = young[i];
+
+				young[i] = young[j];
+				young[j] = t;
+			}
+		for (uint64_t k = 0; k < n; k++) {
+			uint64_t i = cycle % 4 == 1 ? k : n - 1 - k; /* survivors: one in 50 */
+
+			if (i % 50) {
+				free_slot(young[i]);
+				frees++;
+			}
+		}
+	}
+	/* the last cycle's addresses, stale here, allocated on another thread
+	 * and freed here: not held here, held there */
+	pthread_t a;
+	these = young + 1;
+	nthese = 49;
+	phase = 0;
+	assert_int_equal(pthread_create(&a, NULL, allocate_these, NULL), 0);
+	while (__atomic_load_n(&phase, __ATOMIC_ACQUIRE) != 1)
+		usleep(1000);
+	for (uint64_t i = 0; i < nthese; i++, frees++)
+		free_slot(these[i]);
+	__atomic_store_n(&phase, 2, __ATOMIC_RELEASE);
+	pthread_join(a, NULL);
+	check_exact();
+	/* a round may have handed over some, if the machine is slow */
+	assert_int_equal(ops[VMTRACE_LIVE_HELD_FREE] + ops[VMTRACE_LIVE_FREE], frees);
+	assert_true(ops[VMTRACE_LIVE_HELD_FREE] > 9 * ops[VMTRACE_LIVE_FREE]);
+}
+
 /* More alive at once than the table holds: the oldest are handed over and
  * their frees come as FREE; nothing is lost or counted twice. */
 static void test_overflow(void **state)
@@ -268,8 +344,6 @@ static void test_reused_address(void **state)
 	check_exact();
 }
 
-static volatile int phase;
-
 static void *allocator(void *arg)
 {
 	uint64_t n = (uint64_t)(uintptr_t)arg;
@@ -308,6 +382,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_churn, before_each),
+		cmocka_unit_test_setup(test_free_orders, before_each),
 		cmocka_unit_test_setup(test_overflow, before_each),
 		cmocka_unit_test_setup(test_rounds, before_each),
 		cmocka_unit_test_setup(test_reused_address, before_each),

@@ -331,12 +331,17 @@ __attribute__((destructor)) static void live_at_exit(void)
 
 void vmtrace__live_round(int exiting, uint64_t request)
 {
-	static uint64_t last_request; /* rounds run one at a time (batch.c) */
+	/* batch.c's rounds run one at a time; the exit's (live_at_exit, a
+	 * destructor) may run beside one, and hands everything over, so only
+	 * the others read and write this */
+	static uint64_t last_request;
 	uint64_t born_before = UINT64_MAX;
 
-	if (!exiting && request == last_request)
-		born_before = vmtrace__now_ns() - HOLD_NS;
-	last_request = request;
+	if (!exiting) {
+		if (request == last_request)
+			born_before = vmtrace__now_ns() - HOLD_NS;
+		last_request = request;
+	}
 	for (struct live_buf *b = atomic_load_explicit(&registry, memory_order_acquire); b; b = b->next) {
 		if (!atomic_load_explicit(&b->owned, memory_order_acquire))
 			continue;

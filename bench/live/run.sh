@@ -1,28 +1,35 @@
 #!/usr/bin/env bash
-# bench/live/run.sh BIN [OPS]: demovm's allocation workload untraced, under
-# `vmtrace record` (exact, batched) and under `vmtrace record --live`
+# bench/live/run.sh BIN [OPS] [ROUNDS]: demovm's allocation workload untraced,
+# under `vmtrace record` (exact, batched), under `vmtrace record --live`
 # (batched counts and addresses) and under heaptrack (the peer: it tracks
-# every malloc and free), side by side in one run, each three times,
-# reporting the median wall time and the ratios, and beside them the median
-# CPU time (user + system of the tracer and the workload, BPF programs
-# included: they run in the workload's system time), which the other jobs of
-# a shared machine move less than the wall time. Root.
+# every malloc and free), side by side in one run, the four interleaved in
+# each of ROUNDS rounds (default 5), medians. Root.
+#
+# The headline is what the workload pays: demovm's worker threads' CPU time
+# (user + system, from its summary line, as bench/consumer reads it), which
+# holds the provider's work, the traps and the BPF programs run in them, and
+# neither start-up nor attach and detach. Beside it, per command: the wall
+# time (mostly the tracer's uprobe attach and detach), and the CPU time of
+# the tracer and the workload together (user + system, children included).
 set -euo pipefail
-BIN=${1:?usage: run.sh BIN [OPS]} OPS=${2:-200000}
+BIN=${1:?usage: run.sh BIN [OPS] [ROUNDS]} OPS=${2:-200000} ROUNDS=${3:-5}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-vm=("$BIN/demovm" --workload alloc --ops "$OPS" --quiet)
+vm=("$BIN/demovm" --workload alloc --ops "$OPS")
 
-t() { # command...: "wall cpu" seconds (cpu: user + system, children included)
-	local TIMEFORMAT='%R %U %S' r
-	r=$({ time "$@" >/dev/null 2>&1; } 2>&1 | tail -1)
+t() { # command...: "wall cpu worker_cpu allocations" (seconds; cpu: user + system, children included)
+	local TIMEFORMAT='%R %U %S' r w a
+	r=$({ time "$@" >/dev/null 2>"$work/err"; } 2>&1 | tail -1)
+	w=$(sed -n "s/.*workers' cpu \([0-9.]*\) s.*/\1/p" "$work/err" | tail -1)
+	a=$(sed -n 's/^ *allocations \([0-9]*\) .*/\1/p' "$work/err" | tail -1)
+	[ -n "$w" ] && [ -n "$a" ] || { echo "no summary from: $*" >&2; cat "$work/err" >&2; exit 1; }
 	set -- $r
-	echo "$1 $(echo "$2 + $3" | bc)"
+	echo "$1 $(echo "$2 + $3" | bc) $w $a"
 }
-median() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
+median() { printf '%s\n' "$@" | sort -n | sed -n "$((($# + 1) / 2))p"; }
 
 declare -a base exact live heap
-for i in 1 2 3; do
+for i in $(seq "$ROUNDS"); do
 	base+=("$(t "${vm[@]}")")
 	exact+=("$(t "$BIN/vmtrace" record -o "$work/e.data" --force -- "${vm[@]}")")
 	live+=("$(t "$BIN/vmtrace" record --live -o "$work/l.data" --force -- "${vm[@]}")")
@@ -30,23 +37,31 @@ for i in 1 2 3; do
 		heap+=("$(t heaptrack -o "$work/h.$i" "${vm[@]}")")
 	fi
 done
-wall() { median $(printf '%s\n' "$@" | cut -d' ' -f1); }
-cpu() { median $(printf '%s\n' "$@" | cut -d' ' -f2); }
-row() { # name wall cpu: the line with its ratios to untraced and to exact record
-	printf '  %-16s %7.3f %7.3f  %5.2fx %5.2fx untraced' "$1" "$2" "$3" \
-		"$(echo "$2 / $bw" | bc -l)" "$(echo "$3 / $bc" | bc -l)"
-	[ -n "${ew:-}" ] && printf '  %5.2fx %5.2fx exact record' "$(echo "$2 / $ew" | bc -l)" \
-		"$(echo "$3 / $ec" | bc -l)"
-	printf '\n'
+col() { # n rows...: the median of column n
+	local n=$1
+	shift
+	median $(printf '%s\n' "$@" | cut -d' ' -f"$n")
 }
-bw=$(wall "${base[@]}") bc=$(cpu "${base[@]}")
-printf 'demovm --workload alloc --ops %s (median of 3; wall s, cpu s; ratios wall, cpu)\n' "$OPS"
-row untraced "$bw" "$bc"
-row 'record (exact)' "$(wall "${exact[@]}")" "$(cpu "${exact[@]}")"
-ew=$(wall "${exact[@]}") ec=$(cpu "${exact[@]}")
-row 'record --live' "$(wall "${live[@]}")" "$(cpu "${live[@]}")"
+allocs=$(col 4 "${base[@]}")
+row() { # name rows...: worker cpu, its ratio to exact record and its ns an allocation (and its
+	# free) over untraced; wall and cpu of the command, their ratios to exact record
+	local w c x
+	w=$(col 3 "${@:2}") x=$(col 1 "${@:2}") c=$(col 2 "${@:2}")
+	printf '  %-16s %7.3f %6.2fx %9.0f   %7.3f %6.2fx   %7.3f %6.2fx\n' "$1" \
+		"$w" "$(echo "$w / $ew" | bc -l)" "$(echo "($w - $bw) * 1000000000 / $allocs" | bc -l)" \
+		"$x" "$(echo "$x / $ex" | bc -l)" "$c" "$(echo "$c / $ec" | bc -l)"
+}
+bw=$(col 3 "${base[@]}")
+ew=$(col 3 "${exact[@]}") ex=$(col 1 "${exact[@]}") ec=$(col 2 "${exact[@]}")
+printf 'demovm --workload alloc --ops %s: %s allocations; medians of %s interleaved rounds\n' \
+	"$OPS" "$allocs" "$ROUNDS"
+printf '  %-16s %-27s   %-16s   %s\n' '' "workload's cpu" 'command wall' 'tracer + workload cpu'
+printf '  %-16s %7s %7s %9s   %7s %7s   %7s %7s\n' '' s 'x exact' 'ns/alloc' s 'x exact' s 'x exact'
+row untraced "${base[@]}"
+row 'record (exact)' "${exact[@]}"
+row 'record --live' "${live[@]}"
 if [ ${#heap[@]} -gt 0 ]; then
-	row heaptrack "$(wall "${heap[@]}")" "$(cpu "${heap[@]}")"
+	row heaptrack "${heap[@]}"
 fi
 
 # GC pauses as demovm measures them (its summary line), untraced and traced:

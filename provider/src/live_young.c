@@ -28,10 +28,14 @@
  * by its position and its index slot is left stale (its position no longer
  * held): the next hold of that address reuses it, a take by address drops
  * it, and the index is rebuilt from the ring when held and stale slots fill
- * half of it.
+ * half of it. An allocation is indexed INDEX_LAG holds after it, its slot
+ * fetched when it came: a run of allocations then waits on no miss of the
+ * index. Whatever reads the index, or the count held, first indexes what
+ * waits (settle), so a reused address is found as before.
  *
  * Memory is mmap'ed (the host's allocator may be what is being traced), at
- * most YOUNG_MAX entries of 56 bytes and 32 bytes of index each per thread.
+ * most YOUNG_MAX entries of 56 bytes, 32 bytes of index and a bit each per
+ * thread.
  */
 #include <string.h>
 #include <sys/mman.h>
@@ -73,7 +77,8 @@ static void unindex(struct live_young *y, uint32_t i)
 	y->index[i].pos = 0;
 }
 
-#define GUESSES 4 /* entries a free looks at before the last one taken */
+#define GUESSES 4   /* entries a free looks at before the last one taken */
+#define INDEX_LAG 8 /* holds an allocation waits to be indexed */
 
 static int is_held(const struct live_young *y, uint64_t pos)
 {
@@ -156,7 +161,7 @@ static int resize(struct live_young *y, uint32_t cap)
 		n++;
 	}
 	y->head = y->last = 0;
-	y->tail = n;
+	y->tail = y->indexed = n;
 	y->held = n;
 	y->stale = 0;
 	if (old.cap)
@@ -202,31 +207,18 @@ static void take_head(struct live_young *y, struct live_young_obj *out)
 	y->head++;
 }
 
-int vmtrace__young_hold(struct live_young *y, const struct live_young_obj *o, struct live_young_obj *out)
+/* Index the held entry at pos (the oldest not indexed): a slot of its
+ * address found held is a reused address, the runtime freed that object
+ * unannounced; one found stale is reused. */
+static void index_at(struct live_young *y, uint64_t pos)
 {
-	int handed = 0;
-	uint32_t slot;
+	uint64_t addr = y->ring[pos & (y->cap - 1)].addr;
+	uint32_t slot = find(y, addr);
 
-	if (y->failed || (!y->cap && resize(y, YOUNG_MIN))) {
-		y->failed = 1;
-		return -1;
-	}
-	if (y->tail - y->head == y->cap) {
-		skip_freed(y);
-		if (y->tail - y->head == y->cap &&
-		    !(y->held > y->cap / 4 * 3 && y->cap < YOUNG_MAX && resize(y, 2 * y->cap) == 0)) {
-			take_head(y, out);
-			handed = 1;
-		}
-	}
-	if (y->held + y->stale >= y->cap)
-		rebuild(y);
-	slot = find(y, o->addr);
 	if (y->index[slot].pos) {
 		uint64_t was = y->index[slot].pos - 1;
 
 		if (is_held(y, was)) {
-			/* a reused address: the runtime freed the old object unannounced */
 			y->ring[was & (y->cap - 1)].addr = 0;
 			set_held(y, was, 0);
 			y->held--;
@@ -234,11 +226,46 @@ int vmtrace__young_hold(struct live_young *y, const struct live_young_obj *o, st
 			y->stale--;
 		}
 	}
+	y->index[slot] = (struct live_young_slot){ addr, pos + 1 };
+}
+
+/* Index what is held and not yet indexed, before anything else reads the
+ * index or the count held. */
+static void settle(struct live_young *y)
+{
+	while (y->indexed < y->tail)
+		index_at(y, y->indexed++);
+}
+
+int vmtrace__young_hold(struct live_young *y, const struct live_young_obj *o, struct live_young_obj *out)
+{
+	int handed = 0;
+
+	if (y->failed || (!y->cap && resize(y, YOUNG_MIN))) {
+		y->failed = 1;
+		return -1;
+	}
+	if (y->tail - y->head == y->cap) {
+		settle(y);
+		skip_freed(y);
+		if (y->tail - y->head == y->cap &&
+		    !(y->held > y->cap / 4 * 3 && y->cap < YOUNG_MAX && resize(y, 2 * y->cap) == 0)) {
+			take_head(y, out);
+			handed = 1;
+		}
+	}
+	if (y->held + y->stale >= y->cap) {
+		settle(y);
+		rebuild(y);
+	}
+	/* indexed INDEX_LAG holds later, its slot fetched by then */
+	__builtin_prefetch(&y->index[home(y, o->addr)], 1);
 	y->ring[y->tail & (y->cap - 1)] = *o;
-	y->index[slot] = (struct live_young_slot){ o->addr, y->tail + 1 };
 	set_held(y, y->tail, 1);
 	y->tail++;
 	y->held++;
+	if (y->tail - y->indexed > INDEX_LAG)
+		index_at(y, y->indexed++);
 	return handed;
 }
 
@@ -266,6 +293,7 @@ int vmtrace__young_take(struct live_young *y, uint64_t addr, struct live_young_o
 
 	if (!y->held)
 		return 0;
+	settle(y);
 	pos = guess(y, addr);
 	if (pos != UINT64_MAX) {
 		take_at(y, pos, out);
@@ -291,6 +319,7 @@ int vmtrace__young_pop(struct live_young *y, uint64_t born_before, struct live_y
 {
 	if (!y->held)
 		return 0;
+	settle(y);
 	skip_freed(y);
 	if (y->ring[y->head & (y->cap - 1)].time_ns >= born_before)
 		return 0;
@@ -304,6 +333,6 @@ void vmtrace__young_clear(struct live_young *y)
 		memset(y->index, 0, (size_t)2 * y->cap * sizeof(*y->index));
 		memset(y->alive, 0, y->cap / 8);
 	}
-	y->head = y->tail = y->last = 0;
+	y->head = y->tail = y->last = y->indexed = 0;
 	y->held = y->stale = 0;
 }

@@ -32,6 +32,7 @@ struct live_young {
 	uint64_t *alive;                /* a bit per ring entry: held */
 	uint64_t head, tail;            /* positions of the oldest entry and the next */
 	uint64_t last;                  /* position of the last object taken */
+	uint64_t indexed;               /* positions before it are in the index */
 	uint32_t cap;                   /* a power of two; 0 = not allocated */
 	uint32_t held;                  /* entries not freed */
 	uint32_t stale;                 /* index slots of objects taken by position */

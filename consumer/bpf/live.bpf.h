@@ -112,6 +112,78 @@ static __always_inline void live_temp(__u64 klass, __u64 method, __u64 site, __u
 	}
 }
 
+/* A live batch's temporaries, summed per key before they meet live_temps:
+ * most of a batch's frees are of a few keys, and a map update costs more
+ * than the rest of a record. Direct-mapped by class; one per CPU, as
+ * batch_scratch, and empty between batches. */
+#define LIVE_TEMP_WAYS 8
+struct live_temp_sum {
+	__u64 klass, method, site;
+	__u64 count, bytes;
+	__u64 records;               /* 0: empty; else what Lost counts if the map is full */
+};
+struct live_temp_sums {
+	struct live_temp_sum way[LIVE_TEMP_WAYS];
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct live_temp_sums);
+} live_temp_scratch SEC(".maps");
+
+static __always_inline void live_temp_flush(struct live_temp_sum *e)
+{
+	static const struct vt_live_temp zero;
+	struct vt_alloc_key key = { e->klass, e->method, e->site };
+	struct vt_live_temp *t;
+	enum vt_got got;
+
+	if (!e->records)
+		return;
+	t = vt_get_or_insert(&live_temps, &key, &zero, &got);
+	if (t) {
+		t->count += e->count;
+		t->bytes += e->bytes;
+	} else {
+		lose_n(VT_LOSS_LIVE_TEMP_FULL, e->records);
+	}
+	e->records = e->count = e->bytes = 0;
+}
+
+/* live_temp, summed in sums (NULL: straight to the map). */
+static __always_inline void live_temp_sum(struct live_temp_sums *sums, __u64 klass, __u64 method, __u64 site,
+					  __u64 weight, __u64 bytes, __u64 age)
+{
+	struct live_temp_sum *e;
+
+	if (!sums) {
+		live_temp(klass, method, site, weight, bytes, age);
+		return;
+	}
+	if (age >= targ_temp_ns)
+		return;
+	e = &sums->way[(klass >> 4) & (LIVE_TEMP_WAYS - 1)];
+	if (e->records && (e->klass != klass || e->method != method || e->site != site))
+		live_temp_flush(e);
+	if (!e->records) {
+		e->klass = klass;
+		e->method = method;
+		e->site = site;
+	}
+	e->count += weight;
+	e->bytes += bytes;
+	e->records++;
+}
+
+static __always_inline void live_temp_flush_all(struct live_temp_sums *sums)
+{
+	if (!sums)
+		return;
+	for (int i = 0; i < LIVE_TEMP_WAYS; i++)
+		live_temp_flush(&sums->way[i]);
+}
+
 /* Stop tracking the object at addr, freed at now: the bytes it took from
  * the live heap (<= 0). */
 static __always_inline __s64 live_untrack(__u64 addr, __u64 now)
@@ -137,13 +209,13 @@ static __always_inline __s64 live_untrack(__u64 addr, __u64 now)
 
 /* A pair's free (VT_LIVE_PAIR_FREE, VT_LIVE_HELD_FREE): its object never
  * was in live_objs. */
-static __always_inline __s64 live_pair_free(struct vt_live_rec *r)
+static __always_inline __s64 live_pair_free(struct vt_live_rec *r, struct live_temp_sums *sums)
 {
 	__u64 bytes = r->size * r->weight;
 
 	if (!targ_live)
 		return 0;
-	live_temp(r->klass, r->method, r->site, r->weight, bytes, r->time_ns - r->addr);
+	live_temp_sum(sums, r->klass, r->method, r->site, r->weight, bytes, r->time_ns - r->addr);
 	return -(__s64)bytes;
 }
 
@@ -155,6 +227,7 @@ static __always_inline void live_free(__u64 addr, __u64 now)
 /* bpf_loop's body: record i of a live batch (live_batch_walk). */
 struct live_walk {
 	char *b;
+	struct live_temp_sums *temps; /* NULL: each temporary to live_temps at once */
 	__s64 sum, max_rise;         /* the batch's running change of live bytes, its highest */
 	__u64 max_ns;
 };
@@ -181,9 +254,9 @@ static long live_record(__u32 i, void *ctx)
 	} else if (r->op == VT_LIVE_FREE) {
 		w->sum += live_untrack(r->addr, r->time_ns);
 	} else if (r->op == VT_LIVE_PAIR_FREE) {
-		w->sum += live_pair_free(r);
+		w->sum += live_pair_free(r, w->temps);
 	} else if (r->op == VT_LIVE_HELD_FREE) {
-		live_pair_free(r); /* its bytes come in a NET */
+		live_pair_free(r, w->temps); /* its bytes come in a NET */
 	} else if (r->op == VT_LIVE_NET && targ_live) {
 		if (w->sum + (__s64)r->size > w->max_rise) {
 			w->max_rise = w->sum + (__s64)r->size;

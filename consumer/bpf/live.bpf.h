@@ -15,7 +15,8 @@
  * In a live batch, most allocations are held by the provider: their bytes
  * come as NET records and their frees as HELD_FREE, counted with no
  * operation on live_objs; only those handed over (TRACK) enter it
- * (vmtrace/batch.h).
+ * (vmtrace/batch.h). A batch's temporaries are summed per key before they
+ * meet live_temps.
  */
 #ifndef VT_LIVE_BPF_H
 #define VT_LIVE_BPF_H

@@ -234,6 +234,7 @@ static void test_free_orders(void **state)
 	static uint64_t young[20000];
 	const uint64_t n = 20000;
 	uint64_t fresh = 0, prev = 0, frees = 0;
+	pthread_t a;
 
 	(void)state;
 	srand(11);
@@ -267,7 +268,6 @@ static void test_free_orders(void **state)
 	}
 	/* the last cycle's addresses, stale here, allocated on another thread
 	 * and freed here: not held here, held there */
-	pthread_t a;
 	these = young + 1;
 	nthese = 49;
 	phase = 0;
@@ -280,8 +280,10 @@ static void test_free_orders(void **state)
 	pthread_join(a, NULL);
 	check_exact();
 	/* a round may have handed over some, if the machine is slow */
+	pthread_mutex_lock(&mu);
 	assert_int_equal(ops[VMTRACE_LIVE_HELD_FREE] + ops[VMTRACE_LIVE_FREE], frees);
 	assert_true(ops[VMTRACE_LIVE_HELD_FREE] > 9 * ops[VMTRACE_LIVE_FREE]);
+	pthread_mutex_unlock(&mu);
 }
 
 /* More alive at once than the table holds: the oldest are handed over and

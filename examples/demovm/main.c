@@ -71,7 +71,7 @@ static const char usage[] =
 "                    Registry#remember (one per op) while the rest churn,\n"
 "                    and ends with a major collection, so what is alive at\n"
 "                    the end is what the roots reach: --leak 0 is the same\n"
-"                    run without the leak"
+"                    run without the leak\n"
 "  --quiet           no summary on stderr\n"
 "  --statsd HOST:PORT  send counters and timings to statsd over UDP\n"
 "  --profile HZ      sample stacks HZ times per CPU second; print the top\n"

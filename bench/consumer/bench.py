@@ -138,9 +138,12 @@ def main():
     allocs = sum(a["count"] for a in json.load(open(res["untraced"][0][3]))["allocations"])
     print(f"demovm --workload alloc --ops {OPS}: {allocs} allocations per run, "
           f"{ROUNDS} rounds, medians")
-    print(f"{'':22} {'workload':>10} {'slowdown':>9} {'events':>11} {'ns/event':>9} "
-          f"{'attach':>9} {'peak RSS':>9}")
-    print(f"{'untraced':22} {base * 1e3:8.1f}ms {'1.00x':>9} {'-':>11} {'-':>9} {'-':>9} {'-':>9}")
+    # paired: each round's traced run over the untraced run beside it, so
+    # the machine's drift between rounds cancels; median and range
+    print(f"{'':22} {'workload':>10} {'slowdown':>9} {'paired':>7} {'(min-max)':>11} "
+          f"{'events':>11} {'ns/event':>9} {'attach':>9} {'peak RSS':>9}")
+    print(f"{'untraced':22} {base * 1e3:8.1f}ms {'1.00x':>9} {'':>7} {'':>11} {'-':>11} "
+          f"{'-':>9} {'-':>9} {'-':>9}")
     per_event = {}
     for name in ("vmtrace", "vmtrace --events alloc", "bpftrace"):
         t = statistics.median(r[0] for r in res[name])
@@ -148,8 +151,10 @@ def main():
         rss = max(r[2] for r in res[name])
         h = hits(res[name][0][3], name)
         per_event[name] = (t - base) / h * 1e9
-        print(f"{name:22} {t * 1e3:8.1f}ms {t / base:8.2f}x {h:11d} {per_event[name]:9.1f} "
-              f"{att * 1e3:7.1f}ms {rss / 1024:7.1f}MB")
+        paired = [r[0] / u[0] for r, u in zip(res[name], res["untraced"])]
+        spread = f"{min(paired):.2f}-{max(paired):.2f}"
+        print(f"{name:22} {t * 1e3:8.1f}ms {t / base:8.2f}x {statistics.median(paired):6.2f}x "
+              f"{spread:>11} {h:11d} {per_event[name]:9.1f} {att * 1e3:7.1f}ms {rss / 1024:7.1f}MB")
     print(f"per-event cost of vmtrace: {per_event['vmtrace'] / per_event['bpftrace'] * 100:.1f}% "
           f"of bpftrace's")
 

@@ -90,17 +90,37 @@ static int kind_on(int k)
 	return vmtrace__batch_on(k + 1);
 }
 
+/* A thread's new VM stacks, to send (stack_frames). */
+struct thread_stacks {
+	struct vt_thread *t;
+	struct vt_batch_buf *buf;
+	uint32_t round;
+};
+
+static void stack_frames(void *arg)
+{
+	struct thread_stacks *s = arg;
+
+	if (s->t->stacks)
+		vt_stacks_flush(s->t->stacks, s->buf, s->round, kind_on(VMTRACE_BATCH_ALLOC - 1));
+}
+
 /* Flush every table of t (its lock held) into bufs[kind - 1], or mark it
  * delivered for kinds nobody batches now. A thread's own flush (round 0)
  * sends each kind's last batch at once; a round sends them at its end. */
 static void flush_thread(struct vt_thread *t, struct vt_batch_buf *const bufs[VT_KINDS],
 			 struct vt_batch_buf *stack_buf, uint32_t round)
 {
+	struct thread_stacks frames = { t, stack_buf, round };
+
 	/* the frames of new stacks go ahead of the counts that name them */
-	if (t->stacks)
-		vt_stacks_flush(t->stacks, stack_buf, round, kind_on(VMTRACE_BATCH_ALLOC - 1));
+	stack_frames(&frames);
 	for (int k = 0; k < VT_KINDS; k++) {
-		struct vt_flush f = { bufs[k], (uint16_t)(k + 1), round, kind_on(k) };
+		/* a round reads t's tables while t counts: a stack t adds meanwhile
+		 * may be counted in this round's batches, so its frames go before
+		 * each of them (an owner's own flush races no count of its own) */
+		struct vt_flush f = { bufs[k], (uint16_t)(k + 1), round, kind_on(k),
+				      round ? stack_frames : NULL, &frames };
 
 		if (!t->tab[k])
 			continue;
@@ -108,6 +128,9 @@ static void flush_thread(struct vt_thread *t, struct vt_batch_buf *const bufs[VT
 		if (round == 0)
 			vt_flush_end(&f, 0, 0);
 	}
+	/* ... and before the round's last batches, sent at its end */
+	if (round)
+		stack_frames(&frames);
 }
 
 /* A thread's own flush: one buffer serves both kinds, each sent at once. */
@@ -212,7 +235,7 @@ static int replace_table(struct vt_thread *t, int k)
 		return -ENOMEM;
 	lock(t);
 	if (old) {
-		struct vt_flush f = { &t->buf, (uint16_t)(k + 1), 0, kind_on(k) };
+		struct vt_flush f = { &t->buf, (uint16_t)(k + 1), 0, kind_on(k), NULL, NULL };
 
 		if (t->stacks && k == VMTRACE_BATCH_ALLOC - 1)
 			vt_stacks_flush(t->stacks, &t->buf, 0, kind_on(k));
@@ -436,7 +459,7 @@ static void round_all(uint32_t flags, uint64_t request)
 		unlock(t);
 	}
 	for (int k = 0; k < VT_KINDS; k++) {
-		struct vt_flush f = { bufs[k], (uint16_t)(k + 1), round_no, kind_on(k) };
+		struct vt_flush f = { bufs[k], (uint16_t)(k + 1), round_no, kind_on(k), NULL, NULL };
 
 		vt_flush_end(&f, VMTRACE_BATCH_ROUND_END | flags, request);
 	}
@@ -529,7 +552,7 @@ static void at_fork_child(void)
 		atomic_store(&t->lock, 0);
 		if (t == self) {
 			/* the parent's counts: never the child's to deliver */
-			struct vt_flush f = { &t->buf, 0, 0, 0 }; /* deliver nothing */
+			struct vt_flush f = { &t->buf, 0, 0, 0, NULL, NULL }; /* deliver nothing */
 
 			for (int k = 0; k < VT_KINDS; k++) {
 				if (t->tab[k])

@@ -65,6 +65,8 @@ static void send(struct vt_flush *f, uint32_t flags, uint64_t request)
 	struct vt_batch_buf *b = f->buf;
 	uint64_t bytes = sizeof(b->h) + (uint64_t)b->h.count * sizeof(b->rec[0]);
 
+	if (f->before_send)
+		f->before_send(f->ctx);
 	b->h.magic = VMTRACE_BATCH_MAGIC;
 	b->h.version = VMTRACE_BATCH_VERSION;
 	b->h.kind = f->kind;

@@ -111,6 +111,11 @@ struct vt_flush {
 	uint16_t kind;              /* enum vmtrace_batch_kind */
 	uint32_t round;             /* 0: an owner's own flush */
 	int deliver;                /* 0: only mark everything delivered (nobody listens) */
+	/* a round's: called before each batch goes, so the frames of VM stacks
+	 * a thread added while its table was read go ahead of the counts that
+	 * name them (NULL: nothing to call) */
+	void (*before_send)(void *ctx);
+	void *ctx;
 };
 
 /* Deliver what every key of t gained since its last delivery, in batches

@@ -230,7 +230,7 @@ static __always_inline void learn_code(const struct vt_py_code_id *id, const cha
 		return;
 	__builtin_memset(c, 0, sizeof(*c));
 	read_pystr(c->qualname, sizeof(c->qualname), id->qualname);
-	read_pystr(c->file, sizeof(c->file), read_ptr(code + PY_CODE_FILENAME));
+	read_pystr(c->file, sizeof(c->file), id->filename); /* code_id read it */
 	if (!c->qualname[0] && func)
 		copy_str(c->qualname, sizeof(c->qualname), func);
 	if (!c->file[0] && file)

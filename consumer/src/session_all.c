@@ -71,6 +71,15 @@ static int add_path(struct path_set *ps, const char *path)
 	return 0;
 }
 
+/* Whether one of the first n files is rt's: its runtime is said already. */
+static bool runtime_before(const struct vt_session_all *s, size_t n, const struct vt_runtime *rt)
+{
+	for (size_t j = 0; j < n; j++)
+		if (s->v[j].rt == rt)
+			return true;
+	return false;
+}
+
 static void free_paths(struct path_set *ps)
 {
 	for (size_t i = 0; i < ps->n; i++)
@@ -198,10 +207,7 @@ static int open_files(struct vt_session_all *s, const struct vt_session_opts *o,
 			continue;
 		}
 		struct vt_all_file *f = &s->v[s->n];
-		bool noted = false;
-
-		for (size_t j = 0; j < s->n && !noted; j++)
-			noted = s->v[j].rt == rt;
+		bool noted = runtime_before(s, s->n, rt);
 
 		f->path = strdup(ps->v[i]);
 		f->rt = rt;
@@ -304,11 +310,7 @@ static void runtime_names(const struct vt_session_all *s, char *buf, size_t len)
 
 	buf[0] = '\0';
 	for (size_t i = 0; i < s->n; i++) {
-		bool earlier = false;
-
-		for (size_t j = 0; j < i && !earlier; j++)
-			earlier = s->v[j].rt == s->v[i].rt;
-		if (earlier)
+		if (runtime_before(s, i, s->v[i].rt))
 			continue;
 		int w = snprintf(buf + used, len - used, "%s%s", used ? "," : "", s->v[i].rt->name);
 		if (w < 0 || (size_t)w >= len - used)

@@ -203,7 +203,8 @@ int vt_profile_add_alloc_proc(struct vt_profile *p, uint32_t proc, const char *k
  * number, the same for the same pid. 0, -ENOMEM, -EINVAL (pid <= 0). */
 int vt_profile_add_process(struct vt_profile *p, int32_t pid, const char *comm,
 			   const char *cgroup, uint32_t *id);
-/* Names runtime among those that counted process id (each once). 0 or -ENOMEM. */
+/* Names runtime ("a", or a list "a,b") among those that counted process id,
+ * each once. 0 or -ENOMEM. */
 int vt_profile_process_runtime(struct vt_profile *p, uint32_t id, const char *runtime);
 /* Adds everything src counted to dst, its allocations under process proc
  * (0: none); src's timeline, events and pause list are left out (its GC

@@ -5,6 +5,7 @@
  * tables are the processes' sums.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,25 +47,35 @@ int vt_profile_add_process(struct vt_profile *p, int32_t pid, const char *comm,
 	return 0;
 }
 
+/* Whether the list "a,b" holds the item s[len] whole. */
+static bool list_has(const char *list, const char *s, size_t len)
+{
+	for (const char *i = list; i && *i; i += strcspn(i, ","), i += *i == ',')
+		if (strncmp(i, s, len) == 0 && (i[len] == ',' || !i[len]))
+			return true;
+	return false;
+}
+
 int vt_profile_process_runtime(struct vt_profile *p, uint32_t id, const char *runtime)
 {
 	struct vt_process *pr;
-	size_t len = strlen(runtime);
-	char *joined;
 
 	if (!id || id > p->procs.n)
 		return 0;
 	pr = &p->procs.v[id - 1];
-	/* "a,b": runtime is there when it is a whole item */
-	for (const char *s = pr->runtime; s && *s; s += strcspn(s, ","), s += *s == ',') {
-		if (strncmp(s, runtime, len) == 0 && (s[len] == ',' || !s[len]))
-			return 0;
+	/* each item of runtime ("a" or a merged "a,b") once */
+	for (const char *s = runtime; *s; s += strcspn(s, ","), s += *s == ',') {
+		size_t len = strcspn(s, ",");
+		char *joined;
+
+		if (!len || list_has(pr->runtime, s, len))
+			continue;
+		if (asprintf(&joined, "%s%s%.*s", pr->runtime ? pr->runtime : "",
+			     pr->runtime ? "," : "", (int)len, s) < 0)
+			return -ENOMEM;
+		free(pr->runtime);
+		pr->runtime = joined;
 	}
-	if (asprintf(&joined, "%s%s%s", pr->runtime ? pr->runtime : "", pr->runtime ? "," : "",
-		     runtime) < 0)
-		return -ENOMEM;
-	free(pr->runtime);
-	pr->runtime = joined;
 	return 0;
 }
 

@@ -1,7 +1,8 @@
 /*
  * test_processes.c: a profile of several processes (profile_merge.c): rows
  * kept apart per process through the record file, grouping by pid and
- * cgroup, damaged process lines refused, and container ids from paths.
+ * cgroup, damaged process lines refused, container ids from paths, and
+ * the runtimes that counted a process, each named once through merges.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -71,6 +72,31 @@ static void test_rows_per_process(void **state)
 	vt_alloc_table_free(&t);
 	vt_profile_free(&p);
 	vt_profile_free(&q);
+}
+
+static void test_process_runtimes(void **state)
+{
+	struct vt_profile p, dst;
+	uint32_t id, did;
+
+	(void)state;
+	vt_profile_init(&p);
+	vt_profile_init(&dst);
+	assert_int_equal(vt_profile_add_process(&p, 10, "a", "/", &id), 0);
+	assert_int_equal(vt_profile_process_runtime(&p, id, "ruby"), 0);
+	assert_int_equal(vt_profile_process_runtime(&p, id, "vmtrace"), 0);
+	assert_int_equal(vt_profile_process_runtime(&p, id, "ruby"), 0);
+	assert_string_equal(p.procs.v[0].runtime, "ruby,vmtrace");
+	/* a merged list adds only the items not there yet */
+	assert_int_equal(vt_profile_add_process(&dst, 10, "a", "/", &did), 0);
+	assert_int_equal(vt_profile_process_runtime(&dst, did, "vmtrace"), 0);
+	assert_int_equal(vt_profile_process_runtime(&dst, did, p.procs.v[0].runtime), 0);
+	assert_string_equal(dst.procs.v[0].runtime, "vmtrace,ruby");
+	/* an item is matched whole, not as a prefix */
+	assert_int_equal(vt_profile_process_runtime(&dst, did, "rub"), 0);
+	assert_string_equal(dst.procs.v[0].runtime, "vmtrace,ruby,rub");
+	vt_profile_free(&p);
+	vt_profile_free(&dst);
 }
 
 static int read_items(const char *items)
@@ -144,6 +170,7 @@ int main(void)
 		cmocka_unit_test(test_rows_per_process),
 		cmocka_unit_test(test_damaged_process_lines),
 		cmocka_unit_test(test_container_ids),
+		cmocka_unit_test(test_process_runtimes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

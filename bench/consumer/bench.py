@@ -2,10 +2,12 @@
 """bench.py BIN_DIR [OPS] [ROUNDS]: vmtrace record vs a bpftrace one-liner on
 demovm's allocation path, side by side in one run (see run.sh).
 
-For each round, four runs of `demovm --workload alloc --ops OPS --wait`:
-untraced; traced by `vmtrace record -p` (exact, the default events); by
-`vmtrace record -p --events alloc` (exact, allocations only); by bpftrace
-doing the same aggregation as the latter. demovm reports its worker's CPU time for the workload (after
+For each round, five runs of `demovm --workload alloc --ops OPS --wait`:
+untraced; traced by `vmtrace record -p` (exact, the default events); the
+same with demovm --uncached (its allocation sites without key caches, the
+plain vmtrace_alloc_at calls); by `vmtrace record -p --events alloc`
+(exact, allocations only); by bpftrace doing the same aggregation as the
+latter. demovm reports its worker's CPU time for the workload (after
 SIGUSR1, so attaching is not in it; CPU time, because wall time on a shared
 VM swings by tens of percent; the traps are in it). Per-event cost = (traced time - untraced time) / probe hits the
 tracer took (from demovm's truth file: vmtrace traces allocations, frees,
@@ -34,10 +36,10 @@ VMTRACE = os.path.join(BIN, "vmtrace")
 WORK = tempfile.mkdtemp(prefix="vmtrace-bench.")
 
 
-def start_demovm(truth):
+def start_demovm(truth, extra=()):
     p = subprocess.Popen([DEMOVM, "--workload", "alloc", "--ops", str(OPS), "--wait",
-                          "--truth", truth], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
+                          "--truth", truth, *extra], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
     line = p.stdout.readline()
     assert line.strip() == "ready", line
     return p
@@ -71,9 +73,9 @@ def run_untraced(i):
     return finish_demovm(p), None, None, f"{WORK}/u{i}.json"
 
 
-def run_vmtrace(i, extra=(), tag="v"):
+def run_vmtrace(i, extra=(), tag="v", host=()):
     truth = f"{WORK}/{tag}{i}.json"
-    dv = start_demovm(truth)
+    dv = start_demovm(truth, host)
     t0 = time.monotonic()
     vt = subprocess.Popen([VMTRACE, "record", "-p", str(dv.pid), "-o", f"{WORK}/{tag}{i}.data",
                            "--force", *extra], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -113,6 +115,10 @@ def run_vmtrace_alloc(i):
     return run_vmtrace(i, ("--events", "alloc"), "a")
 
 
+def run_vmtrace_uncached(i):
+    return run_vmtrace(i, (), "c", ("--uncached",))
+
+
 def hits(truth, tracer):
     d = json.load(open(truth))
     allocs = sum(a["count"] for a in d["allocations"])
@@ -129,6 +135,7 @@ def hits(truth, tracer):
 
 def main():
     runs = {"untraced": run_untraced, "vmtrace": run_vmtrace,
+            "vmtrace, host uncached": run_vmtrace_uncached,
             "vmtrace --events alloc": run_vmtrace_alloc, "bpftrace": run_bpftrace}
     res = {name: [] for name in runs}
     for i in range(ROUNDS):  # interleaved, so drift hits all alike
@@ -145,7 +152,7 @@ def main():
     print(f"{'untraced':22} {base * 1e3:8.1f}ms {'1.00x':>9} {'':>7} {'':>11} {'-':>11} "
           f"{'-':>9} {'-':>9} {'-':>9}")
     per_event = {}
-    for name in ("vmtrace", "vmtrace --events alloc", "bpftrace"):
+    for name in ("vmtrace", "vmtrace, host uncached", "vmtrace --events alloc", "bpftrace"):
         t = statistics.median(r[0] for r in res[name])
         att = statistics.median(r[1] for r in res[name])
         rss = max(r[2] for r in res[name])

@@ -16,6 +16,10 @@
  * allocation pays; a real tracer adds one trap per BYTES allocated. With
  * --wait, the program prints `ready` and waits for SIGUSR1 before measuring,
  * so a tracer can attach first and the same table shows the traced cost.
+ * --cached measures the site as vmtrace_alloc_cached() (one key cache per
+ * class) instead; --batched sets the gate a batching consumer's uprobe on
+ * alloc__batch would, so the site counts every allocation exactly in the
+ * thread's batch (its table, or with --cached its counts by key).
  */
 #include <errno.h>
 #include <sched.h>
@@ -101,6 +105,11 @@ static inline uint64_t next_random(uint64_t *s)
 
 #define NO_SITE ((void)0)
 #define WITH_SITE vmtrace_alloc(class_names[klass], "Bench#run", size, "bench_probe_site.c:1")
+/* a runtime's inline cache beside its allocation site, one per class here */
+static struct vmtrace_key_cache site_keys[CLASSES];
+#define WITH_CACHED_SITE                                                       \
+	vmtrace_alloc_cached(&site_keys[klass], class_names[klass], "Bench#run", size, \
+			     "bench_probe_site.c:1", c)
 
 __attribute__((noinline)) static uint64_t loop_plain(struct pool *p, uint64_t n, uint64_t seed)
 {
@@ -115,6 +124,14 @@ __attribute__((noinline)) static uint64_t loop_probed(struct pool *p, uint64_t n
 	uint64_t rng = seed, sum = 0;
 	for (uint64_t i = 0; i < n; i++)
 		ALLOC_STEP(p, rng, sum, WITH_SITE);
+	return sum;
+}
+
+__attribute__((noinline)) static uint64_t loop_cached(struct pool *p, uint64_t n, uint64_t seed)
+{
+	uint64_t rng = seed, sum = 0;
+	for (uint64_t i = 0; i < n; i++)
+		ALLOC_STEP(p, rng, sum, WITH_CACHED_SITE);
 	return sum;
 }
 
@@ -150,19 +167,22 @@ static unsigned long parse_count(const char *flag, const char *s, unsigned long 
 }
 
 static const char usage[] =
-"Usage: bench_probe_site [--iterations N] [--repeat R] [--wait]\n"
+"Usage: bench_probe_site [--iterations N] [--repeat R] [--wait] [--cached] [--batched]\n"
 "Times an allocator fast path with and without a vmtrace_alloc() site,\n"
 "alternately, R times (default 41) over N iterations (default 2000000),\n"
 "and prints the median ns per iteration of each and, from the paired runs,\n"
 "the median difference (the cost of one site) and ratio.\n"
 "  --wait   print 'ready', wait for SIGUSR1 (attach a tracer meanwhile)\n"
 "  --sampled BYTES  measure with sampling in force at a mean of BYTES\n"
-"                   between samples (gates set in-process, no uprobes)\n";
+"                   between samples (gates set in-process, no uprobes)\n"
+"  --cached         the site as vmtrace_alloc_cached(), one key cache per class\n"
+"  --batched        count every allocation in the batch, as while a consumer\n"
+"                   holds alloc__batch (gate set in-process, no uprobes)\n";
 
 int main(int argc, char **argv)
 {
 	unsigned long iterations = 2000000, repeat = 41, sampled = 0;
-	int wait = 0;
+	int wait = 0, cached = 0, batched = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc)
@@ -173,6 +193,10 @@ int main(int argc, char **argv)
 			sampled = parse_count("--sampled", argv[++i], 1ul << 40);
 		else if (strcmp(argv[i], "--wait") == 0)
 			wait = 1;
+		else if (strcmp(argv[i], "--cached") == 0)
+			cached = 1;
+		else if (strcmp(argv[i], "--batched") == 0)
+			batched = 1;
 		else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			fputs(usage, stdout);
 			return 0;
@@ -201,6 +225,10 @@ int main(int argc, char **argv)
 		vmtrace_sample_period = sampled;
 	}
 
+	if (batched) /* what a batching consumer's uprobe on alloc__batch does */
+		vmtrace__gate_table()[VMTRACE_PROBE_ALLOC_BATCH].part.semaphore++;
+	uint64_t (*loop_probed_here)(struct pool *, uint64_t, uint64_t) = cached ? loop_cached : loop_probed;
+
 	/* stay on one CPU: a migration mid-run lands on one loop only */
 	cpu_set_t cpus;
 	CPU_ZERO(&cpus);
@@ -214,21 +242,21 @@ int main(int argc, char **argv)
 		return 1;
 
 	/* warm the caches and the branch predictor on both loops */
-	uint64_t check = loop_plain(&pool, iterations / 10, 1) + loop_probed(&pool, iterations / 10, 1);
+	uint64_t check = loop_plain(&pool, iterations / 10, 1) + loop_probed_here(&pool, iterations / 10, 1);
 	for (unsigned long r = 0; r < repeat; r++) {
 		uint64_t seed = 0x9E3779B97F4A7C15ULL + r;
 		/* alternate which runs first so drift hits both alike */
 		for (int half = 0; half < 2; half++) {
 			int do_probed = (int)((r + half) & 1);
 			uint64_t t0 = now_ns();
-			uint64_t sum = do_probed ? loop_probed(&pool, iterations, seed)
+			uint64_t sum = do_probed ? loop_probed_here(&pool, iterations, seed)
 						 : loop_plain(&pool, iterations, seed);
 			double ns = (double)(now_ns() - t0) / (double)iterations;
 			check += sum;
 			(do_probed ? probed : plain)[r] = ns;
 		}
 	}
-	int traced = VMTRACE_ENABLED(OBJECT_ALLOC) ? 1 : 0;
+	int traced = VMTRACE_ALLOC_ENABLED() ? 1 : 0;
 	/* runs r of both loops were neighbours in time: their difference and
 	 * ratio cancel most of what other processes do to the machine */
 	double *diff = calloc(repeat, sizeof(double)), *ratio = calloc(repeat, sizeof(double));
@@ -244,12 +272,16 @@ int main(int argc, char **argv)
 	if (sampled)
 		printf("probe site cost: %lu iterations x %lu paired runs, object__alloc "
 		       "sampled every %lu bytes on average (no uprobes)\n", iterations, repeat, sampled);
+	else if (batched)
+		printf("probe site cost: %lu iterations x %lu paired runs, every allocation counted in "
+		       "the batch (no uprobes)\n", iterations, repeat);
 	else
 		printf("probe site cost: %lu iterations x %lu paired runs, object__alloc %s\n",
 		       iterations, repeat, traced ? "ENABLED (traced)" : "untraced");
-	printf("%-24s %11s %11s %11s\n", "loop", "median ns", "min ns", "max ns");
-	printf("%-24s %11.3f %11.3f %11.3f\n", "without the site", mp, plain[0], plain[repeat - 1]);
-	printf("%-24s %11.3f %11.3f %11.3f\n", "with vmtrace_alloc()", mq, probed[0], probed[repeat - 1]);
+	printf("%-26s %11s %11s %11s\n", "loop", "median ns", "min ns", "max ns");
+	printf("%-26s %11.3f %11.3f %11.3f\n", "without the site", mp, plain[0], plain[repeat - 1]);
+	printf("%-26s %11.3f %11.3f %11.3f\n", cached ? "with vmtrace_alloc_cached()" : "with vmtrace_alloc()",
+	       mq, probed[0], probed[repeat - 1]);
 	printf("site cost (median of paired runs): %+.3f ns per site, ratio %.4f (%+.2f%%)\n",
 	       cost, rel, (rel - 1) * 100);
 	if (!traced)

@@ -69,7 +69,10 @@ unsigned char *obj_bytes(struct obj *o)
 	return (unsigned char *)&o->ref[obj_nrefs(o)];
 }
 
-struct obj *vm_new(struct vm_thread *t, const struct vm_class *klass, unsigned len, const char *site)
+int vm_key_caches = 1;
+
+struct obj *vm_new(struct vm_thread *t, const struct vm_class *klass, unsigned len, const char *site,
+		   struct vmtrace_key_cache *key)
 {
 	struct heap *h = &t->heap;
 
@@ -97,7 +100,10 @@ struct obj *vm_new(struct vm_thread *t, const struct vm_class *klass, unsigned l
 
 	truth_alloc(&t->truth, klass->id, t->method->id, size);
 	callpath_alloc(&t->paths, t->frame->path, klass->id, size);
-	vmtrace_alloc_at(klass->name, t->method->qualified, size, site, o);
+	if (vm_key_caches)
+		vmtrace_alloc_cached(key, klass->name, t->method->qualified, size, site, o);
+	else
+		vmtrace_alloc_at(klass->name, t->method->qualified, size, site, o);
 	return o;
 }
 
@@ -160,7 +166,10 @@ static void mark_from_roots(struct vm_thread *t, struct marker *mk)
 static void release(struct vm_thread *t, struct obj *o)
 {
 	truth_free(&t->truth, o->klass->id, o->size);
-	vmtrace_free_at(o->klass->name, o->size, o);
+	if (vm_key_caches)
+		vmtrace_free_cached(&t->free_keys[o->klass->id], o->klass->name, o->size, o);
+	else
+		vmtrace_free_at(o->klass->name, o->size, o);
 	free(o);
 }
 

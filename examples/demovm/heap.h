@@ -51,9 +51,16 @@ void heap_init(struct heap *h, uint64_t minor_budget);
 void heap_destroy(struct heap *h);
 
 /* A new instance of klass with len elements (0 for fixed-size classes),
- * charged to the thread's running method; site is an interned "file:line".
+ * charged to the thread's running method; site is an interned "file:line",
+ * and key the site's own libvmtrace key cache (vmtrace_alloc_cached).
  * May collect first, so every object the caller still needs must be rooted. */
-struct obj *vm_new(struct vm_thread *t, const struct vm_class *klass, unsigned len, const char *site);
+/* 1 (the default): allocations and frees reach libvmtrace through cached
+ * keys (vmtrace_alloc_cached); 0: through its plain calls (--uncached). */
+extern int vm_key_caches;
+
+struct vmtrace_key_cache;
+struct obj *vm_new(struct vm_thread *t, const struct vm_class *klass, unsigned len, const char *site,
+		   struct vmtrace_key_cache *key);
 
 /* Number of reference slots of o, and its plain bytes. */
 unsigned obj_nrefs(const struct obj *o);

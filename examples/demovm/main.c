@@ -72,6 +72,8 @@ static const char usage[] =
 "                    and ends with a major collection, so what is alive at\n"
 "                    the end is what the roots reach: --leak 0 is the same\n"
 "                    run without the leak\n"
+"  --uncached        report allocations and frees through libvmtrace's plain\n"
+"                    calls, not its cached keys (to compare the two)\n"
 "  --quiet           no summary on stderr\n"
 "  --statsd HOST:PORT  send counters and timings to statsd over UDP\n"
 "  --profile HZ      sample stacks HZ times per CPU second; print the top\n"
@@ -109,7 +111,7 @@ static uint64_t parse_u64(const char *flag, const char *s, uint64_t min, uint64_
 static void parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_OPS = 256, OPT_DURATION, OPT_THREADS, OPT_SEED, OPT_WAIT, OPT_TRUTH,
-	       OPT_WORKLOAD, OPT_QUIET, OPT_STATSD, OPT_PROFILE, OPT_LEAK };
+	       OPT_WORKLOAD, OPT_QUIET, OPT_STATSD, OPT_PROFILE, OPT_LEAK, OPT_UNCACHED };
 	static const struct option longs[] = {
 		{ "ops", required_argument, NULL, OPT_OPS },
 		{ "duration", required_argument, NULL, OPT_DURATION },
@@ -119,6 +121,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "truth", required_argument, NULL, OPT_TRUTH },
 		{ "workload", required_argument, NULL, OPT_WORKLOAD },
 		{ "quiet", no_argument, NULL, OPT_QUIET },
+		{ "uncached", no_argument, NULL, OPT_UNCACHED },
 		{ "statsd", required_argument, NULL, OPT_STATSD },
 		{ "profile", required_argument, NULL, OPT_PROFILE },
 		{ "leak", required_argument, NULL, OPT_LEAK },
@@ -165,6 +168,9 @@ static void parse_options(int argc, char **argv, struct options *o)
 				o->workload = WORKLOAD_ALLOC;
 			else
 				bad_flag("--workload", optarg, "mixed or alloc");
+			break;
+		case OPT_UNCACHED:
+			vm_key_caches = 0;
 			break;
 		case OPT_QUIET:
 			o->quiet = 1;

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <vmtrace/vmtrace.h>
+
 #include "callpath.h"
 #include "classes.h"
 #include "constants.h"
@@ -36,6 +38,8 @@ struct vm_thread {
 	struct vm_method_cache method_caches[VM_CALL_SITES];
 	struct vm_constant_cache constant_caches[VM_CONSTANT_SITES];
 	struct truth truth;
+	/* libvmtrace's key caches of this thread's frees, one per class */
+	struct vmtrace_key_cache free_keys[VM_CLASS_MAX];
 	uint64_t ops;                         /* workload iterations done */
 	uint64_t signals_raised;
 	uint64_t leak_left;                   /* Sessions --leak still has to leak */

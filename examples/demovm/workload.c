@@ -35,12 +35,14 @@ _Static_assert(CALL__COUNT <= VM_CALL_SITES, "too many call sites");
 enum constant_site { CREAD_SCALE, CREAD_LIMIT, CREAD_EPSILON, CREAD__COUNT };
 _Static_assert(CREAD__COUNT <= VM_CONSTANT_SITES, "too many constant sites");
 
-/* Allocate into var, charged to the running method, with this line as site. */
+/* Allocate into var, charged to the running method, with this line as site
+ * (and this line's own key cache: one class and method per line). */
 #define NEW(var, klass, len)                                                   \
 	do {                                                                   \
+		static struct vmtrace_key_cache key_;                          \
 		const char *where_;                                            \
 		VM_SITE_OF_THIS_LINE(where_);                                  \
-		(var) = vm_new(t, (klass), (len), where_);                     \
+		(var) = vm_new(t, (klass), (len), where_, &key_);              \
 	} while (0)
 
 static void set_double(struct obj *o, double v)

@@ -42,6 +42,7 @@
 #include <sys/mman.h>
 
 #include "batch.h"
+#include "batch_keys.h"
 #include "batch_table.h"
 #include "live_batch.h"
 #include "primitives.h"
@@ -115,6 +116,8 @@ static void flush_thread(struct vt_thread *t, struct vt_batch_buf *const bufs[VT
 
 	/* the frames of new stacks go ahead of the counts that name them */
 	stack_frames(&frames);
+	struct vt_keyed *kd = atomic_load_explicit(&t->keyed, memory_order_acquire);
+
 	for (int k = 0; k < VT_KINDS; k++) {
 		/* a round reads t's tables while t counts: a stack t adds meanwhile
 		 * may be counted in this round's batches, so its frames go before
@@ -122,9 +125,12 @@ static void flush_thread(struct vt_thread *t, struct vt_batch_buf *const bufs[VT
 		struct vt_flush f = { bufs[k], (uint16_t)(k + 1), round, kind_on(k),
 				      round ? stack_frames : NULL, &frames };
 
-		if (!t->tab[k])
+		if (!t->tab[k] && !kd)
 			continue;
-		vt_table_flush(t->tab[k], &f);
+		if (t->tab[k])
+			vt_table_flush(t->tab[k], &f);
+		if (kd)
+			vt_keyed_flush(kd, k + 1, &f);
 		if (round == 0)
 			vt_flush_end(&f, 0, 0);
 	}
@@ -199,6 +205,8 @@ static void thread_exit(void *arg)
 	struct vt_thread *t = arg;
 
 	t->busy = 1;
+	/* later events (other destructors) take a new record */
+	__atomic_store_n(&vmtrace__keyed.cap, 0, __ATOMIC_RELAXED);
 	atomic_signal_fence(memory_order_seq_cst);
 	fold(t);
 	lock(t);
@@ -376,6 +384,36 @@ static inline __attribute__((always_inline)) void count_slow(int k, uint64_t kla
 	t->busy = 0;
 }
 
+uint32_t vmtrace__batch_key(const char *klass, const char *method, const char *site)
+{
+	struct vt_thread *t = self;
+	struct vt_keyed *kd;
+
+	if (!t && !(t = thread_attach()))
+		return 0;
+	if (atomic_load_explicit(&flusher_state, memory_order_relaxed) == VT_FLUSHER_NONE)
+		start_flusher();
+	kd = atomic_load_explicit(&t->keyed, memory_order_acquire);
+	if (!kd) {
+		struct vt_keyed *none = NULL, *fresh = vt_keyed_new();
+
+		if (!fresh)
+			return 0;
+		/* a flush reads it from the record: published once, never freed;
+		 * a signal handler that published one meanwhile wins */
+		if (atomic_compare_exchange_strong_explicit(&t->keyed, &none, fresh, memory_order_acq_rel,
+							    memory_order_acquire)) {
+			kd = fresh;
+		} else {
+			vt_keyed_free(fresh);
+			kd = none;
+		}
+	}
+	vmtrace__keyed.counts = kd->counts;
+	__atomic_store_n(&vmtrace__keyed.cap, VMTRACE__KEYS_MAX, __ATOMIC_RELAXED);
+	return vt_key_intern(klass, method, site);
+}
+
 void vmtrace__batch_count_slow(int k, uint64_t klass, uint64_t method, uint64_t site, uint64_t bytes,
 			       uint64_t weight)
 {
@@ -548,15 +586,21 @@ static void at_fork_child(void)
 	pthread_mutex_init(&round_mu, NULL);
 	atomic_store(&flusher_state, VT_FLUSHER_NONE);
 	atomic_store(&flusher_stop, 0);
+	/* the child's next cached event starts its flush thread (batch_key) */
+	__atomic_store_n(&vmtrace__keyed.cap, 0, __ATOMIC_RELAXED);
 	for (struct vt_thread *t = atomic_load(&registry); t; t = t->next) {
+		struct vt_flush none = { &t->buf, 0, 0, 0, NULL, NULL }; /* deliver nothing */
+		struct vt_keyed *kd = atomic_load(&t->keyed);
+
 		atomic_store(&t->lock, 0);
+		/* counts by key are the parent's in every record: delivered */
+		for (int k = 0; kd && k < VT_KINDS; k++)
+			vt_keyed_flush(kd, k + 1, &none);
 		if (t == self) {
 			/* the parent's counts: never the child's to deliver */
-			struct vt_flush f = { &t->buf, 0, 0, 0, NULL, NULL }; /* deliver nothing */
-
 			for (int k = 0; k < VT_KINDS; k++) {
 				if (t->tab[k])
-					vt_table_flush(t->tab[k], &f);
+					vt_table_flush(t->tab[k], &none);
 				/* closes the hot path: the next event starts the
 				 * child's flush thread (count_slow) */
 				t->slots[k] = NULL;

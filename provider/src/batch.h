@@ -24,6 +24,7 @@ struct vt_deferred {
 };
 
 struct vt_stacks;
+struct vt_keyed;
 
 /* A thread's record (mmap'ed, never freed; batch.c says who touches what). */
 struct vt_thread {
@@ -39,6 +40,7 @@ struct vt_thread {
 	/* the rest */
 	struct vt_thread *next;         /* the registry; set once, before publication */
 	struct vt_stacks *stacks;       /* VM stacks (stacks.c); the owner makes it once */
+	struct vt_keyed *_Atomic keyed; /* counts by cached key (batch_keys.c); made once */
 	struct vt_deferred dq[VT_DEFERRED];
 	struct vt_batch_buf buf;        /* the owner's own flushes */
 };
@@ -62,6 +64,10 @@ void vmtrace__batch_count_slow(int k, uint64_t klass, uint64_t method, uint64_t 
  * consumer holds stacks__armed): the walk in stacks.c, never inline. */
 void vmtrace__batch_count_stack(uint64_t klass, uint64_t method, uint64_t site, uint64_t size,
 				uint64_t weight);
+/* The id of a cached site's key (batch_keys.c), with the calling thread's
+ * counts by key ready for the host's inline adds; 0 when the event must be
+ * counted the table's way. */
+uint32_t vmtrace__batch_key(const char *klass, const char *method, const char *site);
 /* Fold what signal handlers queued while t was busy. */
 void vmtrace__batch_fold_self(struct vt_thread *t);
 

@@ -79,6 +79,19 @@ static void send(struct vt_flush *f, uint32_t flags, uint64_t request)
 	b->h.count = 0;
 }
 
+void vt_flush_put(struct vt_flush *f, uint64_t klass, uint64_t method, uint64_t site, uint64_t stack,
+		  uint64_t count, uint64_t bytes, uint64_t samples)
+{
+	struct vmtrace_batch_record *r;
+
+	if (!f->deliver)
+		return;
+	r = &f->buf->rec[f->buf->h.count++];
+	*r = (struct vmtrace_batch_record){ klass, method, site, count, bytes, samples, stack };
+	if (f->buf->h.count == VMTRACE_BATCH_MAX_RECORDS)
+		send(f, 0, 0);
+}
+
 void vt_table_flush(struct vt_table *t, struct vt_flush *f)
 {
 	for (uint32_t i = 0; i <= t->mask; i++) {
@@ -93,19 +106,8 @@ void vt_table_flush(struct vt_table *t, struct vt_flush *f)
 		s = atomic_load_explicit(&sl->samples, memory_order_relaxed);
 		if (s == sent->samples && c == sent->count && b == sent->bytes)
 			continue;
-		if (f->deliver) {
-			struct vmtrace_batch_record *r = &f->buf->rec[f->buf->h.count++];
-
-			r->klass = sl->key[0];
-			r->method = sl->key[1];
-			r->site = sl->key[2];
-			r->stack = sl->key[3];
-			r->count = c - sent->count;
-			r->bytes = b - sent->bytes;
-			r->samples = s - sent->samples;
-			if (f->buf->h.count == VMTRACE_BATCH_MAX_RECORDS)
-				send(f, 0, 0);
-		}
+		vt_flush_put(f, sl->key[0], sl->key[1], sl->key[2], sl->key[3], c - sent->count, b - sent->bytes,
+			     s - sent->samples);
 		sent->count = c;
 		sent->bytes = b;
 		sent->samples = s;

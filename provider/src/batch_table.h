@@ -121,6 +121,10 @@ struct vt_flush {
 /* Deliver what every key of t gained since its last delivery, in batches
  * (the last one may stay in f->buf, see vt_flush_end). Under t's lock. */
 void vt_table_flush(struct vt_table *t, struct vt_flush *f);
+/* Add one key's gain to f's batch, sending the batch when full (nothing
+ * when f does not deliver). */
+void vt_flush_put(struct vt_flush *f, uint64_t klass, uint64_t method, uint64_t site, uint64_t stack,
+		  uint64_t count, uint64_t bytes, uint64_t samples);
 /* Send what f->buf still holds; with flags (ROUND_END...) send it even
  * when empty. request: the vmtrace_batch_request the round answers. */
 void vt_flush_end(struct vt_flush *f, uint32_t flags, uint64_t request);

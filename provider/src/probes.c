@@ -249,6 +249,42 @@ void vmtrace__free_at(const char *klass, uint64_t size, const void *addr)
 	free_general(klass, size, addr);
 }
 
+/* ---- cached sites (vmtrace_alloc_cached): the inline path missed ---- */
+
+/* Intern the site's key, leave its id in the host's cache and count the
+ * event by it, as the inline path will next time; 0 when the event must
+ * take the plain path instead. */
+static int count_by_key(struct vmtrace_key_cache *cache, const char *klass, const char *method,
+			const char *site, uint64_t size)
+{
+	uint32_t id = vmtrace__batch_key(klass, method, site);
+
+	if (!id)
+		return 0;
+	__atomic_store_n(&cache->id, id, __ATOMIC_RELEASE);
+	vmtrace__keyed_add(id, size);
+	return 1;
+}
+
+void vmtrace__alloc_cached(struct vmtrace_key_cache *cache, const char *klass, const char *method,
+			   uint64_t size, const char *site, const void *addr)
+{
+	/* by key only while the batch alone wants the event */
+	if (!(SEMAPHORE(ALLOC_BATCH) &&
+	      VMTRACE__ALLOC_KEYED_OK(vmtrace__gate_store[VMTRACE_PROBE_OBJECT_ALLOC].any) &&
+	      count_by_key(cache, klass, method, site, size)))
+		vmtrace__alloc_at(klass, method, size, site, addr);
+}
+
+void vmtrace__free_cached(struct vmtrace_key_cache *cache, const char *klass, uint64_t size,
+			  const void *addr)
+{
+	if (!(SEMAPHORE(FREE_BATCH) &&
+	      VMTRACE__FREE_KEYED_OK(vmtrace__gate_store[VMTRACE_PROBE_OBJECT_FREE].any) &&
+	      count_by_key(cache, klass, NULL, VMTRACE__FREE_SITE, size)))
+		vmtrace__free_at(klass, size, addr);
+}
+
 /* The entry points of hosts built before the address argument. */
 void vmtrace__alloc(const char *klass, const char *method, uint64_t size, const char *site)
 {

@@ -20,8 +20,14 @@ vt_harness batch
 # shellcheck source=../lib/e2e_steps.sh
 . "$(dirname "$0")/../lib/e2e_steps.sh"
 
+# a case named NAME_cached runs NAME with batch_host's cached sites
+HOST_MODE=()
+case "$CASE" in
+*_cached) CASE=${CASE%_cached}; HOST_MODE=(cached) ;;
+esac
+
 start_host() { # THREADS PER_THREAD: batch_host, returned at `ready`; pid in HOST
-	"$TBIN/batch_host" "$@" >host.out 2>host.err &
+	"$TBIN/batch_host" "$@" "${HOST_MODE[@]}" >host.out 2>host.err &
 	HOST=$!
 	PIDS+=("$HOST")
 	wait_line host.out '^ready$' "$HOST"

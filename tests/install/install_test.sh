@@ -39,6 +39,10 @@ check_probes() {
 export PKG_CONFIG_PATH=$libdir/pkgconfig
 cc -std=c11 -Wall -Werror "$here/host.c" $(pkg-config --cflags --libs vmtrace) -Wl,-rpath,"$libdir" -o "$work/host_pc"
 [ "$("$work/host_pc")" = "enabled=0" ] || fail "the pkg-config host did not run untraced"
+# the headers are C++ too (a runtime written in C++ includes them)
+c++ -std=c++17 -Wall -Werror -x c++ "$here/host.c" -x none $(pkg-config --cflags --libs vmtrace) \
+	-Wl,-rpath,"$libdir" -o "$work/host_cxx" || fail "the headers do not compile as C++"
+[ "$("$work/host_cxx")" = "enabled=0" ] || fail "the C++ host did not run untraced"
 check_probes "$libdir/libvmtrace.so"
 
 # find_package, shared and static

@@ -7,6 +7,11 @@
  * sums must equal what the threads counted, exactly; the ThreadSanitizer
  * build runs the same test (label tsan).
  *
+ * Each test runs three ways: the host calls vmtrace_alloc/vmtrace_free
+ * (each thread's table), vmtrace_alloc_cached/vmtrace_free_cached with one
+ * key cache per key (counts by key id, added inline), and the cached calls
+ * with one cache for every key, so nearly every event misses its cache.
+ *
  * The batch semaphores are raised by hand, as a tracer's uprobes would.
  */
 #include <pthread.h>
@@ -37,7 +42,8 @@ static const char handler_class[] = "FromHandler";
 
 /* what the batches delivered, per key index (+1 slot for the handler's) */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t got_count[KEYS + 1], got_bytes[KEYS + 1], got_frees[KEYS + 1];
+/* ... KEYS: the signal handler's class; KEYS + 1: the NULL class */
+static uint64_t got_count[KEYS + 2], got_bytes[KEYS + 2], got_frees[KEYS + 2];
 static uint64_t got_lost, got_rounds, last_request, bad_batches;
 
 static int key_index(uint64_t ptr)
@@ -46,6 +52,8 @@ static int key_index(uint64_t ptr)
 
 	if (ptr == (uint64_t)handler_class)
 		return KEYS;
+	if (ptr == 0)
+		return KEYS + 1;
 	if (ptr < base || ptr >= base + sizeof(storage) || (ptr - base) % sizeof(storage[0]))
 		return -1;
 	return (int)((ptr - base) / sizeof(storage[0]));
@@ -114,17 +122,64 @@ static int setup(void **state)
 	return 0;
 }
 
+/* How the host calls libvmtrace (the tests' prestate). */
+enum host_calls { PLAIN, CACHED, CACHE_SHARED };
+static enum host_calls calls;
+static struct vmtrace_key_cache alloc_keys[KEYS + 2], free_keys[KEYS + 2], shared_key;
+
+static int use(void **state)
+{
+	calls = *(enum host_calls *)*state;
+	return 0;
+}
+
+/* An allocation (a free) of key index i, named k, the way `calls` says. */
+static void alloc_event(int i, const char *k, const char *m, uint64_t size)
+{
+	if (calls == PLAIN)
+		vmtrace_alloc(k, m, size, NULL);
+	else
+		vmtrace_alloc_cached(calls == CACHED ? &alloc_keys[i] : &shared_key, k, m, size, NULL, NULL);
+}
+
+static void free_event(int i, const char *k, uint64_t size)
+{
+	if (calls == PLAIN)
+		vmtrace_free(k, size);
+	else
+		vmtrace_free_cached(calls == CACHED ? &free_keys[i] : &shared_key, k, size, NULL);
+}
+
+/* While a test sets it, workers wait halfway for a round to end, so the
+ * rest of their adds race rounds however fast they count. */
+static int rounds_halfway;
+
+static void await_round(void)
+{
+	for (int i = 0; i < 5000 && __atomic_load_n(&rounds_halfway, __ATOMIC_ACQUIRE); i++) { /* 5 s */
+		pthread_mutex_lock(&mu);
+		int seen = got_rounds > 0;
+		pthread_mutex_unlock(&mu);
+		if (seen)
+			return;
+		usleep(1000);
+	}
+}
+
 /* Thread i allocates key (i * 7 + n) % KEYS of size n % 64 + 1, frees every other. */
 static void *worker(void *arg)
 {
 	unsigned i = (unsigned)(uintptr_t)arg;
 
 	for (unsigned n = 0; n < PER_THREAD; n++) {
-		const char *k = names[(i * 7 + n) % KEYS];
+		int key = (int)((i * 7 + n) % KEYS);
 
-		vmtrace_alloc(k, "m", n % 64 + 1, NULL);
+		if (n == PER_THREAD / 2)
+			await_round();
+
+		alloc_event(key, names[key], "m", n % 64 + 1);
 		if (n % 2)
-			vmtrace_free(k, n % 64 + 1);
+			free_event(key, names[key], n % 64 + 1);
 	}
 	return NULL;
 }
@@ -144,7 +199,7 @@ static void *requester(void *arg)
 /* What the batches delivered so far, copied under the lock (a failed
  * assertion leaves by longjmp, so none is made with the lock held). */
 struct snapshot {
-	uint64_t count[KEYS + 1], bytes[KEYS + 1], frees[KEYS + 1];
+	uint64_t count[KEYS + 2], bytes[KEYS + 2], frees[KEYS + 2];
 	uint64_t lost, rounds, bad;
 };
 
@@ -192,12 +247,14 @@ static void test_threads_exact_under_flushes(void **state)
 
 	(void)state;
 	reset();
+	__atomic_store_n(&rounds_halfway, 1, __ATOMIC_RELEASE);
 	assert_int_equal(pthread_create(&req, NULL, requester, (void *)&stop), 0);
 	for (unsigned i = 0; i < THREADS; i++)
 		assert_int_equal(pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)i), 0);
 	for (unsigned i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
 	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&rounds_halfway, 0, __ATOMIC_RELEASE);
 	pthread_join(req, NULL);
 	want_exact(THREADS);
 	struct snapshot g;
@@ -225,10 +282,12 @@ static void *idle_worker(void *arg)
 static void test_idle_thread_flushed_on_request(void **state)
 {
 	pthread_t t;
-	uint64_t token = 0x1d1e;
+	static uint64_t runs;
+	uint64_t token = 0x1d1e00 + ++runs; /* a new request each run */
 
 	(void)state;
 	reset();
+	idle_phase = 0;
 	assert_int_equal(pthread_create(&t, NULL, idle_worker, (void *)(uintptr_t)0), 0);
 	pthread_mutex_lock(&idle_mu);
 	while (idle_phase != 1)
@@ -252,7 +311,7 @@ static volatile sig_atomic_t handled;
 static void on_signal(int signo)
 {
 	(void)signo;
-	vmtrace_alloc(handler_class, "handler", 8, NULL);
+	alloc_event(KEYS, handler_class, "handler", 8);
 	handled++;
 }
 
@@ -262,7 +321,7 @@ static void *signalled(void *arg)
 
 	while (!__atomic_load_n(stop, __ATOMIC_ACQUIRE))
 		for (unsigned n = 0; n < 1000; n++)
-			vmtrace_alloc(names[n % KEYS], "m", 16, NULL);
+			alloc_event((int)(n % KEYS), names[n % KEYS], "m", 16);
 	return NULL;
 }
 
@@ -274,6 +333,7 @@ static void test_signal_handler_allocates_mid_add(void **state)
 
 	(void)state;
 	reset();
+	handled = 0;
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = SA_RESTART;
 	assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
@@ -292,6 +352,30 @@ static void test_signal_handler_allocates_mid_add(void **state)
 	assert_true(handled > 0);
 }
 
+/* A key of NULL pointers is a key like any other (a zeroed cache names it
+ * before anything is interned). */
+static void test_null_key_counted(void **state)
+{
+	static uint64_t runs;
+	uint64_t token = 0x9011 + ++runs;
+	struct snapshot g;
+
+	(void)state;
+	reset();
+	for (int n = 0; n < 10; n++) {
+		alloc_event(KEYS + 1, NULL, NULL, 3);
+		free_event(KEYS + 1, NULL, 3);
+	}
+	__atomic_store_n(&vmtrace_batch_request, token, __ATOMIC_RELAXED);
+	for (int i = 0; i < 500 && seen_request() != token; i++) /* 5 s: a hang, not a measurement */
+		usleep(10000);
+	snap(&g);
+	assert_int_equal(g.bad, 0);
+	assert_int_equal(g.count[KEYS + 1], 10);
+	assert_int_equal(g.bytes[KEYS + 1], 30);
+	assert_int_equal(g.frees[KEYS + 1], 10);
+}
+
 /* A fork child never delivers its parent's counts. */
 static void test_fork_child_starts_empty(void **state)
 {
@@ -301,15 +385,15 @@ static void test_fork_child_starts_empty(void **state)
 	(void)state;
 	reset();
 	for (int n = 0; n < 100; n++)
-		vmtrace_alloc(names[0], "m", 1, NULL); /* pending in this thread's table */
+		alloc_event(0, names[0], "m", 1); /* pending in this thread's counts */
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		reset();
 		/* the key the parent left pending, and a new one: the child
 		 * counts only its own events of both */
-		vmtrace_alloc(names[0], "m", 1, NULL);
-		vmtrace_alloc(names[1], "m", 1, NULL);
+		alloc_event(0, names[0], "m", 1);
+		alloc_event(1, names[1], "m", 1);
 		__atomic_store_n(&vmtrace_batch_request, 0xc41d, __ATOMIC_RELAXED);
 		for (int i = 0; i < 500 && seen_request() != 0xc41d; i++)
 			usleep(10000);
@@ -325,11 +409,17 @@ static void test_fork_child_starts_empty(void **state)
 
 int main(void)
 {
+	static enum host_calls plain = PLAIN, cached = CACHED, shared = CACHE_SHARED;
+#define EACH_WAY(test)                                                         \
+	cmocka_unit_test_prestate_setup_teardown(test, use, NULL, &plain),     \
+	cmocka_unit_test_prestate_setup_teardown(test, use, NULL, &cached),    \
+	cmocka_unit_test_prestate_setup_teardown(test, use, NULL, &shared)
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_threads_exact_under_flushes),
-		cmocka_unit_test(test_idle_thread_flushed_on_request),
-		cmocka_unit_test(test_signal_handler_allocates_mid_add),
-		cmocka_unit_test(test_fork_child_starts_empty),
+		EACH_WAY(test_threads_exact_under_flushes),
+		EACH_WAY(test_idle_thread_flushed_on_request),
+		EACH_WAY(test_signal_handler_allocates_mid_add),
+		EACH_WAY(test_null_key_counted),
+		EACH_WAY(test_fork_child_starts_empty),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -75,8 +75,13 @@ struct vmtrace_batch_frame {
 	uint64_t name, file;              /* pointers in the process; 0 = none */
 	int64_t line;                     /* 0 = none */
 };
+#ifdef __cplusplus
+static_assert(sizeof(struct vmtrace_batch_stack_head) == sizeof(struct vmtrace_batch_frame),
+	      "stack records are of one size");
+#else
 _Static_assert(sizeof(struct vmtrace_batch_stack_head) == sizeof(struct vmtrace_batch_frame),
 	       "stack records are of one size");
+#endif
 
 /* One allocation or free with its object's address (v1: 64 bytes), in the
  * order its thread made them. A free carries klass and size, no method or

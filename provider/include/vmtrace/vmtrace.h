@@ -173,6 +173,133 @@ static inline int vmtrace__sample_skip(uint32_t gate, uint64_t size)
 		if (VMTRACE_FREE_ENABLED())                                    \
 			vmtrace__free_at((klass), (size), (addr));             \
 	} while (0)
+
+/* ---- allocation sites with a cached key (docs/probes.md, "Cached keys") ----
+ *
+ * The same events as vmtrace_alloc_at() and vmtrace_free_at(), for hosts
+ * that can keep one small cache per allocation site (a static at the call
+ * site, a slot in an inline cache, one per class for frees). While only
+ * the batched exact path is on, the cache holds the interned id of the
+ * site's key, and the event is two adds to the calling thread's counts by
+ * that id: no call, no table lookup. The id is checked against its key on
+ * every use, so a cache shared by several keys, or a stale one, costs a
+ * slower event, never a wrong count. Zero-initialise a cache; nothing else
+ * in it is the host's.                                            (public) */
+struct vmtrace_key_cache {
+	uint32_t id;
+};
+
+/* ---- the cached path's parts: call the macros below, not these ---- */
+#define VMTRACE__KEYS_MAX 16384u
+/* the site word of a free's key: no allocation has it */
+#define VMTRACE__FREE_SITE ((const char *)1)
+/* interned keys; entry id is written once, before any cache holds id.
+ * Entry 0 is the key (NULL, NULL, NULL) from the start, so a zeroed cache
+ * names a real key. */
+struct vmtrace__key {
+	const char *klass, *method, *site;
+	uint64_t spare;
+};
+extern struct vmtrace__key vmtrace__keys[VMTRACE__KEYS_MAX];
+/* through the GOT, as the gates: a direct reference from a PIE host would
+ * copy the whole table into the host at start-up (a copy relocation) */
+#if defined(__x86_64__)
+static inline const struct vmtrace__key *vmtrace__key_table(void)
+{
+	const struct vmtrace__key *table;
+	__asm__("movq vmtrace__keys@GOTPCREL(%%rip), %0" : "=r"(table));
+	return table;
+}
+#else
+static inline const struct vmtrace__key *vmtrace__key_table(void)
+{
+	return vmtrace__keys;
+}
+#endif
+/* the calling thread's counts by key id (count, bytes); cap 0 until the
+ * thread's first cached event, and whenever its counts are not to be used */
+struct vmtrace__keyed {
+	uint64_t (*counts)[2];
+	uint64_t cap;
+};
+extern __thread struct vmtrace__keyed vmtrace__keyed __attribute__((tls_model("initial-exec")));
+void vmtrace__alloc_cached(struct vmtrace_key_cache *cache, const char *klass, const char *method,
+			   uint64_t size, const char *site, const void *addr);
+void vmtrace__free_cached(struct vmtrace_key_cache *cache, const char *klass, uint64_t size,
+			  const void *addr);
+
+/* One event of key id: two adds, each one instruction on x86-64, so a
+ * signal handler's event never splits one (no lock prefix: only this
+ * thread writes its counts). */
+static inline __attribute__((always_inline)) void vmtrace__keyed_add(uint64_t id, uint64_t size)
+{
+	uint64_t *c = vmtrace__keyed.counts[id];
+#if defined(__x86_64__)
+	__asm__ volatile("addq $1, %0\n\taddq %2, %1" : "+m"(c[0]), "+m"(c[1]) : "r"(size));
+#else
+	__atomic_fetch_add(&c[0], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&c[1], size, __ATOMIC_RELAXED);
+#endif
+}
+
+/* 1 when the event was counted by its cached key: the thread has counts
+ * and the cache's id names exactly this key. */
+static inline __attribute__((always_inline)) int vmtrace__keyed_count(struct vmtrace_key_cache *cache,
+								 const char *klass, const char *method,
+								 const char *site, uint64_t size)
+{
+	uint32_t id = __atomic_load_n(&cache->id, __ATOMIC_ACQUIRE);
+	const struct vmtrace__key *key = &vmtrace__key_table()[id % VMTRACE__KEYS_MAX];
+
+	if (VMTRACE_UNLIKELY(id >= __atomic_load_n(&vmtrace__keyed.cap, __ATOMIC_RELAXED) ||
+			     key->klass != klass || key->method != method || key->site != site))
+		return 0;
+	vmtrace__keyed_add(id, size);
+	return 1;
+}
+
+/* The cached path is for the batch alone: no per-event tracer or
+ * subscriber (a, the event's own gate, loaded by the caller), and for
+ * allocations no sampling, no stacks, no live heap. */
+#define VMTRACE__ALLOC_KEYED_OK(a)                                             \
+	((a) == 0 &&                                                           \
+	 (vmtrace__gate_table()[VMTRACE_PROBE_SAMPLE_ARMED].part.semaphore |   \
+	  vmtrace__gate_table()[VMTRACE_PROBE_STACKS_ARMED].part.semaphore |   \
+	  vmtrace__gate_table()[VMTRACE_PROBE_LIVE_BATCH].part.semaphore) == 0)
+#define VMTRACE__FREE_KEYED_OK(a)                                              \
+	((a) == 0 && vmtrace__gate_table()[VMTRACE_PROBE_LIVE_BATCH].part.semaphore == 0)
+
+/* vmtrace_alloc_at() through cache, a struct vmtrace_key_cache * */
+#define vmtrace_alloc_cached(cache, klass, method, size, site, addr)          \
+	do {                                                                   \
+		uint32_t vmtrace__a =                                          \
+			vmtrace__gate_table()[VMTRACE_PROBE_OBJECT_ALLOC].any; \
+		uint32_t vmtrace__g = vmtrace__a |                             \
+			vmtrace__gate_table()[VMTRACE_PROBE_ALLOC_BATCH].part.semaphore; \
+		if (VMTRACE_UNLIKELY(vmtrace__g)) {                            \
+			uint64_t vmtrace__size = (size);                       \
+			if (!(VMTRACE__ALLOC_KEYED_OK(vmtrace__a) &&           \
+			      vmtrace__keyed_count((cache), (klass), (method), (site), \
+						   vmtrace__size)) &&          \
+			    !vmtrace__sample_skip(vmtrace__g, vmtrace__size))  \
+				vmtrace__alloc_cached((cache), (klass), (method), \
+						      vmtrace__size, (site), (addr)); \
+		}                                                              \
+	} while (0)
+/* vmtrace_free_at() through cache: one per class serves all its frees */
+#define vmtrace_free_cached(cache, klass, size, addr)                          \
+	do {                                                                   \
+		uint32_t vmtrace__a =                                          \
+			vmtrace__gate_table()[VMTRACE_PROBE_OBJECT_FREE].any;  \
+		if (VMTRACE_UNLIKELY(vmtrace__a |                              \
+				     vmtrace__gate_table()[VMTRACE_PROBE_FREE_BATCH].part.semaphore)) { \
+			uint64_t vmtrace__size = (size);                       \
+			if (!(VMTRACE__FREE_KEYED_OK(vmtrace__a) &&            \
+			      vmtrace__keyed_count((cache), (klass), NULL,     \
+						   VMTRACE__FREE_SITE, vmtrace__size))) \
+				vmtrace__free_cached((cache), (klass), vmtrace__size, (addr)); \
+		}                                                              \
+	} while (0)
 /* the same for hosts that do not give addresses (the probes carry NULL) */
 #define vmtrace_alloc(klass, method, size, site) vmtrace_alloc_at(klass, method, size, site, NULL)
 #define vmtrace_free(klass, size) vmtrace_free_at(klass, size, NULL)

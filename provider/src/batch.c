@@ -206,7 +206,7 @@ static void thread_exit(void *arg)
 
 	t->busy = 1;
 	/* later events (other destructors) take a new record */
-	__atomic_store_n(&vmtrace__keyed.cap, 0, __ATOMIC_RELAXED);
+	vmtrace__keyed = NULL;
 	atomic_signal_fence(memory_order_seq_cst);
 	fold(t);
 	lock(t);
@@ -409,8 +409,7 @@ uint32_t vmtrace__batch_key(const char *klass, const char *method, const char *s
 			kd = none;
 		}
 	}
-	vmtrace__keyed.counts = kd->counts;
-	__atomic_store_n(&vmtrace__keyed.cap, VMTRACE__KEYS_MAX, __ATOMIC_RELAXED);
+	vmtrace__keyed = kd->counts;
 	return vt_key_intern(klass, method, site);
 }
 
@@ -587,7 +586,7 @@ static void at_fork_child(void)
 	atomic_store(&flusher_state, VT_FLUSHER_NONE);
 	atomic_store(&flusher_stop, 0);
 	/* the child's next cached event starts its flush thread (batch_key) */
-	__atomic_store_n(&vmtrace__keyed.cap, 0, __ATOMIC_RELAXED);
+	vmtrace__keyed = NULL;
 	for (struct vt_thread *t = atomic_load(&registry); t; t = t->next) {
 		struct vt_flush none = { &t->buf, 0, 0, 0, NULL, NULL }; /* deliver nothing */
 		struct vt_keyed *kd = atomic_load(&t->keyed);

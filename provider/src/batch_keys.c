@@ -20,7 +20,7 @@
  * delivered like any other (never in the index, so interning that key
  * gives it a second id too; the tracer adds the two) */
 struct vmtrace__key vmtrace__keys[VMTRACE__KEYS_MAX];
-__thread struct vmtrace__keyed vmtrace__keyed __attribute__((tls_model("initial-exec")));
+__thread uint64_t (*vmtrace__keyed)[2] __attribute__((tls_model("initial-exec")));
 
 static _Atomic uint32_t index_ids[INDEX_SLOTS]; /* 0: empty; set once (release) */
 static _Atomic uint32_t nkeys = 1;              /* ids below this are interned */

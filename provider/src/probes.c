@@ -262,7 +262,7 @@ static int count_by_key(struct vmtrace_key_cache *cache, const char *klass, cons
 	if (!id)
 		return 0;
 	__atomic_store_n(&cache->id, id, __ATOMIC_RELEASE);
-	vmtrace__keyed_add(id, size);
+	vmtrace__keyed_add(vmtrace__keyed, id, size);
 	return 1;
 }
 

@@ -216,13 +216,10 @@ static inline const struct vmtrace__key *vmtrace__key_table(void)
 	return vmtrace__keys;
 }
 #endif
-/* the calling thread's counts by key id (count, bytes); cap 0 until the
- * thread's first cached event, and whenever its counts are not to be used */
-struct vmtrace__keyed {
-	uint64_t (*counts)[2];
-	uint64_t cap;
-};
-extern __thread struct vmtrace__keyed vmtrace__keyed __attribute__((tls_model("initial-exec")));
+/* the calling thread's counts by key id (count, bytes), VMTRACE__KEYS_MAX
+ * of them; NULL until the thread's first cached event, at its exit and in
+ * a fork child, so those events take the out-of-line path */
+extern __thread uint64_t (*vmtrace__keyed)[2] __attribute__((tls_model("initial-exec")));
 void vmtrace__alloc_cached(struct vmtrace_key_cache *cache, const char *klass, const char *method,
 			   uint64_t size, const char *site, const void *addr);
 void vmtrace__free_cached(struct vmtrace_key_cache *cache, const char *klass, uint64_t size,
@@ -231,9 +228,10 @@ void vmtrace__free_cached(struct vmtrace_key_cache *cache, const char *klass, ui
 /* One event of key id: two adds, each one instruction on x86-64, so a
  * signal handler's event never splits one (no lock prefix: only this
  * thread writes its counts). */
-static inline __attribute__((always_inline)) void vmtrace__keyed_add(uint64_t id, uint64_t size)
+static inline __attribute__((always_inline)) void vmtrace__keyed_add(uint64_t (*counts)[2], uint32_t id,
+								 uint64_t size)
 {
-	uint64_t *c = vmtrace__keyed.counts[id];
+	uint64_t *c = counts[id];
 #if defined(__x86_64__)
 	__asm__ volatile("addq $1, %0\n\taddq %2, %1" : "+m"(c[0]), "+m"(c[1]) : "r"(size));
 #else
@@ -243,18 +241,19 @@ static inline __attribute__((always_inline)) void vmtrace__keyed_add(uint64_t id
 }
 
 /* 1 when the event was counted by its cached key: the thread has counts
- * and the cache's id names exactly this key. */
+ * and the cache's id names exactly this key (an id out of range, from a
+ * cache the host did not zero, is taken modulo the table and checked). */
 static inline __attribute__((always_inline)) int vmtrace__keyed_count(struct vmtrace_key_cache *cache,
 								 const char *klass, const char *method,
 								 const char *site, uint64_t size)
 {
-	uint32_t id = __atomic_load_n(&cache->id, __ATOMIC_ACQUIRE);
-	const struct vmtrace__key *key = &vmtrace__key_table()[id % VMTRACE__KEYS_MAX];
+	uint32_t id = __atomic_load_n(&cache->id, __ATOMIC_ACQUIRE) % VMTRACE__KEYS_MAX;
+	const struct vmtrace__key *key = &vmtrace__key_table()[id];
+	uint64_t (*counts)[2] = vmtrace__keyed;
 
-	if (VMTRACE_UNLIKELY(id >= __atomic_load_n(&vmtrace__keyed.cap, __ATOMIC_RELAXED) ||
-			     key->klass != klass || key->method != method || key->site != site))
+	if (VMTRACE_UNLIKELY(!counts || key->klass != klass || key->method != method || key->site != site))
 		return 0;
-	vmtrace__keyed_add(id, size);
+	vmtrace__keyed_add(counts, id, size);
 	return 1;
 }
 

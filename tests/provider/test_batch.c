@@ -39,11 +39,16 @@ extern void (*vmtrace__batch_observer)(const void *batch, uint64_t bytes);
 static const char *names[KEYS];
 static char storage[KEYS][16];
 static const char handler_class[] = "FromHandler";
+/* more classes than libvmtrace interns keys (VMTRACE__KEYS_MAX): each
+ * byte's address is a class name */
+#define MANY_KEYS 20000
+static const char many_classes[MANY_KEYS];
 
 /* what the batches delivered, per key index (+1 slot for the handler's) */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-/* ... KEYS: the signal handler's class; KEYS + 1: the NULL class */
-static uint64_t got_count[KEYS + 2], got_bytes[KEYS + 2], got_frees[KEYS + 2];
+/* ... KEYS: the signal handler's class; KEYS + 1: the NULL class; KEYS + 2:
+ * all of many_classes together */
+static uint64_t got_count[KEYS + 3], got_bytes[KEYS + 3], got_frees[KEYS + 3];
 static uint64_t got_lost, got_rounds, last_request, bad_batches;
 
 static int key_index(uint64_t ptr)
@@ -54,6 +59,8 @@ static int key_index(uint64_t ptr)
 		return KEYS;
 	if (ptr == 0)
 		return KEYS + 1;
+	if (ptr >= (uint64_t)many_classes && ptr < (uint64_t)many_classes + sizeof(many_classes))
+		return KEYS + 2;
 	if (ptr < base || ptr >= base + sizeof(storage) || (ptr - base) % sizeof(storage[0]))
 		return -1;
 	return (int)((ptr - base) / sizeof(storage[0]));
@@ -199,7 +206,7 @@ static void *requester(void *arg)
 /* What the batches delivered so far, copied under the lock (a failed
  * assertion leaves by longjmp, so none is made with the lock held). */
 struct snapshot {
-	uint64_t count[KEYS + 2], bytes[KEYS + 2], frees[KEYS + 2];
+	uint64_t count[KEYS + 3], bytes[KEYS + 3], frees[KEYS + 3];
 	uint64_t lost, rounds, bad;
 };
 
@@ -376,6 +383,42 @@ static void test_null_key_counted(void **state)
 	assert_int_equal(g.frees[KEYS + 1], 10);
 }
 
+/* More keys than the registry holds, through caches the host never
+ * zeroed: the keys past its end take the table, and every event counts. */
+static void test_keys_beyond_the_registry(void **state)
+{
+	static struct vmtrace_key_cache alloc_cache[MANY_KEYS], free_cache[MANY_KEYS];
+	static uint64_t runs;
+	uint64_t token = 0x3a4e + ++runs;
+	struct snapshot g;
+
+	(void)state;
+	reset();
+	for (int i = 0; i < MANY_KEYS; i++) {
+		struct vmtrace_key_cache *a = calls == CACHED ? &alloc_cache[i] : &shared_key;
+		struct vmtrace_key_cache *f = calls == CACHED ? &free_cache[i] : &shared_key;
+
+		a->id = 0xfffffff0u - (uint32_t)i; /* garbage */
+		f->id = (uint32_t)i * 7919u;
+		if (calls == PLAIN) {
+			vmtrace_alloc(&many_classes[i], "m", 5, NULL);
+			vmtrace_free(&many_classes[i], 5);
+		} else {
+			vmtrace_alloc_cached(a, &many_classes[i], "m", 5, NULL, NULL);
+			vmtrace_free_cached(f, &many_classes[i], 5, NULL);
+		}
+	}
+	__atomic_store_n(&vmtrace_batch_request, token, __ATOMIC_RELAXED);
+	for (int i = 0; i < 500 && seen_request() != token; i++) /* 5 s: a hang, not a measurement */
+		usleep(10000);
+	snap(&g);
+	assert_int_equal(g.bad, 0);
+	assert_int_equal(g.lost, 0);
+	assert_int_equal(g.count[KEYS + 2], MANY_KEYS);
+	assert_int_equal(g.bytes[KEYS + 2], 5 * MANY_KEYS);
+	assert_int_equal(g.frees[KEYS + 2], MANY_KEYS);
+}
+
 /* A fork child never delivers its parent's counts. */
 static void test_fork_child_starts_empty(void **state)
 {
@@ -420,6 +463,8 @@ int main(void)
 		EACH_WAY(test_signal_handler_allocates_mid_add),
 		EACH_WAY(test_null_key_counted),
 		EACH_WAY(test_fork_child_starts_empty),
+		/* last: it fills the registry */
+		EACH_WAY(test_keys_beyond_the_registry),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -16,9 +16,7 @@
 
 #define INDEX_SLOTS (2 * VMTRACE__KEYS_MAX) /* at most half full */
 
-/* zero: entry 0 is the allocation key (NULL, NULL, NULL), counted and
- * delivered like any other (never in the index, so interning that key
- * gives it a second id too; the tracer adds the two) */
+/* zero: no entry matches an event until it is interned (ids from 1) */
 struct vmtrace__key vmtrace__keys[VMTRACE__KEYS_MAX];
 __thread uint64_t (*vmtrace__keyed)[2] __attribute__((tls_model("initial-exec")));
 
@@ -44,7 +42,7 @@ static uint32_t find(const char *k, const char *m, const char *s, uint32_t *slot
 			*slot = i;
 			return 0;
 		}
-		if (key->klass == k && key->method == m && key->site == s)
+		if (key->not_klass == ~(uintptr_t)k && key->method == m && key->site == s)
 			return id;
 	}
 }
@@ -60,7 +58,7 @@ uint32_t vt_key_intern(const char *klass, const char *method, const char *site)
 	/* another thread may have interned it since the lock-free look */
 	id = find(klass, method, site, &slot);
 	if (!id && (id = atomic_load_explicit(&nkeys, memory_order_relaxed)) < VMTRACE__KEYS_MAX) {
-		vmtrace__keys[id] = (struct vmtrace__key){ klass, method, site, 0 };
+		vmtrace__keys[id] = (struct vmtrace__key){ ~(uintptr_t)klass, method, site, 0 };
 		atomic_store_explicit(&nkeys, id + 1, memory_order_release);
 		atomic_store_explicit(&index_ids[slot], id, memory_order_release);
 	} else if (id >= VMTRACE__KEYS_MAX) {
@@ -87,7 +85,7 @@ void vt_keyed_flush(struct vt_keyed *kd, int kind, struct vt_flush *f)
 {
 	uint32_t n = atomic_load_explicit(&nkeys, memory_order_acquire);
 
-	for (uint32_t id = 0; id < n; id++) {
+	for (uint32_t id = 1; id < n; id++) {
 		const struct vmtrace__key *key = &vmtrace__keys[id];
 		uint64_t c, b;
 
@@ -99,10 +97,10 @@ void vt_keyed_flush(struct vt_keyed *kd, int kind, struct vt_flush *f)
 			continue;
 		/* a free's key is delivered as the table's: method and site 0 */
 		if (key->site == VMTRACE__FREE_SITE)
-			vt_flush_put(f, (uint64_t)key->klass, 0, 0, 0, c - kd->sent[id][0], b - kd->sent[id][1],
+			vt_flush_put(f, ~key->not_klass, 0, 0, 0, c - kd->sent[id][0], b - kd->sent[id][1],
 				     c - kd->sent[id][0]);
 		else
-			vt_flush_put(f, (uint64_t)key->klass, (uint64_t)key->method, (uint64_t)key->site, 0,
+			vt_flush_put(f, ~key->not_klass, (uint64_t)key->method, (uint64_t)key->site, 0,
 				     c - kd->sent[id][0], b - kd->sent[id][1], c - kd->sent[id][0]);
 		kd->sent[id][0] = c;
 		kd->sent[id][1] = b;

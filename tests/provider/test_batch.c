@@ -360,7 +360,8 @@ static void test_signal_handler_allocates_mid_add(void **state)
 }
 
 /* A key of NULL pointers is a key like any other (a zeroed cache names it
- * before anything is interned). */
+ * before anything is interned), also through a cache left with an id no key
+ * was interned as. */
 static void test_null_key_counted(void **state)
 {
 	static uint64_t runs;
@@ -369,6 +370,10 @@ static void test_null_key_counted(void **state)
 
 	(void)state;
 	reset();
+	/* a cache the host never zeroed, naming an id nothing was interned
+	 * as (its registry entry is all zero, like this key) */
+	alloc_event(0, names[0], "m", 1); /* this thread has counts by key now */
+	alloc_keys[KEYS + 1].id = VMTRACE__KEYS_MAX - 1;
 	for (int n = 0; n < 10; n++) {
 		alloc_event(KEYS + 1, NULL, NULL, 3);
 		free_event(KEYS + 1, NULL, 3);

@@ -193,11 +193,13 @@ struct vmtrace_key_cache {
 #define VMTRACE__KEYS_MAX 16384u
 /* the site word of a free's key: no allocation has it */
 #define VMTRACE__FREE_SITE ((const char *)1)
-/* interned keys; entry id is written once, before any cache holds id.
- * Entry 0 is the key (NULL, NULL, NULL) from the start, so a zeroed cache
- * names a real key. */
+/* interned keys; entry id is written once, before any cache holds id. The
+ * class is kept inverted, so an entry not interned yet (all zero, as id 0
+ * always is) matches no event: an id from a zeroed or stale cache is never
+ * counted under a key it was not interned for. */
 struct vmtrace__key {
-	const char *klass, *method, *site;
+	uintptr_t not_klass;            /* ~klass */
+	const char *method, *site;
 	uint64_t spare;
 };
 extern struct vmtrace__key vmtrace__keys[VMTRACE__KEYS_MAX];
@@ -251,7 +253,8 @@ static inline __attribute__((always_inline)) int vmtrace__keyed_count(struct vmt
 	const struct vmtrace__key *key = &vmtrace__key_table()[id];
 	uint64_t (*counts)[2] = vmtrace__keyed;
 
-	if (VMTRACE_UNLIKELY(!counts || key->klass != klass || key->method != method || key->site != site))
+	if (VMTRACE_UNLIKELY(!counts || key->not_klass != ~(uintptr_t)klass || key->method != method ||
+			     key->site != site))
 		return 0;
 	vmtrace__keyed_add(counts, id, size);
 	return 1;

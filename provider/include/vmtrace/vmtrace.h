@@ -280,10 +280,10 @@ static inline __attribute__((always_inline)) int vmtrace__keyed_count(struct vmt
 			vmtrace__gate_table()[VMTRACE_PROBE_ALLOC_BATCH].part.semaphore; \
 		if (VMTRACE_UNLIKELY(vmtrace__g)) {                            \
 			uint64_t vmtrace__size = (size);                       \
-			if (!(VMTRACE__ALLOC_KEYED_OK(vmtrace__a) &&           \
-			      vmtrace__keyed_count((cache), (klass), (method), (site), \
-						   vmtrace__size)) &&          \
-			    !vmtrace__sample_skip(vmtrace__g, vmtrace__size))  \
+			if (VMTRACE_UNLIKELY(!(VMTRACE__ALLOC_KEYED_OK(vmtrace__a) && \
+					       vmtrace__keyed_count((cache), (klass), (method), \
+								    (site), vmtrace__size)) && \
+					     !vmtrace__sample_skip(vmtrace__g, vmtrace__size))) \
 				vmtrace__alloc_cached((cache), (klass), (method), \
 						      vmtrace__size, (site), (addr)); \
 		}                                                              \
@@ -296,9 +296,10 @@ static inline __attribute__((always_inline)) int vmtrace__keyed_count(struct vmt
 		if (VMTRACE_UNLIKELY(vmtrace__a |                              \
 				     vmtrace__gate_table()[VMTRACE_PROBE_FREE_BATCH].part.semaphore)) { \
 			uint64_t vmtrace__size = (size);                       \
-			if (!(VMTRACE__FREE_KEYED_OK(vmtrace__a) &&            \
-			      vmtrace__keyed_count((cache), (klass), NULL,     \
-						   VMTRACE__FREE_SITE, vmtrace__size))) \
+			if (VMTRACE_UNLIKELY(!(VMTRACE__FREE_KEYED_OK(vmtrace__a) && \
+					       vmtrace__keyed_count((cache), (klass), NULL, \
+								    VMTRACE__FREE_SITE, \
+								    vmtrace__size)))) \
 				vmtrace__free_cached((cache), (klass), vmtrace__size, (addr)); \
 		}                                                              \
 	} while (0)

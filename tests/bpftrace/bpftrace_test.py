@@ -217,22 +217,30 @@ def stop_bpftrace(bt, label):
     waits there and still catches SIGINT: one that took the first has put the
     default action back while it prints its maps and detaches (and may wait
     in epoll then too), and a second SIGINT would kill it."""
+    def waiting():
+        try:
+            with open(f"/proc/{bt.pid}/wchan") as f:
+                in_epoll = "epoll" in f.read()
+            with open(f"/proc/{bt.pid}/status") as f:
+                caught = next(int(l.split()[1], 16) for l in f if l.startswith("SigCgt:"))
+            return in_epoll and caught & (1 << (signal.SIGINT - 1))
+        except (OSError, StopIteration, ValueError):
+            return False
+
     bt.send_signal(signal.SIGINT)
     for _ in range(30):
         try:
             return bt.wait(timeout=1)
         except subprocess.TimeoutExpired:
             pass
-        try:
-            with open(f"/proc/{bt.pid}/wchan") as f:
-                waiting = "epoll" in f.read()
-            with open(f"/proc/{bt.pid}/status") as f:
-                caught = next(int(l.split()[1], 16) for l in f if l.startswith("SigCgt:"))
-            waiting = waiting and caught & (1 << (signal.SIGINT - 1))
-        except (OSError, StopIteration, ValueError):
-            waiting = False
-        if waiting:
-            bt.send_signal(signal.SIGINT)
+        # asleep in epoll with SIGINT caught, and still so, using no CPU,
+        # a moment later: not one that is just now leaving to print its
+        # maps (which puts the default action back; a SIGINT then kills it)
+        ticks = cpu_ticks(bt.pid)
+        if waiting():
+            time.sleep(0.3)
+            if waiting() and cpu_ticks(bt.pid) == ticks:
+                bt.send_signal(signal.SIGINT)
     fail(f"{label}: bpftrace did not stop within 30 s of SIGINT")
 
 

@@ -58,7 +58,12 @@ uint32_t vt_key_intern(const char *klass, const char *method, const char *site)
 	/* another thread may have interned it since the lock-free look */
 	id = find(klass, method, site, &slot);
 	if (!id && (id = atomic_load_explicit(&nkeys, memory_order_relaxed)) < VMTRACE__KEYS_MAX) {
-		vmtrace__keys[id] = (struct vmtrace__key){ ~(uintptr_t)klass, method, site, 0 };
+		struct vmtrace__key *key = &vmtrace__keys[id];
+
+		/* the class last: an entry half written matches no event */
+		key->method = method;
+		key->site = site;
+		__atomic_store_n(&key->not_klass, ~(uintptr_t)klass, __ATOMIC_RELEASE);
 		atomic_store_explicit(&nkeys, id + 1, memory_order_release);
 		atomic_store_explicit(&index_ids[slot], id, memory_order_release);
 	} else if (id >= VMTRACE__KEYS_MAX) {
@@ -87,21 +92,20 @@ void vt_keyed_flush(struct vt_keyed *kd, int kind, struct vt_flush *f)
 
 	for (uint32_t id = 1; id < n; id++) {
 		const struct vmtrace__key *key = &vmtrace__keys[id];
+		int is_free = key->site == VMTRACE__FREE_SITE;
 		uint64_t c, b;
 
-		if ((key->site == VMTRACE__FREE_SITE) != (kind == VMTRACE_BATCH_FREE))
+		if (is_free != (kind == VMTRACE_BATCH_FREE))
 			continue;
 		c = __atomic_load_n(&kd->counts[id][0], __ATOMIC_RELAXED);
 		b = __atomic_load_n(&kd->counts[id][1], __ATOMIC_RELAXED);
 		if (c == kd->sent[id][0] && b == kd->sent[id][1])
 			continue;
-		/* a free's key is delivered as the table's: method and site 0 */
-		if (key->site == VMTRACE__FREE_SITE)
-			vt_flush_put(f, ~key->not_klass, 0, 0, 0, c - kd->sent[id][0], b - kd->sent[id][1],
-				     c - kd->sent[id][0]);
-		else
-			vt_flush_put(f, ~key->not_klass, (uint64_t)key->method, (uint64_t)key->site, 0,
-				     c - kd->sent[id][0], b - kd->sent[id][1], c - kd->sent[id][0]);
+		/* a free's key is delivered as the table's: method and site 0;
+		 * exact counts, so as many samples as events */
+		vt_flush_put(f, ~key->not_klass, is_free ? 0 : (uint64_t)key->method,
+			     is_free ? 0 : (uint64_t)key->site, 0, c - kd->sent[id][0], b - kd->sent[id][1],
+			     c - kd->sent[id][0]);
 		kd->sent[id][0] = c;
 		kd->sent[id][1] = b;
 	}

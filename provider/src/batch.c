@@ -343,6 +343,20 @@ void vmtrace__batch_fold_self(struct vt_thread *t)
 	t->busy = 0;
 }
 
+/* The calling thread's record (made at its first event), with the flush
+ * thread running: none after a fork, where the child starts its own on its
+ * next event. NULL when there is no memory for a record. */
+static struct vt_thread *self_ready(void)
+{
+	struct vt_thread *t = self;
+
+	if (!t && !(t = thread_attach()))
+		return NULL;
+	if (atomic_load_explicit(&flusher_state, memory_order_relaxed) == VT_FLUSHER_NONE)
+		start_flusher();
+	return t;
+}
+
 /* Everything but the common case (batch.h): the thread's first
  * event, no flush thread yet (after a fork), a handler interrupting an add,
  * a key missing from its first probe, a table to create or grow, and every
@@ -351,16 +365,13 @@ static inline __attribute__((always_inline)) void count_slow(int k, uint64_t kla
 							  uint64_t site, uint64_t bytes, uint64_t weight,
 							  int want_stack)
 {
-	struct vt_thread *t = self;
+	struct vt_thread *t = self_ready();
 	uint64_t key[4] = { klass, method, site, 0 };
 
-	if (!t && !(t = thread_attach())) {
+	if (!t) {
 		atomic_fetch_add_explicit(&vmtrace__batch_lost, 1, memory_order_relaxed);
 		return;
 	}
-	/* none after a fork: the child starts its own on its next event */
-	if (atomic_load_explicit(&flusher_state, memory_order_relaxed) == VT_FLUSHER_NONE)
-		start_flusher();
 	/* a fork child's hot path is closed until here (at_fork_child) */
 	for (int j = 0; j < VT_KINDS; j++)
 		if (t->tab[j] && !t->slots[j])
@@ -386,13 +397,11 @@ static inline __attribute__((always_inline)) void count_slow(int k, uint64_t kla
 
 uint32_t vmtrace__batch_key(const char *klass, const char *method, const char *site)
 {
-	struct vt_thread *t = self;
+	struct vt_thread *t = self_ready();
 	struct vt_keyed *kd;
 
-	if (!t && !(t = thread_attach()))
+	if (!t)
 		return 0;
-	if (atomic_load_explicit(&flusher_state, memory_order_relaxed) == VT_FLUSHER_NONE)
-		start_flusher();
 	kd = atomic_load_explicit(&t->keyed, memory_order_acquire);
 	if (!kd) {
 		struct vt_keyed *none = NULL, *fresh = vt_keyed_new();

@@ -93,24 +93,31 @@ static __always_inline void live_alloc(__u64 addr, __u64 klass, __u64 method, __
 	live_account(d, d, ts);
 }
 
-/* Count a freed object as temporary when it lived less than targ_temp_ns. */
-static __always_inline void live_temp(__u64 klass, __u64 method, __u64 site, __u64 weight, __u64 bytes,
-				      __u64 age)
+/* Add count temporaries of bytes to the key's row; a full map loses the
+ * frees they came from (records). */
+static __always_inline void live_temp_add(__u64 klass, __u64 method, __u64 site, __u64 count, __u64 bytes,
+					  __u64 records)
 {
 	static const struct vt_live_temp zero;
 	struct vt_alloc_key key = { klass, method, site };
 	struct vt_live_temp *t;
 	enum vt_got got;
 
-	if (age >= targ_temp_ns)
-		return;
 	t = vt_get_or_insert(&live_temps, &key, &zero, &got);
 	if (t) {
-		t->count += weight;
+		t->count += count;
 		t->bytes += bytes;
 	} else {
-		lose(VT_LOSS_LIVE_TEMP_FULL);
+		lose_n(VT_LOSS_LIVE_TEMP_FULL, records);
 	}
+}
+
+/* Count a freed object as temporary when it lived less than targ_temp_ns. */
+static __always_inline void live_temp(__u64 klass, __u64 method, __u64 site, __u64 weight, __u64 bytes,
+				      __u64 age)
+{
+	if (age < targ_temp_ns)
+		live_temp_add(klass, method, site, weight, bytes, 1);
 }
 
 /* A live batch's temporaries, summed per key before they meet live_temps:
@@ -135,20 +142,9 @@ struct {
 
 static __always_inline void live_temp_flush(struct live_temp_sum *e)
 {
-	static const struct vt_live_temp zero;
-	struct vt_alloc_key key = { e->klass, e->method, e->site };
-	struct vt_live_temp *t;
-	enum vt_got got;
-
 	if (!e->records)
 		return;
-	t = vt_get_or_insert(&live_temps, &key, &zero, &got);
-	if (t) {
-		t->count += e->count;
-		t->bytes += e->bytes;
-	} else {
-		lose_n(VT_LOSS_LIVE_TEMP_FULL, e->records);
-	}
+	live_temp_add(e->klass, e->method, e->site, e->count, e->bytes, e->records);
 	e->records = e->count = e->bytes = 0;
 }
 

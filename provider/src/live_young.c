@@ -105,9 +105,11 @@ static uint64_t next_held(const struct live_young *y, uint64_t pos)
 		uint64_t word = y->alive[i / 64] >> (i % 64);
 
 		/* cap is a multiple of 64: a word never wraps */
-		if (word)
-			return pos + (uint64_t)__builtin_ctzll(word) < y->tail ? pos + (uint64_t)__builtin_ctzll(word)
-									      : y->tail;
+		if (word) {
+			uint64_t held = pos + (uint64_t)__builtin_ctzll(word);
+
+			return held < y->tail ? held : y->tail;
+		}
 		pos += 64 - i % 64;
 	}
 	return y->tail;
@@ -124,11 +126,15 @@ static void *map(size_t bytes)
 	return p;
 }
 
+/* What y maps, also when only some of it was mapped. */
 static void unmap(struct live_young *y)
 {
-	munmap(y->ring, (size_t)y->cap * sizeof(*y->ring));
-	munmap(y->index, (size_t)2 * y->cap * sizeof(*y->index));
-	munmap(y->alive, y->cap / 8);
+	if (y->ring)
+		munmap(y->ring, (size_t)y->cap * sizeof(*y->ring));
+	if (y->index)
+		munmap(y->index, (size_t)2 * y->cap * sizeof(*y->index));
+	if (y->alive)
+		munmap(y->alive, y->cap / 8);
 }
 
 /* A ring of cap entries holding what y holds, in order; -1: no memory. */
@@ -142,12 +148,7 @@ static int resize(struct live_young *y, uint32_t cap)
 	y->alive = map(cap / 8);
 	y->cap = cap;
 	if (!y->ring || !y->index || !y->alive) {
-		if (y->ring)
-			munmap(y->ring, (size_t)cap * sizeof(*y->ring));
-		if (y->index)
-			munmap(y->index, (size_t)2 * cap * sizeof(*y->index));
-		if (y->alive)
-			munmap(y->alive, cap / 8);
+		unmap(y);
 		*y = old;
 		return -1;
 	}

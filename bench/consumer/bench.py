@@ -13,6 +13,9 @@ VM swings by tens of percent; the traps are in it). Per-event cost = (traced tim
 tracer took (from demovm's truth file: vmtrace traces allocations, frees,
 GC, signals, serial and cache events; --events alloc and the one-liner only
 allocations).
+Every vmtrace record is checked against demovm's truth file of the same run
+(tests/e2e/compare_truth.py: exactly equal, nothing lost), and the
+one-liner's count of allocations too.
 Attach latency = from starting the tracer until it says its probes are live
 (vmtrace: its "recording" line, printed after attaching; bpftrace: its
 BEGIN probe, which runs after every probe is attached). Peak RSS from
@@ -28,6 +31,8 @@ import sys
 import tempfile
 import time
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+COMPARE_TRUTH = os.path.join(HERE, "..", "..", "tests", "e2e", "compare_truth.py")
 BIN = sys.argv[1]
 OPS = int(sys.argv[2]) if len(sys.argv) > 2 else 100000
 ROUNDS = int(sys.argv[3]) if len(sys.argv) > 3 else 3
@@ -73,19 +78,33 @@ def run_untraced(i):
     return finish_demovm(p), None, None, f"{WORK}/u{i}.json"
 
 
+def check_counts(data, truth, allocations_only):
+    """vmtrace's record equals demovm's truth (tests/e2e/compare_truth.py),
+    checked after the run, outside its timing."""
+    report = data + ".report.json"
+    with open(report, "w") as f:
+        subprocess.run([VMTRACE, "report", "--format", "json", data], stdout=f, check=True)
+    r = subprocess.run([sys.executable, COMPARE_TRUTH,
+                        *(["--allocations"] if allocations_only else []), truth, report],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"{data}: vmtrace's counts differ from demovm's truth:\n{r.stdout}")
+
+
 def run_vmtrace(i, extra=(), tag="v", host=()):
     truth = f"{WORK}/{tag}{i}.json"
+    data = f"{WORK}/{tag}{i}.data"
     dv = start_demovm(truth, host)
     t0 = time.monotonic()
-    vt = subprocess.Popen([VMTRACE, "record", "-p", str(dv.pid), "-o", f"{WORK}/{tag}{i}.data",
-                           "--force", *extra], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          text=True)
+    vt = subprocess.Popen([VMTRACE, "record", "-p", str(dv.pid), "-o", data, "--force", *extra],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wait_line(vt.stderr, r"^vmtrace: recording pid")
     attach = time.monotonic() - t0
     t = finish_demovm(dv)
     vt.stderr.read()
     rss = reap(vt)
     assert vt.returncode == 0, vt.returncode
+    check_counts(data, truth, "--events" in extra)
     return t, attach, rss, truth
 
 

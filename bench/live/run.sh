@@ -11,7 +11,11 @@
 # neither start-up nor attach and detach. Beside it, per command: the wall
 # time (mostly the tracer's uprobe attach and detach), and the CPU time of
 # the tracer and the workload together (user + system, children included).
+#
+# Each recording is checked against demovm's truth file of the same run
+# (tests/e2e/compare_truth.py: exactly equal, nothing lost), after its timing.
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 BIN=${1:?usage: run.sh BIN [OPS] [ROUNDS]} OPS=${2:-200000} ROUNDS=${3:-5}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -27,12 +31,20 @@ t() { # command...: "wall cpu worker_cpu allocations" (seconds; cpu: user + syst
 	echo "$1 $(echo "$2 + $3" | bc) $w $a"
 }
 median() { printf '%s\n' "$@" | sort -n | sed -n "$((($# + 1) / 2))p"; }
+check() { # DATA TRUTH: the recording says exactly what demovm's truth says
+	"$BIN/vmtrace" report --format json "$1" >"$work/report.json" &&
+		/usr/bin/python3 "$here/../../tests/e2e/compare_truth.py" "$2" "$work/report.json" \
+			>"$work/compare" ||
+		{ echo "$1: vmtrace's counts differ from demovm's truth:" >&2; cat "$work/compare" >&2; exit 1; }
+}
 
 declare -a base exact live heap
 for i in $(seq "$ROUNDS"); do
 	base+=("$(t "${vm[@]}")")
-	exact+=("$(t "$BIN/vmtrace" record -o "$work/e.data" --force -- "${vm[@]}")")
-	live+=("$(t "$BIN/vmtrace" record --live -o "$work/l.data" --force -- "${vm[@]}")")
+	exact+=("$(t "$BIN/vmtrace" record -o "$work/e.data" --force -- "${vm[@]}" --truth "$work/e.json")")
+	check "$work/e.data" "$work/e.json"
+	live+=("$(t "$BIN/vmtrace" record --live -o "$work/l.data" --force -- "${vm[@]}" --truth "$work/l.json")")
+	check "$work/l.data" "$work/l.json"
 	if command -v heaptrack >/dev/null; then
 		heap+=("$(t heaptrack -o "$work/h.$i" "${vm[@]}")")
 	fi

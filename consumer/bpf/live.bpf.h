@@ -17,6 +17,10 @@
  * operation on live_objs; only those handed over (TRACK) enter it
  * (vmtrace/batch.h). A batch's temporaries are summed per key before they
  * meet live_temps.
+ * Objects the host counts by a word it keeps in each have no addresses:
+ * KEY records bring what each key's share of them gained (into live_keys)
+ * and the temporaries among them, NET records their bytes, and AGES
+ * records the process's last snapshot of their ages (live_ages).
  */
 #ifndef VT_LIVE_BPF_H
 #define VT_LIVE_BPF_H
@@ -35,6 +39,15 @@ struct {
 } live_objs SEC(".maps");
 
 VT_COUNT_MAP(live_temps, struct vt_alloc_key, struct vt_live_temp);
+VT_COUNT_MAP(live_keys, struct vt_alloc_key, struct vt_live_key);
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, VT_LIVE_AGES_PROCS);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* 512 bytes an entry, mostly one used */
+	__type(key, __u32);                  /* tgid */
+	__type(value, struct vt_live_ages);
+} live_ages SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -221,6 +234,53 @@ static __always_inline void live_free(__u64 addr, __u64 now)
 	live_account(live_untrack(addr, now), 0, 0);
 }
 
+/* A KEY record: what a key's word-tracked objects gained, and the
+ * temporaries among those freed. Their bytes came in NET records. */
+static __always_inline void live_key(const struct vt_live_rec *r)
+{
+	static const struct vt_live_key zero;
+	struct vt_alloc_key key = { r->klass, r->method, r->site };
+	struct vt_live_key *k;
+	enum vt_got got;
+
+	if (r->addr || r->size) {
+		k = vt_get_or_insert(&live_keys, &key, &zero, &got);
+		if (k) {
+			k->count += (__s64)r->addr;
+			k->bytes += (__s64)r->size;
+		} else {
+			lose(VT_LOSS_LIVE_KEYS_FULL);
+		}
+	}
+	if (r->weight)
+		live_temp_add(r->klass, r->method, r->site, r->weight, r->time_ns, 1);
+}
+
+/* An AGES record: one bucket of the process's snapshot; the first record
+ * of a snapshot starts it from zero. */
+static __always_inline void live_ages_set(const struct vt_live_rec *r)
+{
+	static const struct vt_live_ages zero;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct vt_live_ages *a;
+	enum vt_got got;
+
+	if (r->weight == 1) {
+		if (bpf_map_update_elem(&live_ages, &tgid, &zero, BPF_ANY)) {
+			lose(VT_LOSS_LIVE_AGES_FULL);
+			return;
+		}
+		a = bpf_map_lookup_elem(&live_ages, &tgid);
+	} else {
+		a = vt_get_or_insert(&live_ages, &tgid, &zero, &got);
+	}
+	if (!a) {
+		lose(VT_LOSS_LIVE_AGES_FULL);
+		return;
+	}
+	a->hist[r->addr & (VT_LOG2_BUCKETS - 1)] = r->size;
+}
+
 /* bpf_loop's body: record i of a live batch (live_batch_walk). */
 struct live_walk {
 	char *b;
@@ -265,7 +325,11 @@ static long live_record(__u32 i, void *ctx)
 		 * cannot be tracked, so the live bytes stay what is tracked */
 		w->sum += live_track(r->addr, r->klass, r->method, r->site, r->size, r->weight, r->time_ns) -
 			  (__s64)(r->size * r->weight);
-	} else if (r->op > VT_LIVE_NET) {
+	} else if (r->op == VT_LIVE_KEY && targ_live) {
+		live_key(r);
+	} else if (r->op == VT_LIVE_AGES && targ_live) {
+		live_ages_set(r);
+	} else if (r->op > VT_LIVE_AGES) {
 		/* a newer provider's op: its bytes would go uncounted, so say so */
 		lose(VT_LOSS_LIVE_BAD_OP);
 	}

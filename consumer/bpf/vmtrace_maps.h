@@ -99,7 +99,7 @@ struct vt_stats {                /* per CPU, one entry */
 };
 
 /* Batched counts (provider/include/vmtrace/batch.h; docs/probes.md): the
- * same layout, in the kernel's types. runtime_vmtrace_batch.c checks that
+ * same layout, in the kernel's types. vmtrace_batch.c checks that
  * both agree. */
 #define VT_BATCH_MAGIC 0x42544d56u
 #define VT_BATCH_VERSION 1
@@ -117,6 +117,10 @@ struct vt_stats {                /* per CPU, one entry */
 #define VT_LIVE_TRACK 5              /* a held object handed over: tracked, counted before */
 #define VT_LIVE_HELD_FREE 6          /* a held object's free: temporaries only; addr as PAIR_FREE */
 #define VT_LIVE_NET 7                /* held objects' change: addr = change, size = its rise */
+#define VT_LIVE_KEY 8                /* a key's word-tracked objects' change: addr, size (int64);
+					temporaries: weight, time_ns (their bytes) */
+#define VT_LIVE_AGES 9               /* an age snapshot: addr = log2 bucket, size = objects;
+					weight 1 = its first record */
 #define VT_BATCH_ROUND_END 0x1u
 #define VT_BATCH_EXIT 0x2u
 
@@ -199,6 +203,15 @@ struct vt_live_temp {            /* objects freed within targ_temp_ns, per alloc
 	__u64 count, bytes;          /* weighted */
 };
 
+struct vt_live_key {             /* per allocation key: its objects counted by their word */
+	__s64 count, bytes;          /* alive now: a CPU's share may be negative, the sum is not */
+};
+
+struct vt_live_ages {            /* the last age snapshot of a process's word-tracked objects */
+	__u64 hist[VT_LOG2_BUCKETS]; /* objects by log2 age in ns */
+};
+#define VT_LIVE_AGES_PROCS 4096  /* processes with a snapshot */
+
 struct vt_live_stats {           /* one entry, all CPUs (atomic adds) */
 	__s64 live_bytes;            /* weighted bytes tracked now */
 	__u64 peak_bytes, peak_ns;   /* the most live_bytes reached, and when */
@@ -239,6 +252,8 @@ struct vt_live_stats {           /* one entry, all CPUs (atomic adds) */
 	X(LIVE_MAP_FULL, "live object map full (objects not tracked)")             \
 	X(LIVE_TEMP_FULL, "temporary allocation map full (frees)")                 \
 	X(LIVE_PROVIDER, "provider could not buffer an address (events)")          \
+	X(LIVE_KEYS_FULL, "live key map full (live objects of new keys not counted)") \
+	X(LIVE_AGES_FULL, "live age map full (age snapshots not kept)")            \
 	X(PROC_FULL, "process table full (events)")                                \
 	X(PROC_HIGH_PTR, "pointer above 2^47 in --all (events)")                  \
 	X(LIVE_BAD_OP, "live record of a kind this vmtrace does not know (records)")

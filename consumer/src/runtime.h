@@ -51,6 +51,8 @@ struct vt_attach_opts {
 	uint32_t gc_pauses;               /* --gc-pauses: pauses kept in the list, 0 = default */
 };
 
+#define VT_SPAWN_ENV_MAX 2                /* entries a spawn_env gives at most */
+
 struct vt_runtime {
 	const char *name;        /* "vmtrace", "ruby", "python": --runtime and the report */
 	const char *provider;    /* the USDT provider that identifies it */
@@ -69,7 +71,9 @@ struct vt_runtime {
 	 * target still holds back (batched counts) reach the maps; exited: the
 	 * target is gone. What cannot be had is counted as lost. */
 	void (*finish)(void *state, bool exited);
-	/* Optional: "NAME=VALUE" (*env, NULL: none; owned by state) to set in a spawned command before exec, and why (*note) */
+	/* Optional: "NAME=VALUE" entries (owned by state) to set in a spawned
+	 * command before exec, and why (*note): env[0], env[1], ... up to
+	 * VT_SPAWN_ENV_MAX, the first NULL ending them (all NULL on entry) */
 	int (*spawn_env)(void *state, const char **env, const char **note, char *err, size_t errlen);
 	/* Optional: a library with this runtime's probes that the program exe
 	 * loads with dlopen (so the dynamic loader cannot name it before exec):

@@ -54,6 +54,10 @@
 
 #define PROVIDER "vmtrace"
 #define PROC_PID_INIT_INO 0xEFFFFFFCu
+/* struct vmtrace_live_clock (vmtrace/vmtrace.h): the fields a consumer writes */
+#define LIVE_CLOCK_SYMBOL "vmtrace_live"
+#define LIVE_CLOCK_SESSION 0
+#define LIVE_CLOCK_TEMP_NS 8
 
 
 #include "vmtrace_state.h"
@@ -158,6 +162,37 @@ static void set_pid_filter(struct vmtrace_bpf *skel, pid_t pid)
 	}
 }
 
+/* --live through live__batch: give the provider --temp and a new
+ * recording before live__batch is attached, so objects that carry a word
+ * are counted per key from then on. temp_ns first: the provider reads it
+ * once it sees the new session. A command not yet exec'd gets it in its
+ * environment; a libvmtrace without vmtrace_live (-ENOENT) sends only
+ * address records, as before. */
+static int live_handshake(struct vmtrace_state *st, const struct vt_attach_opts *opts)
+{
+	if (opts->spawned) {
+		snprintf(st->live_env, sizeof(st->live_env), "VMTRACE_LIVE_TEMP_NS=%" PRIu64, st->temp_ns);
+		return 0;
+	}
+#ifdef VT_HAVE_SAMPLING
+	struct timespec now;
+	uint64_t session;
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	/* new each run, never 0 (none), top bit clear */
+	session = (((uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec) | 1) & ~(1ull << 63);
+	err = vt_provider_write_u64_at(opts->pid, opts->probes, LIVE_CLOCK_SYMBOL, LIVE_CLOCK_TEMP_NS,
+				       st->temp_ns);
+	if (!err)
+		err = vt_provider_write_u64_at(opts->pid, opts->probes, LIVE_CLOCK_SYMBOL,
+					       LIVE_CLOCK_SESSION, session);
+	return err == -ENOENT ? 0 : err;
+#else
+	return 0;
+#endif
+}
+
 static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *errbuf, size_t errlen)
 {
 	struct vmtrace_state *st;
@@ -213,6 +248,8 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 	/* without --live the map stays, one entry small */
 	bpf_map__set_max_entries(st->skel->maps.live_objs, st->live ? (uint32_t)st->live_max : 1);
 	bpf_map__set_max_entries(st->skel->maps.live_temps, st->live ? entries : 1);
+	bpf_map__set_max_entries(st->skel->maps.live_keys, st->live ? entries : 1);
+	bpf_map__set_max_entries(st->skel->maps.live_ages, st->live ? VT_LIVE_AGES_PROCS : 1);
 	bpf_map__set_max_entries(st->skel->maps.names,
 				 entries > UINT32_MAX / 2 ? UINT32_MAX : 2 * entries);
 
@@ -265,6 +302,15 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 	st->batch.pid = opts->pid;
 	st->batch.probes = opts->probes;
 	st->batch.state_fd = bpf_map__fd(st->skel->maps.batch_state);
+
+	if (st->live && (events & VT_EVENTS_ALLOC) && vt_usdt_probe_path(pl, PROVIDER, "live__batch")) {
+		err = live_handshake(st, opts);
+		if (err) {
+			snprintf(errbuf, errlen, "--live: cannot start the live heap's recording in pid %d: %s",
+				 (int)opts->pid, strerror(-err));
+			goto fail;
+		}
+	}
 
 	/* one attach per (module, probe name): libbpf takes every site of the name */
 	for (size_t i = 0; i < pl->n; i++) {
@@ -393,9 +439,13 @@ static int vmtrace_spawn_env(void *state, const char **env, const char **note, c
 			     size_t errlen)
 {
 	struct vmtrace_state *st = state;
+	size_t n = 0;
 
 	(void)errbuf, (void)errlen;
-	*env = st->period_env[0] ? st->period_env : NULL;
+	if (st->period_env[0])
+		env[n++] = st->period_env;
+	if (st->live_env[0])
+		env[n++] = st->live_env;
 	*note = NULL;
 	return 0;
 }

@@ -187,13 +187,19 @@ static int locate(pid_t pid, const struct vt_usdt_list *probes, const char *symb
 	return vt_proc_symbol_address(pid, module, symbol, addr);
 }
 
-int vt_provider_write_u64(pid_t pid, const struct vt_usdt_list *probes, const char *symbol,
-			  uint64_t value)
+int vt_provider_write_u64_at(pid_t pid, const struct vt_usdt_list *probes, const char *symbol,
+			     uint64_t offset, uint64_t value)
 {
 	uint64_t addr;
 	int err = locate(pid, probes, symbol, &addr);
 
-	return err ? err : proc_mem_io(pid, addr, &value, sizeof(value), 1);
+	return err ? err : proc_mem_io(pid, addr + offset, &value, sizeof(value), 1);
+}
+
+int vt_provider_write_u64(pid_t pid, const struct vt_usdt_list *probes, const char *symbol,
+			  uint64_t value)
+{
+	return vt_provider_write_u64_at(pid, probes, symbol, 0, value);
 }
 
 int vt_sample_set_period(pid_t pid, const struct vt_usdt_list *probes, uint64_t period)

@@ -32,6 +32,10 @@ int vt_sample_armed_count(pid_t pid, const struct vt_usdt_list *probes, uint16_t
 int vt_provider_write_u64(pid_t pid, const struct vt_usdt_list *probes, const char *symbol,
 			  uint64_t value);
 
+/* The same, at offset bytes into the variable (a field of a struct). */
+int vt_provider_write_u64_at(pid_t pid, const struct vt_usdt_list *probes, const char *symbol,
+			     uint64_t offset, uint64_t value);
+
 /* Read len bytes of the variable `symbol` of the libvmtrace of pid. Same
  * errors. */
 int vt_provider_read(pid_t pid, const struct vt_usdt_list *probes, const char *symbol, void *buf,

@@ -225,10 +225,10 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 	clock_gettime(CLOCK_MONOTONIC, &s->started);
 	clock_gettime(CLOCK_REALTIME, &s->started_wall);
 
-	const char *env[2] = { NULL, NULL };
+	const char *env[VT_SPAWN_ENV_MAX + 1] = { NULL }; /* NULL-terminated for vt_target_release */
 
 	if (s->target.spawned && s->rt->spawn_env) {
-		r = s->rt->spawn_env(s->state, &env[0], &s->spawn_note, err, errlen);
+		r = s->rt->spawn_env(s->state, env, &s->spawn_note, err, errlen);
 		if (r)
 			return r;
 	}

@@ -35,6 +35,13 @@ _Static_assert(VT_BATCH_MAGIC == VMTRACE_BATCH_MAGIC && VT_BATCH_MAX_BYTES == VM
 	       VT_BATCH_ALLOC == VMTRACE_BATCH_ALLOC && VT_BATCH_FREE == VMTRACE_BATCH_FREE &&
 	       VT_BATCH_ROUND_END == VMTRACE_BATCH_ROUND_END && VT_BATCH_EXIT == VMTRACE_BATCH_EXIT,
 	       "batch constants");
+_Static_assert(sizeof(struct vt_live_rec) == sizeof(struct vmtrace_live_record) &&
+	       VT_BATCH_LIVE == VMTRACE_BATCH_LIVE && VT_LIVE_ALLOC == VMTRACE_LIVE_ALLOC &&
+	       VT_LIVE_FREE == VMTRACE_LIVE_FREE && VT_LIVE_PAIR_ALLOC == VMTRACE_LIVE_PAIR_ALLOC &&
+	       VT_LIVE_PAIR_FREE == VMTRACE_LIVE_PAIR_FREE && VT_LIVE_TRACK == VMTRACE_LIVE_TRACK &&
+	       VT_LIVE_HELD_FREE == VMTRACE_LIVE_HELD_FREE && VT_LIVE_NET == VMTRACE_LIVE_NET &&
+	       VT_LIVE_KEY == VMTRACE_LIVE_KEY && VT_LIVE_AGES == VMTRACE_LIVE_AGES,
+	       "live records");
 
 bool vt_batch_any(const struct vt_batch_end *e)
 {

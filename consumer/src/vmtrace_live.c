@@ -5,6 +5,8 @@
  * and folded by allocation key here: the entries are sorted by their key
  * pointers and each run becomes one row, named once. The ages are taken
  * against the monotonic clock now, the clock bpf_ktime_get_ns() reads.
+ * Objects counted by a word in each (live_keys) come as one row per key,
+ * and their ages as the provider's last snapshot (live_ages).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -106,6 +108,46 @@ static int temp_row(const void *key, const void *val, void *ctx_)
 	return t->count ? vt_profile_add_live(c->out, &row) : 0;
 }
 
+static int key_row(const void *key, const void *val, void *ctx_)
+{
+	const struct vt_alloc_key *k = key;
+	const struct vt_live_key *l = val;
+	struct temp_ctx *c = ctx_;
+	char f1[40], f2[40], f3[40];
+	struct vt_live row;
+
+	/* every object of the key died: nothing alive to show */
+	if (l->count <= 0)
+		return 0;
+	row = (struct vt_live){
+		.klass = (char *)c->name(c->name_ctx, k->klass, f1, sizeof(f1)),
+		.method = (char *)c->name(c->name_ctx, k->method, f2, sizeof(f2)),
+		.site = (char *)c->name(c->name_ctx, k->site, f3, sizeof(f3)),
+		.count = (uint64_t)l->count,
+		.objects = (uint64_t)l->count,
+		.bytes = l->bytes > 0 ? (uint64_t)l->bytes : 0,
+	};
+	return vt_profile_add_live(c->out, &row);
+}
+
+/* The age snapshots, every process's (a plain hash: one value a key). */
+static int read_ages(int fd, uint64_t hist[VT_HIST_BUCKETS])
+{
+	struct vt_live_ages ages;
+	__u32 key, next;
+	int err = bpf_map_get_next_key(fd, NULL, &next);
+
+	while (!err) {
+		key = next;
+		/* -ENOENT: deleted under us, nothing to add */
+		if (bpf_map_lookup_elem(fd, &key, &ages) == 0)
+			for (int b = 0; b < VT_HIST_BUCKETS && b < VT_LOG2_BUCKETS; b++)
+				hist[b] += ages.hist[b];
+		err = bpf_map_get_next_key(fd, &key, &next);
+	}
+	return err == -ENOENT ? 0 : err;
+}
+
 int vt_live_collect(struct vt_adapter *a, struct vmtrace_bpf *skel, uint64_t max_tracked,
 		    uint64_t temp_ns, vt_live_name_fn name, void *name_ctx, struct vt_profile *out)
 {
@@ -153,6 +195,10 @@ int vt_live_collect(struct vt_adapter *a, struct vmtrace_bpf *skel, uint64_t max
 		i = j;
 	}
 	err = vt_adapter_read_hash(a, skel->maps.live_temps, temp_row, &tc);
+	if (!err)
+		err = vt_adapter_read_hash(a, skel->maps.live_keys, key_row, &tc);
+	if (!err)
+		err = read_ages(bpf_map__fd(skel->maps.live_ages), out->live_info.age_hist);
 out:
 	free(o.v);
 	return err;

@@ -36,6 +36,7 @@ struct vmtrace_state {
 	bool names_ready;
 	char probes_used[512];
 	char period_env[64];        /* VMTRACE_SAMPLE_PERIOD=N for a spawned command */
+	char live_env[64];          /* VMTRACE_LIVE_TEMP_NS=N for a spawned command (--live) */
 	uint64_t prev_alloc_total;  /* alloc_total of the last GC record */
 	uint64_t events_replaced;   /* timeline events the bounded log let go */
 };

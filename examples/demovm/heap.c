@@ -101,7 +101,7 @@ struct obj *vm_new(struct vm_thread *t, const struct vm_class *klass, unsigned l
 	truth_alloc(&t->truth, klass->id, t->method->id, size);
 	callpath_alloc(&t->paths, t->frame->path, klass->id, size);
 	if (vm_key_caches)
-		vmtrace_alloc_cached(key, klass->name, t->method->qualified, size, site, o);
+		vmtrace_alloc_live(&o->vmtrace, key, klass->name, t->method->qualified, size, site, o);
 	else
 		vmtrace_alloc_at(klass->name, t->method->qualified, size, site, o);
 	return o;
@@ -167,7 +167,7 @@ static void release(struct vm_thread *t, struct obj *o)
 {
 	truth_free(&t->truth, o->klass->id, o->size);
 	if (vm_key_caches)
-		vmtrace_free_cached(&t->free_keys[o->klass->id], o->klass->name, o->size, o);
+		vmtrace_free_live(o->vmtrace, &t->free_keys[o->klass->id], o->klass->name, o->size, o);
 	else
 		vmtrace_free_at(o->klass->name, o->size, o);
 	free(o);

@@ -26,6 +26,7 @@ struct obj {
 	const struct vm_class *klass;
 	struct obj *gc_next;  /* the list of its generation */
 	const char *site;     /* where it was allocated: the truth of the live heap */
+	uint64_t vmtrace;     /* vmtrace's word (vmtrace_alloc_live) */
 	uint32_t size;        /* bytes, as reported to object__alloc */
 	uint16_t len;         /* elements of a variable-sized instance */
 	uint8_t marked : 1;

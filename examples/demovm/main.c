@@ -73,7 +73,7 @@ static const char usage[] =
 "                    the end is what the roots reach: --leak 0 is the same\n"
 "                    run without the leak\n"
 "  --uncached        report allocations and frees through libvmtrace's plain\n"
-"                    calls, not its cached keys (to compare the two)\n"
+"                    calls, not its cached keys and words (to compare)\n"
 "  --quiet           no summary on stderr\n"
 "  --statsd HOST:PORT  send counters and timings to statsd over UDP\n"
 "  --profile HZ      sample stacks HZ times per CPU second; print the top\n"

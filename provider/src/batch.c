@@ -45,11 +45,13 @@
 #include "batch_keys.h"
 #include "batch_table.h"
 #include "live_batch.h"
+#include "live_words.h"
 #include "primitives.h"
 #include "stacks.h"
 
 #define FLUSH_TICK_NS 25000000ull     /* how often the flush thread looks at requests */
 #define IDLE_TICK_NS 250000000ull     /* ... while nobody batches */
+#define LIVE_TICK_NS (1ull << VMTRACE__TICK_SHIFT) /* ... while a recording follows words: their clock */
 #define FLUSH_EVERY_NS 200000000ull   /* a round at least this often while batching */
 
 enum { REC_FREE, REC_LIVE };
@@ -530,9 +532,12 @@ static void *flusher_main(void *arg)
 	(void)arg;
 	while (!atomic_load_explicit(&flusher_stop, memory_order_acquire)) {
 		int on = vmtrace__batch_on(VMTRACE_BATCH_ALLOC) || vmtrace__batch_on(VMTRACE_BATCH_FREE);
+		int words = vt_words_on();
 		uint64_t now = vmtrace__now_ns();
 		uint64_t request = request_now();
 
+		if (words)
+			vmtrace__live_tick(now);
 		if (request != last_request || now - last_round >= FLUSH_EVERY_NS) {
 			last_request = request;
 			last_round = now;
@@ -540,7 +545,7 @@ static void *flusher_main(void *arg)
 			 * so a consumer that attaches later never sees them */
 			round_all(0, request);
 		}
-		vmtrace__futex_wait(&flusher_stop, 0, on ? FLUSH_TICK_NS : IDLE_TICK_NS);
+		vmtrace__futex_wait(&flusher_stop, 0, words ? LIVE_TICK_NS : on ? FLUSH_TICK_NS : IDLE_TICK_NS);
 	}
 	return NULL;
 }

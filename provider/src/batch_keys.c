@@ -73,6 +73,16 @@ uint32_t vt_key_intern(const char *klass, const char *method, const char *site)
 	return id;
 }
 
+uint32_t vt_key_count(void)
+{
+	return atomic_load_explicit(&nkeys, memory_order_acquire);
+}
+
+const struct vmtrace__key *vt_key_get(uint32_t id)
+{
+	return &vmtrace__keys[id];
+}
+
 struct vt_keyed *vt_keyed_new(void)
 {
 	/* zero pages: nothing counted, nothing sent; untouched ones cost nothing */
@@ -88,7 +98,7 @@ void vt_keyed_free(struct vt_keyed *kd)
 
 void vt_keyed_flush(struct vt_keyed *kd, int kind, struct vt_flush *f)
 {
-	uint32_t n = atomic_load_explicit(&nkeys, memory_order_acquire);
+	uint32_t n = vt_key_count();
 
 	for (uint32_t id = 1; id < n; id++) {
 		const struct vmtrace__key *key = &vmtrace__keys[id];

@@ -29,6 +29,10 @@ struct vt_keyed {
  * table's way). Async-signal-safe. */
 uint32_t vt_key_intern(const char *klass, const char *method, const char *site);
 
+/* Ids below this are interned; entry id of the registry. */
+uint32_t vt_key_count(void);
+const struct vmtrace__key *vt_key_get(uint32_t id);
+
 /* A thread's empty counts; NULL when out of memory. */
 struct vt_keyed *vt_keyed_new(void);
 void vt_keyed_free(struct vt_keyed *kd);

@@ -45,12 +45,14 @@
 
 #include "vmtrace/batch.h"
 #include "live_batch.h"
+#include "live_words.h"
 #include "live_young.h"
 #include "primitives.h"
 
 #define LIVE_RECORDS \
 	((VMTRACE_BATCH_MAX_BYTES - sizeof(struct vmtrace_batch)) / sizeof(struct vmtrace_live_record))
 #define HOLD_NS 200000000ull /* a round hands over what is older: top --live sees it */
+#define AGES_EVERY_NS 1000000000ull
 
 struct live_buf {
 	struct live_buf *next;          /* the registry; set once, before publication */
@@ -66,12 +68,14 @@ struct live_buf {
 	struct vmtrace_batch h;
 	struct vmtrace_live_record rec[LIVE_RECORDS];
 	struct live_young young;        /* allocations not yet sent to be tracked */
+	struct vt_words *words;         /* objects with a word (live_words.c); set once, under the lock */
 };
 _Static_assert(sizeof(struct vmtrace_batch) + LIVE_RECORDS * sizeof(struct vmtrace_live_record) <=
 		       VMTRACE_BATCH_MAX_BYTES, "a live batch fits one BPF read");
 
 static __thread struct live_buf *self __attribute__((tls_model("initial-exec")));
 static struct live_buf *_Atomic registry;
+static struct live_buf ages_buf;        /* the rounds' age snapshots */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pthread_key_t exit_key;
 static int have_exit_key;
@@ -160,6 +164,17 @@ static void append(struct live_buf *b, uint32_t op, uint64_t addr, const struct 
 							     o->weight, time_ns, op,       0 };
 }
 
+/* Append a record made elsewhere (live_words.c) to b, its lock held. */
+static void put_record(void *ctx, const struct vmtrace_live_record *r)
+{
+	struct live_buf *b = ctx;
+
+	if (b->h.count >= LIVE_RECORDS - 2)
+		deliver(b);
+	put_net(b);
+	b->rec[b->h.count++] = *r;
+}
+
 /* A held object's allocation (bytes > 0) or free (< 0) at time: no record
  * but the NET one. */
 static void held_change(struct live_buf *b, int64_t bytes, uint64_t time)
@@ -214,6 +229,7 @@ static void thread_exit(void *arg)
 	lock(b);
 	hand_over(b, UINT64_MAX);
 	self = NULL;
+	vmtrace__live_self = NULL;
 	b->busy = 0;
 	atomic_store_explicit(&b->owned, 0, memory_order_release);
 	unlock(b);
@@ -225,11 +241,16 @@ static void at_fork_child(void)
 		atomic_store(&b->lock, 0);
 		b->h.count = 0;
 		vmtrace__young_clear(&b->young);
+		if (b->words)
+			b->words->pub.session = 0; /* the parent's: started anew when used */
 		b->busy = 0;
 		atomic_store(&b->lost, 0);
 		if (b != self)
 			atomic_store(&b->owned, 0);
 	}
+	atomic_store(&ages_buf.lock, 0);
+	ages_buf.h.count = 0;
+	vt_words_at_fork_child();
 }
 
 static void init_once(void)
@@ -308,6 +329,108 @@ void vmtrace__live_add(uint32_t op, uint64_t addr, uint64_t klass, uint64_t meth
 	b->busy = 0;
 }
 
+/* ---- objects with a word (live_words.c) ---- */
+
+struct vmtrace__live_thread *vmtrace__live_words(void)
+{
+	struct live_buf *b = self;
+	uint64_t session = vt_words_session();
+	struct vt_words *w;
+
+	if (!session || (!b && !(b = attach())))
+		return NULL;
+	w = b->words;
+	if (w && w->pub.session == session)
+		return vmtrace__live_self = &w->pub;
+	if (b->busy)
+		return NULL; /* a handler inside its thread's work: the address path */
+	b->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	lock(b);
+	if (!b->words)
+		b->words = vt_words_new();
+	w = b->words;
+	if (w && w->pub.session != session)
+		vt_words_reset(w, session);
+	unlock(b);
+	atomic_signal_fence(memory_order_seq_cst);
+	b->busy = 0;
+	return w ? vmtrace__live_self = &w->pub : NULL;
+}
+
+void vmtrace__live_words_old(uint64_t now, uint64_t born, uint32_t id, uint64_t size)
+{
+	struct live_buf *b = self;
+
+	if (!b || !b->words)
+		return;
+	if (b->busy) {
+		atomic_fetch_add_explicit(&b->lost, 1, memory_order_relaxed);
+		return;
+	}
+	b->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	lock(b);
+	vt_words_old_death(b->words, now, born, id, size);
+	unlock(b);
+	atomic_signal_fence(memory_order_seq_cst);
+	b->busy = 0;
+}
+
+void vmtrace__live_tick(uint64_t now_ns)
+{
+	static uint64_t moved_at; /* the flush thread's */
+	uint64_t tick = vt_words_tick_of(now_ns);
+
+	/* the ring's slots are free again before the clock reaches them */
+	if (tick >= moved_at + VMTRACE__AGE_SLOTS / 8) {
+		for (struct live_buf *b = atomic_load_explicit(&registry, memory_order_acquire); b; b = b->next) {
+			lock(b);
+			if (b->words)
+				vt_words_move(b->words, tick);
+			unlock(b);
+		}
+		moved_at = tick;
+	}
+	vt_words_tick_to(tick);
+}
+
+/* b's objects with a word in a round: what their keys gained, their live
+ * bytes, and their ages into hist (NULL: not this round); b's lock held. */
+static void words_round(struct live_buf *b, int64_t *hist)
+{
+	uint64_t session = __atomic_load_n(&vmtrace_live.seen, __ATOMIC_ACQUIRE);
+	uint64_t tick = vmtrace_live.tick;
+	struct vt_words *w = b->words;
+
+	if (!w || !session || session != vmtrace_live.session)
+		return;
+	if (w->pub.session != session)
+		vt_words_reset(w, session); /* an idle thread's counts of an earlier session */
+	vt_words_move(w, tick);
+	vt_words_flush(w, put_record, b);
+	if (hist)
+		vt_words_ages(w, tick, hist);
+}
+
+/* The ages of every object with a word, as one snapshot. */
+static void send_ages(const int64_t *hist)
+{
+	struct vmtrace_live_record r = { .op = VMTRACE_LIVE_AGES, .weight = 1 };
+
+	lock(&ages_buf);
+	for (uint32_t i = 0; i < VT_WORDS_AGE_BUCKETS; i++) {
+		if (hist[i] <= 0 && !(r.weight && i == VT_WORDS_AGE_BUCKETS - 1))
+			continue;
+		r.addr = i;
+		r.size = hist[i] > 0 ? (uint64_t)hist[i] : 0;
+		put_record(&ages_buf, &r);
+		r.weight = 0;
+	}
+	deliver(&ages_buf);
+	unlock(&ages_buf);
+}
+
 void vmtrace__live_flush_self(void)
 {
 	struct live_buf *b = self;
@@ -334,19 +457,34 @@ void vmtrace__live_round(int exiting, uint64_t request)
 	/* batch.c's rounds run one at a time; the exit's (live_at_exit, a
 	 * destructor) may run beside one, and hands everything over, so only
 	 * the others read and write this */
-	static uint64_t last_request;
-	uint64_t born_before = UINT64_MAX;
+	static uint64_t last_request, last_ages;
+	uint64_t born_before = UINT64_MAX, now = vmtrace__now_ns();
+	int64_t hist[VT_WORDS_AGE_BUCKETS] = { 0 };
+	/* ages on each request and at exit, else once a second: a snapshot
+	 * reads each thread's whole ring */
+	int ages = exiting || request != last_request || now - last_ages >= AGES_EVERY_NS, words = 0;
 
 	if (!exiting) {
 		if (request == last_request)
-			born_before = vmtrace__now_ns() - HOLD_NS;
+			born_before = now - HOLD_NS;
 		last_request = request;
 	}
 	for (struct live_buf *b = atomic_load_explicit(&registry, memory_order_acquire); b; b = b->next) {
-		if (!atomic_load_explicit(&b->owned, memory_order_acquire))
+		int owned = atomic_load_explicit(&b->owned, memory_order_acquire);
+
+		if (!owned && !b->words)
 			continue;
+		words |= b->words != NULL;
 		lock(b);
-		hand_over(b, born_before);
+		words_round(b, ages ? hist : NULL);
+		if (owned)
+			hand_over(b, born_before);
+		else
+			deliver(b);
 		unlock(b);
+	}
+	if (ages && words && vt_words_on()) {
+		last_ages = now;
+		send_ages(hist);
 	}
 }

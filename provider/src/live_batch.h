@@ -20,4 +20,16 @@ void vmtrace__live_flush_self(void);
  * process exits or the round answers a new request. */
 void vmtrace__live_round(int exiting, uint64_t request);
 
+/* Objects with a word (live_words.c). The calling thread's counts for the
+ * session in force, made and started anew as needed (and its TLS pointer
+ * set), or NULL: no session, no memory, or a signal handler inside its
+ * thread's work (the event takes the address path). */
+struct vmtrace__live_thread *vmtrace__live_words(void);
+/* The death of an object born before the ring's half (vmtrace_free_live's
+ * slow path); a handler inside its thread's work counts it as lost. */
+void vmtrace__live_words_old(uint64_t now, uint64_t born, uint32_t id, uint64_t size);
+/* The flush thread, every tick while a recording follows words: the clock
+ * moves on to now_ns, the rings' old births out of its way first. */
+void vmtrace__live_tick(uint64_t now_ns);
+
 #endif

@@ -6,7 +6,9 @@
  * only: the host's sites there, the library's own sites here, so that the
  * bus can fire its sites without depending on the host's entry points.
  */
+#include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 
 #include "vmtrace_probes.h"
 #include "primitives.h"
@@ -113,4 +115,20 @@ void vmtrace__fire_batch(int kind, const void *batch, uint64_t bytes)
 		VMTRACE_FREE_BATCH(batch, bytes);
 	else if (kind == VMTRACE_BATCH_LIVE && SEMAPHORE(LIVE_BATCH))
 		VMTRACE_LIVE_BATCH(batch, bytes);
+}
+
+int vmtrace__env_u64(const char *name, uint64_t *out)
+{
+	const char *s = getenv(name);
+	char *end;
+	unsigned long long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return 0;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return 0;
+	*out = v;
+	return 1;
 }

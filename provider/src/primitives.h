@@ -63,6 +63,11 @@ void vmtrace__fire_signal_received(int signo);
 void vmtrace__fire_signal_handled(int signo, uint64_t latency_ns);
 void vmtrace__fire_bus_dropped(int event_kind, uint64_t total_dropped);
 
+/* The decimal value of environment variable name: 1 and *out, or 0 when
+ * it is unset or not a number (for what a consumer passes a command it
+ * starts, before its libvmtrace is mapped). */
+int vmtrace__env_u64(const char *name, uint64_t *out);
+
 /* Is a tracer batching events of kind (enum vmtrace_batch_kind)? */
 int vmtrace__batch_on(int kind);
 /* stacks__armed: a thread starts counting allocations per VM stack. */

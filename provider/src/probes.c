@@ -21,7 +21,6 @@
  * rounded up or down at random so that weights stay integers (the probe ABI)
  * and the estimate stays unbiased.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,15 +96,9 @@ static int64_t draw_gap(struct sampler *s, uint64_t period)
  * Priority 101: before a host's own constructors, which may allocate. */
 __attribute__((constructor(101))) static void sample_period_from_env(void)
 {
-	const char *s = getenv("VMTRACE_SAMPLE_PERIOD");
-	char *end;
-	unsigned long long v;
+	uint64_t v;
 
-	if (!s || *s < '0' || *s > '9')
-		return;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (!errno && !*end)
+	if (vmtrace__env_u64("VMTRACE_SAMPLE_PERIOD", &v))
 		vmtrace__sample_period_store = v;
 }
 
@@ -283,6 +276,56 @@ void vmtrace__free_cached(struct vmtrace_key_cache *cache, const char *klass, ui
 	      VMTRACE__FREE_KEYED_OK(vmtrace__gate_store[VMTRACE_PROBE_OBJECT_FREE].any) &&
 	      count_by_key(cache, klass, NULL, VMTRACE__FREE_SITE, size)))
 		vmtrace__free_at(klass, size, addr);
+}
+
+/* ---- objects with a word (vmtrace_alloc_live): the inline path missed ---- */
+
+/* The thread's first event with a word, a key new to the site, a session
+ * new to the thread: set up what the inline path needs (the thread's
+ * counts, the flush thread, the key's id in the cache, the thread's live
+ * counts for the session) and count as it does. Else the cached path,
+ * whose --live is by address. */
+uint64_t vmtrace__alloc_live(struct vmtrace_key_cache *cache, const char *klass, const char *method,
+			     uint64_t size, const char *site, const void *addr)
+{
+	if (SEMAPHORE(ALLOC_BATCH) && SEMAPHORE(LIVE_BATCH) &&
+	    VMTRACE__ALLOC_LIVE_OK(vmtrace__gate_store[VMTRACE_PROBE_OBJECT_ALLOC].any)) {
+		uint32_t id = vmtrace__batch_key(klass, method, site);
+		struct vmtrace__live_thread *l = id ? vmtrace__live_words() : NULL;
+
+		if (l) {
+			__atomic_store_n(&cache->id, id, __ATOMIC_RELEASE);
+			vmtrace__keyed_add(vmtrace__keyed, id, size);
+			return vmtrace__live_born(l, vmtrace_live.tick, id, size);
+		}
+	}
+	vmtrace__alloc_cached(cache, klass, method, size, site, addr);
+	return 0;
+}
+
+/* The same for a free, and the death of an object born too long ago for
+ * the thread's ring. An object without a word takes the address path. */
+void vmtrace__free_live(struct vmtrace_key_cache *cache, const char *klass, uint64_t size, const void *addr,
+			uint64_t word)
+{
+	uint32_t id = (uint32_t)(word % VMTRACE__KEYS_MAX);
+	struct vmtrace__live_thread *l;
+
+	if (id && SEMAPHORE(FREE_BATCH) && SEMAPHORE(LIVE_BATCH) &&
+	    !vmtrace__gate_store[VMTRACE_PROBE_OBJECT_FREE].any && (l = vmtrace__live_words())) {
+		uint64_t born = word >> VMTRACE__ID_BITS, now = vmtrace_live.tick;
+
+		if (born < vmtrace_live.since)
+			; /* born before the recording: not its to count */
+		else if (now - born >= VMTRACE__AGE_SLOTS / 2)
+			vmtrace__live_words_old(now, born, id, size);
+		else
+			vmtrace__live_died(l, &vmtrace_live, now, born, id, size);
+		if (!count_by_key(cache, klass, NULL, VMTRACE__FREE_SITE, size))
+			vmtrace__batch_count(VMTRACE_BATCH_FREE, (uint64_t)klass, 0, 0, size, 1);
+		return;
+	}
+	vmtrace__free_cached(cache, klass, size, addr);
 }
 
 /* The entry points of hosts built before the address argument. */

@@ -72,8 +72,8 @@ check '.live_overflow == 0' "every live key counted"
 "$demovm" --ops $ops --threads 2 --seed 7 --quiet --leak 25 --truth "$work/leak25.json"
 t=$work/leak25.json
 check '[.live[] | select(.class == "Session")] == [{"class": "Session", "method": "Registry#remember",
-	"site": .live[] | select(.class == "Session") | .site, "count": 50, "bytes": 3200}]' \
-	"--leak 25 on two threads leaves 50 Sessions of 64 bytes alive, from one site"
+	"site": .live[] | select(.class == "Session") | .site, "count": 50, "bytes": 3600}]' \
+	"--leak 25 on two threads leaves 50 Sessions of 72 bytes alive, from one site"
 jq -e --slurpfile base "$work/leak0.json" \
 	'(.live | map(select(.class != "Session"))) == $base[0].live
 	 and (.allocations | map(select(.class != "Session"))) == $base[0].allocations

@@ -17,11 +17,22 @@ total = sum(a["count"] for a in truth["allocations"])
 got = sum(n for _, n in rows)
 if got != total:
     sys.exit(f"native stacks hold {got} allocations, the truth {total}")
-# libvmtrace's frame: vmtrace__alloc_at, or alloc_general when
+# libvmtrace's frames below vm_new: the word path's entry
+# (vmtrace__alloc_live), then vmtrace__alloc_at, or alloc_general when
 # vmtrace__alloc_at (the batched leaf) tail-called it
-PROVIDER = ("vmtrace__alloc_at", "alloc_general")
+PROVIDER = ("vmtrace__alloc_live", "vmtrace__alloc_at", "alloc_general")
+
+
+def below_vm_new(frames):
+    """frames from vm_new to the class: vm_new, libvmtrace's, the class"""
+    i = len(frames) - 2
+    while i >= 0 and frames[i] in PROVIDER:
+        i -= 1
+    return i >= 0 and frames[i] == "vm_new" and i < len(frames) - 2
+
+
 for frames, n in rows:
-    if len(frames) < 3 or frames[-3] != "vm_new" or frames[-2] not in PROVIDER or "worker_main" not in frames:
+    if not below_vm_new(frames) or "worker_main" not in frames:
         sys.exit(f"a stack not from worker_main through vm_new: {';'.join(frames)}")
 want, have = collections.Counter(), collections.Counter()
 for s in truth["stacks"]:

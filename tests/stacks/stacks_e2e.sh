@@ -125,8 +125,8 @@ both)
 		fail "the record file: $(cat both.out)"
 	check_flamegraph
 	pprof_traces
-	tr -s ' \n' ' ' <traces.out | grep -q "Node Tree#grow Tree#build Object#main alloc_general vm_new tree_grow" ||
-		fail "pprof: no Node <- Tree#grow <- Tree#build <- Object#main <- alloc_general <- vm_new <- tree_grow stack"
+	tr -s ' \n' ' ' <traces.out | grep -q "Node Tree#grow Tree#build Object#main alloc_general vmtrace__alloc_live vm_new tree_grow" ||
+		fail "pprof: no Node <- Tree#grow <- Tree#build <- Object#main <- alloc_general <- vmtrace__alloc_live <- vm_new <- tree_grow stack"
 	echo "both, spawned: record file and pprof keep both parts"
 	# by pid: the threads announce their frame pointers to this consumer
 	record_pid demovm both truth2.json rec2.data vt2.out

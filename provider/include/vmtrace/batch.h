@@ -99,7 +99,16 @@ _Static_assert(sizeof(struct vmtrace_batch_stack_head) == sizeof(struct vmtrace_
  * tracer tracks it from then on (its bytes came in a NET), and its free
  * comes as FREE. ALLOC is an allocation the provider could not hold:
  * tracked at once, its bytes added. PAIR_ALLOC and PAIR_FREE, an older
- * provider's pair within one batch, each carry their bytes. */
+ * provider's pair within one batch, each carry their bytes.
+ *
+ * Objects that carry a word (vmtrace_alloc_live, docs/live.md "A word per
+ * object") have no address records: their bytes come in NET records, and
+ * per allocation key a KEY record says what the key's live heap gained
+ * since its last KEY (addr: objects, size: bytes, both as int64; weight and
+ * time_ns: the temporaries freed, and their bytes). AGES records are a
+ * snapshot of those objects by age when the record was made, replacing the
+ * last: addr, a log2 bucket of the age in ns; size, the objects; weight 1
+ * on the snapshot's first record (one is always sent). */
 enum vmtrace_live_op {
 	VMTRACE_LIVE_ALLOC = 1,
 	VMTRACE_LIVE_FREE = 2,
@@ -108,6 +117,8 @@ enum vmtrace_live_op {
 	VMTRACE_LIVE_TRACK = 5,
 	VMTRACE_LIVE_HELD_FREE = 6,
 	VMTRACE_LIVE_NET = 7,
+	VMTRACE_LIVE_KEY = 8,
+	VMTRACE_LIVE_AGES = 9,
 };
 struct vmtrace_live_record {
 	uint64_t addr;

@@ -75,18 +75,21 @@ extern vmtrace_gate vmtrace_gates[VMTRACE_PROBE__COUNT];
  * compiler hoists it out of loops.
  */
 #if defined(__x86_64__)
-static inline vmtrace_gate *vmtrace__gate_table(void)
-{
-	vmtrace_gate *table;
-	__asm__("movq vmtrace_gates@GOTPCREL(%%rip), %0" : "=r"(table));
-	return table;
-}
+#define VMTRACE__THROUGH_GOT(name, type, sym)                                  \
+	static inline type *name(void)                                         \
+	{                                                                      \
+		type *p;                                                       \
+		__asm__("movq " #sym "@GOTPCREL(%%rip), %0" : "=r"(p));        \
+		return p;                                                      \
+	}
 #else
-static inline vmtrace_gate *vmtrace__gate_table(void)
-{
-	return vmtrace_gates;
-}
+#define VMTRACE__THROUGH_GOT(name, type, sym)                                  \
+	static inline type *name(void)                                         \
+	{                                                                      \
+		return (type *)&sym;                                           \
+	}
 #endif
+VMTRACE__THROUGH_GOT(vmtrace__gate_table, vmtrace_gate, vmtrace_gates)
 
 /* GC kinds, the `kind` argument of gc__begin / gc__end. */
 enum vmtrace_gc_kind { VMTRACE_GC_MINOR = 0, VMTRACE_GC_MAJOR = 1 };
@@ -205,19 +208,7 @@ struct vmtrace__key {
 extern struct vmtrace__key vmtrace__keys[VMTRACE__KEYS_MAX];
 /* through the GOT, as the gates: a direct reference from a PIE host would
  * copy the whole table into the host at start-up (a copy relocation) */
-#if defined(__x86_64__)
-static inline const struct vmtrace__key *vmtrace__key_table(void)
-{
-	const struct vmtrace__key *table;
-	__asm__("movq vmtrace__keys@GOTPCREL(%%rip), %0" : "=r"(table));
-	return table;
-}
-#else
-static inline const struct vmtrace__key *vmtrace__key_table(void)
-{
-	return vmtrace__keys;
-}
-#endif
+VMTRACE__THROUGH_GOT(vmtrace__key_table, const struct vmtrace__key, vmtrace__keys)
 /* the calling thread's counts by key id (count, bytes), VMTRACE__KEYS_MAX
  * of them; NULL until the thread's first cached event, at its exit and in
  * a fork child, so those events take the out-of-line path */
@@ -242,21 +233,31 @@ static inline __attribute__((always_inline)) void vmtrace__keyed_add(uint64_t (*
 #endif
 }
 
-/* 1 when the event was counted by its cached key: the thread has counts
- * and the cache's id names exactly this key (an id out of range, from a
- * cache the host did not zero, is taken modulo the table and checked). */
+/* The cache's id (in *id) when the thread has counts and the id names
+ * exactly this key, else 0 (an id out of range, from a cache the host did
+ * not zero, is taken modulo the table and checked). */
+static inline __attribute__((always_inline)) int vmtrace__cache_hit(struct vmtrace_key_cache *cache,
+								const char *klass, const char *method,
+								const char *site, uint32_t *id)
+{
+	const struct vmtrace__key *key;
+
+	*id = __atomic_load_n(&cache->id, __ATOMIC_ACQUIRE) % VMTRACE__KEYS_MAX;
+	key = &vmtrace__key_table()[*id];
+	return vmtrace__keyed && key->not_klass == ~(uintptr_t)klass && key->method == method &&
+	       key->site == site;
+}
+
+/* 1 when the event was counted by its cached key. */
 static inline __attribute__((always_inline)) int vmtrace__keyed_count(struct vmtrace_key_cache *cache,
 								 const char *klass, const char *method,
 								 const char *site, uint64_t size)
 {
-	uint32_t id = __atomic_load_n(&cache->id, __ATOMIC_ACQUIRE) % VMTRACE__KEYS_MAX;
-	const struct vmtrace__key *key = &vmtrace__key_table()[id];
-	uint64_t (*counts)[2] = vmtrace__keyed;
+	uint32_t id;
 
-	if (VMTRACE_UNLIKELY(!counts || key->not_klass != ~(uintptr_t)klass || key->method != method ||
-			     key->site != site))
+	if (VMTRACE_UNLIKELY(!vmtrace__cache_hit(cache, klass, method, site, &id)))
 		return 0;
-	vmtrace__keyed_add(counts, id, size);
+	vmtrace__keyed_add(vmtrace__keyed, id, size);
 	return 1;
 }
 
@@ -301,6 +302,201 @@ static inline __attribute__((always_inline)) int vmtrace__keyed_count(struct vmt
 								    VMTRACE__FREE_SITE, \
 								    vmtrace__size)))) \
 				vmtrace__free_cached((cache), (klass), vmtrace__size, (addr)); \
+		}                                                              \
+	} while (0)
+/* ---- the live heap by a word in each object (docs/live.md) ----
+ *
+ * vmtrace_alloc_live() is vmtrace_alloc_cached() for hosts that keep one
+ * uint64_t in each object for vmtrace: it stores there a word, 0 while no
+ * tracer follows the live heap; vmtrace_free_live() takes that word back.
+ * While the batch alone follows the heap (`vmtrace record --live`), the
+ * word holds the allocation's key id and the tick it was born in, so an
+ * allocation and its free are a few adds to the calling thread's counts by
+ * key and by tick: no address, no lookup, no call. Otherwise both fall
+ * back to the address path of vmtrace_alloc_at() and vmtrace_free_at().
+ *                                                                  (public) */
+
+/* The live heap's clock and recording. A consumer writes temp_ns, then a
+ * new nonzero session (top bit clear), before it attaches live__batch
+ * (through /proc/PID/mem; a command it starts gets VMTRACE_LIVE_TEMP_NS in
+ * its environment instead); the rest is libvmtrace's. (public layout) */
+struct vmtrace_live_clock {
+	volatile uint64_t session;      /* the consumer's recording; 0: none */
+	volatile uint64_t temp_ns;      /* freed younger than this: temporary */
+	/* libvmtrace's */
+	volatile uint64_t tick;         /* CLOCK_MONOTONIC >> VMTRACE__TICK_SHIFT, kept by the flush thread */
+	volatile uint64_t since;        /* the session's first tick: older objects are not its */
+	volatile uint64_t temp_ticks;   /* temp_ns in ticks, rounded up */
+	volatile uint64_t seen;         /* the session since and temp_ticks are for */
+};
+extern struct vmtrace_live_clock vmtrace_live;
+
+/* ---- the word's parts: call the macros below, not these ---- */
+#define VMTRACE__TICK_SHIFT 20        /* a tick: 2^20 ns, about a millisecond */
+#define VMTRACE__ID_BITS 14           /* a word: tick << ID_BITS | key id */
+#define VMTRACE__AGE_SLOTS 65536u     /* ticks a thread's ring of births spans */
+
+/* A thread's live heap by key and by tick; only the owner adds (one
+ * instruction an add, as the counts by key), a flush reads. */
+struct vmtrace__live_thread {
+	uint64_t session;                       /* the recording these counts are for */
+	int64_t net, rise;                      /* bytes allocated less freed; the highest since the last flush */
+	uint64_t rise_tick;
+	uint64_t spare[4];
+	int64_t born[VMTRACE__AGE_SLOTS];       /* objects alive by tick of birth, tick % slots */
+	int64_t keys[VMTRACE__KEYS_MAX][4];     /* per allocation key: objects, bytes; temporaries, bytes */
+};
+/* the calling thread's; NULL until its first event with a word while a
+ * recording wants them, at its exit and in a fork child */
+extern __thread struct vmtrace__live_thread *vmtrace__live_self __attribute__((tls_model("initial-exec")));
+uint64_t vmtrace__alloc_live(struct vmtrace_key_cache *cache, const char *klass, const char *method,
+			     uint64_t size, const char *site, const void *addr);
+void vmtrace__free_live(struct vmtrace_key_cache *cache, const char *klass, uint64_t size, const void *addr,
+			uint64_t word);
+
+/* through the GOT, as the gates: the flush thread moves the tick the host reads */
+VMTRACE__THROUGH_GOT(vmtrace__live_clock, const struct vmtrace_live_clock, vmtrace_live)
+
+/* *p += v in one instruction (a signal handler never splits it) */
+static inline __attribute__((always_inline)) void vmtrace__add(int64_t *p, int64_t v)
+{
+#if defined(__x86_64__)
+	__asm__ volatile("addq %1, %0" : "+m"(*p) : "r"(v));
+#else
+	__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
+/* The calling thread's live counts for the recording in force, or NULL. */
+static inline __attribute__((always_inline)) struct vmtrace__live_thread *
+vmtrace__live_ready(const struct vmtrace_live_clock *c)
+{
+	struct vmtrace__live_thread *l = vmtrace__live_self;
+	uint64_t s = c->session;
+
+	return l && s && l->session == s ? l : (struct vmtrace__live_thread *)0;
+}
+
+/* An allocation of key id born now: its counts, and its word. */
+static inline __attribute__((always_inline)) uint64_t vmtrace__live_born(struct vmtrace__live_thread *l,
+								     uint64_t now, uint32_t id, uint64_t size)
+{
+	vmtrace__add(&l->keys[id][0], 1);
+	vmtrace__add(&l->keys[id][1], (int64_t)size);
+	vmtrace__add(&l->born[now % VMTRACE__AGE_SLOTS], 1);
+	vmtrace__add(&l->net, (int64_t)size);
+	if (l->net > l->rise) {
+		l->rise = l->net;
+		l->rise_tick = now;
+	}
+	return now << VMTRACE__ID_BITS | id;
+}
+
+/* The free of an object born at tick `born` (within the ring) with key id. */
+static inline __attribute__((always_inline)) void vmtrace__live_died(struct vmtrace__live_thread *l,
+								 const struct vmtrace_live_clock *c,
+								 uint64_t now, uint64_t born, uint32_t id,
+								 uint64_t size)
+{
+	vmtrace__add(&l->keys[id][0], -1);
+	vmtrace__add(&l->keys[id][1], -(int64_t)size);
+	vmtrace__add(&l->born[born % VMTRACE__AGE_SLOTS], -1);
+	vmtrace__add(&l->net, -(int64_t)size);
+	if (now - born < c->temp_ticks) {
+		vmtrace__add(&l->keys[id][2], 1);
+		vmtrace__add(&l->keys[id][3], (int64_t)size);
+	}
+}
+
+/* 1 when the allocation was counted by its cached key (and, while the
+ * live heap is followed, its word made in *word). */
+static inline __attribute__((always_inline)) int vmtrace__alloc_keyed(struct vmtrace_key_cache *cache,
+								   const char *klass, const char *method,
+								   const char *site, uint64_t size,
+								   uint64_t *word)
+{
+	uint32_t id;
+
+	if (VMTRACE_UNLIKELY(!vmtrace__cache_hit(cache, klass, method, site, &id)))
+		return 0;
+	if (vmtrace__gate_table()[VMTRACE_PROBE_LIVE_BATCH].part.semaphore) {
+		const struct vmtrace_live_clock *c = vmtrace__live_clock();
+		struct vmtrace__live_thread *l = vmtrace__live_ready(c);
+
+		if (VMTRACE_UNLIKELY(!l))
+			return 0;
+		*word = vmtrace__live_born(l, c->tick, id, size);
+	}
+	vmtrace__keyed_add(vmtrace__keyed, id, size);
+	return 1;
+}
+
+/* 1 when the free was counted by its cached key (and, while the live heap
+ * is followed, its object's death by its word). An object with no word,
+ * or born too long ago for the ring, takes the out-of-line path. */
+static inline __attribute__((always_inline)) int vmtrace__free_keyed(struct vmtrace_key_cache *cache,
+								  const char *klass, uint64_t size,
+								  uint64_t word)
+{
+	uint32_t id;
+
+	if (VMTRACE_UNLIKELY(!vmtrace__cache_hit(cache, klass, (const char *)0, VMTRACE__FREE_SITE, &id)))
+		return 0;
+	if (vmtrace__gate_table()[VMTRACE_PROBE_LIVE_BATCH].part.semaphore) {
+		const struct vmtrace_live_clock *c = vmtrace__live_clock();
+		struct vmtrace__live_thread *l = vmtrace__live_ready(c);
+		uint64_t born = word >> VMTRACE__ID_BITS, now = c->tick;
+
+		if (VMTRACE_UNLIKELY(!l || !(word % VMTRACE__KEYS_MAX) || now - born >= VMTRACE__AGE_SLOTS / 2))
+			return 0;
+		if (born >= c->since)
+			vmtrace__live_died(l, c, now, born, (uint32_t)(word % VMTRACE__KEYS_MAX), size);
+	}
+	vmtrace__keyed_add(vmtrace__keyed, id, size);
+	return 1;
+}
+
+/* What the word path needs: no per-event tracer or subscriber (a), no
+ * sampling, no stacks. */
+#define VMTRACE__ALLOC_LIVE_OK(a)                                              \
+	((a) == 0 &&                                                           \
+	 (vmtrace__gate_table()[VMTRACE_PROBE_SAMPLE_ARMED].part.semaphore |   \
+	  vmtrace__gate_table()[VMTRACE_PROBE_STACKS_ARMED].part.semaphore) == 0)
+
+/* vmtrace_alloc_cached() that also stores the object's word in *(word), a
+ * uint64_t the host keeps with the object until its free */
+#define vmtrace_alloc_live(word, cache, klass, method, size, site, addr)      \
+	do {                                                                   \
+		uint32_t vmtrace__a =                                          \
+			vmtrace__gate_table()[VMTRACE_PROBE_OBJECT_ALLOC].any; \
+		uint32_t vmtrace__g = vmtrace__a |                             \
+			vmtrace__gate_table()[VMTRACE_PROBE_ALLOC_BATCH].part.semaphore; \
+		uint64_t vmtrace__w = 0;                                       \
+		if (VMTRACE_UNLIKELY(vmtrace__g)) {                            \
+			uint64_t vmtrace__size = (size);                       \
+			if (VMTRACE_UNLIKELY(!(VMTRACE__ALLOC_LIVE_OK(vmtrace__a) && \
+					       vmtrace__alloc_keyed((cache), (klass), (method), \
+								    (site), vmtrace__size, \
+								    &vmtrace__w)) && \
+					     !vmtrace__sample_skip(vmtrace__g, vmtrace__size))) \
+				vmtrace__w = vmtrace__alloc_live((cache), (klass), (method), \
+								 vmtrace__size, (site), (addr)); \
+		}                                                              \
+		*(word) = vmtrace__w;                                          \
+	} while (0)
+/* vmtrace_free_cached() of an object whose word is `word` */
+#define vmtrace_free_live(word, cache, klass, size, addr)                      \
+	do {                                                                   \
+		uint32_t vmtrace__a =                                          \
+			vmtrace__gate_table()[VMTRACE_PROBE_OBJECT_FREE].any;  \
+		if (VMTRACE_UNLIKELY(vmtrace__a |                              \
+				     vmtrace__gate_table()[VMTRACE_PROBE_FREE_BATCH].part.semaphore)) { \
+			uint64_t vmtrace__size = (size), vmtrace__w = (word);  \
+			if (VMTRACE_UNLIKELY(!(vmtrace__a == 0 &&              \
+					       vmtrace__free_keyed((cache), (klass), vmtrace__size, \
+								   vmtrace__w)))) \
+				vmtrace__free_live((cache), (klass), vmtrace__size, (addr), \
+						   vmtrace__w);                        \
 		}                                                              \
 	} while (0)
 /* the same for hosts that do not give addresses (the probes carry NULL) */

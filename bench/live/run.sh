@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # bench/live/run.sh BIN [OPS] [ROUNDS]: demovm's allocation workload untraced,
 # under `vmtrace record` (exact, batched), under `vmtrace record --live`
-# (batched counts and addresses) and under heaptrack (the peer: it tracks
-# every malloc and free), side by side in one run, the four interleaved in
-# each of ROUNDS rounds (default 5), medians. Root.
+# (batched counts, each object's word: docs/live.md), the same with demovm's
+# plain calls (--uncached: batched addresses, the path of hosts that keep no
+# word) and under heaptrack (the peer: it tracks every malloc and free), side
+# by side in one run, the five interleaved in each of ROUNDS rounds (default
+# 5), medians. Root.
 #
 # The headline is what the workload pays: demovm's worker threads' CPU time
 # (user + system, from its summary line, as bench/consumer reads it), which
@@ -38,13 +40,15 @@ check() { # DATA TRUTH: the recording says exactly what demovm's truth says
 		{ echo "$1: vmtrace's counts differ from demovm's truth:" >&2; cat "$work/compare" >&2; exit 1; }
 }
 
-declare -a base exact live heap
+declare -a base exact live addr heap
 for i in $(seq "$ROUNDS"); do
 	base+=("$(t "${vm[@]}")")
 	exact+=("$(t "$BIN/vmtrace" record -o "$work/e.data" --force -- "${vm[@]}" --truth "$work/e.json")")
 	check "$work/e.data" "$work/e.json"
 	live+=("$(t "$BIN/vmtrace" record --live -o "$work/l.data" --force -- "${vm[@]}" --truth "$work/l.json")")
 	check "$work/l.data" "$work/l.json"
+	addr+=("$(t "$BIN/vmtrace" record --live -o "$work/a.data" --force -- "${vm[@]}" --uncached --truth "$work/a.json")")
+	check "$work/a.data" "$work/a.json"
 	if command -v heaptrack >/dev/null; then
 		heap+=("$(t heaptrack -o "$work/h.$i" "${vm[@]}")")
 	fi
@@ -72,6 +76,7 @@ printf '  %-16s %7s %7s %9s   %7s %7s   %7s %7s\n' '' s 'x exact' 'ns/alloc' s '
 row untraced "${base[@]}"
 row 'record (exact)' "${exact[@]}"
 row 'record --live' "${live[@]}"
+row '--live, addresses' "${addr[@]}"
 if [ ${#heap[@]} -gt 0 ]; then
 	row heaptrack "${heap[@]}"
 fi

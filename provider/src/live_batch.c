@@ -400,10 +400,10 @@ void vmtrace__live_tick(uint64_t now_ns)
 static void words_round(struct live_buf *b, int64_t *hist)
 {
 	uint64_t session = __atomic_load_n(&vmtrace_live.seen, __ATOMIC_ACQUIRE);
-	uint64_t tick = vmtrace_live.tick;
+	uint64_t tick = VMTRACE__LOAD(vmtrace_live.tick);
 	struct vt_words *w = b->words;
 
-	if (!w || !session || session != vmtrace_live.session)
+	if (!w || !session || session != VMTRACE__LOAD(vmtrace_live.session))
 		return;
 	if (w->pub.session != session)
 		vt_words_reset(w, session); /* an idle thread's counts of an earlier session */
@@ -456,18 +456,19 @@ void vmtrace__live_round(int exiting, uint64_t request)
 {
 	/* batch.c's rounds run one at a time; the exit's (live_at_exit, a
 	 * destructor) may run beside one, and hands everything over, so only
-	 * the others read and write this */
+	 * the others write these (atomics, for that reader) */
 	static uint64_t last_request, last_ages;
 	uint64_t born_before = UINT64_MAX, now = vmtrace__now_ns();
 	int64_t hist[VT_WORDS_AGE_BUCKETS] = { 0 };
 	/* ages on each request and at exit, else once a second: a snapshot
 	 * reads each thread's whole ring */
-	int ages = exiting || request != last_request || now - last_ages >= AGES_EVERY_NS, words = 0;
+	uint64_t seen = VMTRACE__LOAD(last_request);
+	int ages = exiting || request != seen || now - VMTRACE__LOAD(last_ages) >= AGES_EVERY_NS, words = 0;
 
 	if (!exiting) {
-		if (request == last_request)
+		if (request == seen)
 			born_before = now - HOLD_NS;
-		last_request = request;
+		VMTRACE__STORE(last_request, request);
 	}
 	for (struct live_buf *b = atomic_load_explicit(&registry, memory_order_acquire); b; b = b->next) {
 		int owned = atomic_load_explicit(&b->owned, memory_order_acquire);
@@ -484,7 +485,7 @@ void vmtrace__live_round(int exiting, uint64_t request)
 		unlock(b);
 	}
 	if (ages && words && vt_words_on()) {
-		last_ages = now;
+		VMTRACE__STORE(last_ages, now);
 		send_ages(hist);
 	}
 }

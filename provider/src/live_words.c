@@ -45,8 +45,8 @@ __attribute__((constructor(101))) static void live_from_env(void)
 
 	if (!vmtrace__env_u64("VMTRACE_LIVE_TEMP_NS", &v))
 		return;
-	vmtrace_live.temp_ns = v;
-	vmtrace_live.session = 1;
+	VMTRACE__STORE(vmtrace_live.temp_ns, v);
+	VMTRACE__STORE(vmtrace_live.session, 1);
 }
 
 uint64_t vt_words_tick_of(uint64_t now_ns)
@@ -65,7 +65,7 @@ void vt_words_tick_to(uint64_t tick)
 
 uint64_t vt_words_session(void)
 {
-	uint64_t s = vmtrace_live.session;
+	uint64_t s = VMTRACE__LOAD(vmtrace_live.session);
 
 	if (!s)
 		return 0;
@@ -74,14 +74,14 @@ uint64_t vt_words_session(void)
 	/* try once: a signal handler must not wait for its own thread */
 	if (atomic_flag_test_and_set_explicit(&setup_lock, memory_order_acquire))
 		return 0;
-	if (vmtrace_live.seen != s) {
-		uint64_t since = vt_words_tick_of(vmtrace__now_ns());
+	if (VMTRACE__LOAD(vmtrace_live.seen) != s) {
+		uint64_t since = vt_words_tick_of(vmtrace__now_ns()), tick = VMTRACE__LOAD(vmtrace_live.tick);
 
-		if (since <= vmtrace_live.tick)
-			since = vmtrace_live.tick + 1;
+		if (since <= tick)
+			since = tick + 1;
 		vt_words_tick_to(since);
-		vmtrace_live.since = since;
-		vmtrace_live.temp_ticks = (vmtrace_live.temp_ns + TICK_NS - 1) / TICK_NS;
+		VMTRACE__STORE(vmtrace_live.since, since);
+		VMTRACE__STORE(vmtrace_live.temp_ticks, (VMTRACE__LOAD(vmtrace_live.temp_ns) + TICK_NS - 1) / TICK_NS);
 		__atomic_store_n(&vmtrace_live.seen, s, __ATOMIC_RELEASE);
 	}
 	atomic_flag_clear_explicit(&setup_lock, memory_order_release);
@@ -90,7 +90,7 @@ uint64_t vt_words_session(void)
 
 int vt_words_on(void)
 {
-	uint64_t s = vmtrace_live.session;
+	uint64_t s = VMTRACE__LOAD(vmtrace_live.session);
 
 	return s && vmtrace__gate_store[VMTRACE_PROBE_LIVE_BATCH].part.semaphore &&
 	       __atomic_load_n(&vmtrace_live.seen, __ATOMIC_ACQUIRE) == s;
@@ -99,7 +99,7 @@ int vt_words_on(void)
 void vt_words_at_fork_child(void)
 {
 	atomic_flag_clear(&setup_lock);
-	vmtrace_live.seen = 0;
+	VMTRACE__STORE(vmtrace_live.seen, 0);
 	vmtrace__live_self = NULL;
 }
 
@@ -124,7 +124,7 @@ void vt_words_reset(struct vt_words *w, uint64_t session)
 	}
 	w->used = 1;
 	w->beyond = 0;
-	w->moved = vmtrace_live.since;
+	w->moved = VMTRACE__LOAD(vmtrace_live.since);
 	__atomic_store_n(&w->pub.session, session, __ATOMIC_RELEASE);
 }
 
@@ -171,7 +171,7 @@ void vt_words_old_death(struct vt_words *w, uint64_t now, uint64_t born, uint32_
 	vmtrace__add(&w->pub.keys[id][1], -(int64_t)size);
 	vmtrace__add(births, -1);
 	vmtrace__add(&w->pub.net, -(int64_t)size);
-	if (now - born < vmtrace_live.temp_ticks) {
+	if (now - born < VMTRACE__LOAD(vmtrace_live.temp_ticks)) {
 		vmtrace__add(&w->pub.keys[id][2], 1);
 		vmtrace__add(&w->pub.keys[id][3], (int64_t)size);
 	}

@@ -296,7 +296,7 @@ uint64_t vmtrace__alloc_live(struct vmtrace_key_cache *cache, const char *klass,
 		if (l) {
 			__atomic_store_n(&cache->id, id, __ATOMIC_RELEASE);
 			vmtrace__keyed_add(vmtrace__keyed, id, size);
-			return vmtrace__live_born(l, vmtrace_live.tick, id, size);
+			return vmtrace__live_born(l, VMTRACE__LOAD(vmtrace_live.tick), id, size);
 		}
 	}
 	vmtrace__alloc_cached(cache, klass, method, size, site, addr);
@@ -313,9 +313,9 @@ void vmtrace__free_live(struct vmtrace_key_cache *cache, const char *klass, uint
 
 	if (id && SEMAPHORE(FREE_BATCH) && SEMAPHORE(LIVE_BATCH) &&
 	    !vmtrace__gate_store[VMTRACE_PROBE_OBJECT_FREE].any && (l = vmtrace__live_words())) {
-		uint64_t born = word >> VMTRACE__ID_BITS, now = vmtrace_live.tick;
+		uint64_t born = word >> VMTRACE__ID_BITS, now = VMTRACE__LOAD(vmtrace_live.tick);
 
-		if (born < vmtrace_live.since)
+		if (born < VMTRACE__LOAD(vmtrace_live.since))
 			; /* born before the recording: not its to count */
 		else if (now - born >= VMTRACE__AGE_SLOTS / 2)
 			vmtrace__live_words_old(now, born, id, size);

@@ -28,7 +28,6 @@
 extern unsigned short vmtrace_live__batch_semaphore, vmtrace_alloc__batch_semaphore,
 	vmtrace_free__batch_semaphore;
 extern void (*vmtrace__batch_observer)(const void *batch, uint64_t bytes);
-void vmtrace__live_round(int exiting, uint64_t request);
 
 #define KEYS 3
 #define OBJS 4096
@@ -46,7 +45,7 @@ static struct obj objs[OBJS];
 /* The model tracer, fed by the observer. */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int64_t live_count[KEYS], live_bytes_by_key[KEYS], net_bytes;
-static uint64_t temp_count[KEYS], temp_bytes[KEYS], ages[64], snapshots, bad;
+static uint64_t temp_count[KEYS], temp_bytes[KEYS], ages[64], snapshots, bad, answered;
 
 static int key_of(uint64_t k)
 {
@@ -61,6 +60,8 @@ static void observe(const void *batch, uint64_t bytes)
 	const struct vmtrace_batch *h = batch;
 	const struct vmtrace_live_record *r = (const void *)(h + 1);
 
+	if (h->flags & VMTRACE_BATCH_ROUND_END)
+		__atomic_store_n(&answered, h->request, __ATOMIC_RELEASE);
 	if (h->kind != VMTRACE_BATCH_LIVE)
 		return;
 	assert_int_equal(bytes, sizeof(*h) + h->count * sizeof(*r));
@@ -133,13 +134,25 @@ static void dies(unsigned i)
 	vmtrace_free_live(objs[i].word, &free_cache[objs[i].key], klass[objs[i].key], objs[i].size, &objs[i]);
 }
 
+/* Ask for everything, as a consumer does, and wait for the round's end:
+ * rounds run one at a time, so its records are the last word. */
+static void round_trip(void)
+{
+	static uint64_t request;
+
+	__atomic_store_n(&vmtrace_batch_request, ++request, __ATOMIC_RELAXED);
+	for (int i = 0; i < 5000 && __atomic_load_n(&answered, __ATOMIC_ACQUIRE) != request; i++)
+		usleep(1000);
+	assert_int_equal(__atomic_load_n(&answered, __ATOMIC_ACQUIRE), request);
+}
+
 /* Everything delivered: the model's keys hold exactly what is alive. */
 static void check_live(void)
 {
 	int64_t want_count[KEYS] = { 0 }, want_bytes[KEYS] = { 0 }, all = 0, bytes = 0;
 	uint64_t aged = 0;
 
-	vmtrace__live_round(0, snapshots + 1000); /* a new request: ages too */
+	round_trip(); /* a new request: ages too */
 	for (unsigned i = 0; i < OBJS; i++)
 		if (objs[i].alive) {
 			want_count[objs[i].key]++;
@@ -173,8 +186,8 @@ static int setup(void **state)
 {
 	(void)state;
 	vmtrace__batch_observer = observe;
-	vmtrace_live.temp_ns = 10000000; /* 10 ms */
-	vmtrace_live.session = 1;
+	__atomic_store_n(&vmtrace_live.temp_ns, 10000000, __ATOMIC_RELAXED); /* 10 ms */
+	__atomic_store_n(&vmtrace_live.session, 1, __ATOMIC_RELAXED);
 	vmtrace_alloc__batch_semaphore = 1;
 	vmtrace_free__batch_semaphore = 1;
 	vmtrace_live__batch_semaphore = 1;
@@ -223,12 +236,12 @@ static void test_old_deaths(void **state)
 	(void)state;
 	for (unsigned i = 2048; i < 3072; i++)
 		born(i, i % KEYS, 32);
-	vmtrace_live.tick += VMTRACE__AGE_SLOTS / 2 + 100; /* still in the ring */
+	__atomic_fetch_add(&vmtrace_live.tick, VMTRACE__AGE_SLOTS / 2 + 100, __ATOMIC_RELAXED); /* still in the ring */
 	for (unsigned i = 2048; i < 2304; i++)
 		dies(i);
 	check_live();
-	vmtrace_live.tick += VMTRACE__AGE_SLOTS / 2; /* moved out by the round */
-	vmtrace__live_round(0, 1);
+	__atomic_fetch_add(&vmtrace_live.tick, VMTRACE__AGE_SLOTS / 2, __ATOMIC_RELAXED); /* moved out by the round */
+	round_trip();
 	for (unsigned i = 2304; i < 2560; i++)
 		dies(i);
 	check_live();
@@ -246,11 +259,11 @@ static void test_new_session(void **state)
 	(void)state;
 	check_live();
 	struct model before = model_now();
-	vmtrace_live.session = 2;
+	__atomic_store_n(&vmtrace_live.session, 2, __ATOMIC_RELAXED);
 	for (unsigned i = 2560; i < 2816; i++)
 		dies(i);
 	born(3500, 0, 100);
-	vmtrace__live_round(0, 7);
+	round_trip();
 	struct model m = model_now();
 	for (int k = 0; k < KEYS; k++)
 		assert_int_equal(m.live_count[k], before.live_count[k] + (k == 0));

@@ -357,6 +357,11 @@ void vmtrace__free_live(struct vmtrace_key_cache *cache, const char *klass, uint
 /* through the GOT, as the gates: the flush thread moves the tick the host reads */
 VMTRACE__THROUGH_GOT(vmtrace__live_clock, const struct vmtrace_live_clock, vmtrace_live)
 
+/* the live heap's shared words: plain moves on x86-64, and seen as what
+ * they are by race detectors */
+#define VMTRACE__LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define VMTRACE__STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
 /* *p += v in one instruction (a signal handler never splits it) */
 static inline __attribute__((always_inline)) void vmtrace__add(int64_t *p, int64_t v)
 {
@@ -372,9 +377,9 @@ static inline __attribute__((always_inline)) struct vmtrace__live_thread *
 vmtrace__live_ready(const struct vmtrace_live_clock *c)
 {
 	struct vmtrace__live_thread *l = vmtrace__live_self;
-	uint64_t s = c->session;
+	uint64_t s = VMTRACE__LOAD(c->session);
 
-	return l && s && l->session == s ? l : (struct vmtrace__live_thread *)0;
+	return l && s && VMTRACE__LOAD(l->session) == s ? l : (struct vmtrace__live_thread *)0;
 }
 
 /* An allocation of key id born now: its counts, and its word. */
@@ -385,9 +390,9 @@ static inline __attribute__((always_inline)) uint64_t vmtrace__live_born(struct 
 	vmtrace__add(&l->keys[id][1], (int64_t)size);
 	vmtrace__add(&l->born[now % VMTRACE__AGE_SLOTS], 1);
 	vmtrace__add(&l->net, (int64_t)size);
-	if (l->net > l->rise) {
-		l->rise = l->net;
-		l->rise_tick = now;
+	if (VMTRACE__LOAD(l->net) > VMTRACE__LOAD(l->rise)) {
+		VMTRACE__STORE(l->rise, VMTRACE__LOAD(l->net));
+		VMTRACE__STORE(l->rise_tick, now);
 	}
 	return now << VMTRACE__ID_BITS | id;
 }
@@ -402,7 +407,7 @@ static inline __attribute__((always_inline)) void vmtrace__live_died(struct vmtr
 	vmtrace__add(&l->keys[id][1], -(int64_t)size);
 	vmtrace__add(&l->born[born % VMTRACE__AGE_SLOTS], -1);
 	vmtrace__add(&l->net, -(int64_t)size);
-	if (now - born < c->temp_ticks) {
+	if (now - born < VMTRACE__LOAD(c->temp_ticks)) {
 		vmtrace__add(&l->keys[id][2], 1);
 		vmtrace__add(&l->keys[id][3], (int64_t)size);
 	}
@@ -425,7 +430,7 @@ static inline __attribute__((always_inline)) int vmtrace__alloc_keyed(struct vmt
 
 		if (VMTRACE_UNLIKELY(!l))
 			return 0;
-		*word = vmtrace__live_born(l, c->tick, id, size);
+		*word = vmtrace__live_born(l, VMTRACE__LOAD(c->tick), id, size);
 	}
 	vmtrace__keyed_add(vmtrace__keyed, id, size);
 	return 1;
@@ -445,11 +450,11 @@ static inline __attribute__((always_inline)) int vmtrace__free_keyed(struct vmtr
 	if (vmtrace__gate_table()[VMTRACE_PROBE_LIVE_BATCH].part.semaphore) {
 		const struct vmtrace_live_clock *c = vmtrace__live_clock();
 		struct vmtrace__live_thread *l = vmtrace__live_ready(c);
-		uint64_t born = word >> VMTRACE__ID_BITS, now = c->tick;
+		uint64_t born = word >> VMTRACE__ID_BITS, now = VMTRACE__LOAD(c->tick);
 
 		if (VMTRACE_UNLIKELY(!l || !(word % VMTRACE__KEYS_MAX) || now - born >= VMTRACE__AGE_SLOTS / 2))
 			return 0;
-		if (born >= c->since)
+		if (born >= VMTRACE__LOAD(c->since))
 			vmtrace__live_died(l, c, now, born, (uint32_t)(word % VMTRACE__KEYS_MAX), size);
 	}
 	vmtrace__keyed_add(vmtrace__keyed, id, size);

@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,10 +57,11 @@
 #define PROC_PID_INIT_INO 0xEFFFFFFCu
 /* struct vmtrace_live_clock (vmtrace/vmtrace.h): the fields a consumer writes */
 #define LIVE_CLOCK_SYMBOL "vmtrace_live"
-#define LIVE_CLOCK_SESSION 0
-#define LIVE_CLOCK_TEMP_NS 8
+#define LIVE_CLOCK_SESSION offsetof(struct vmtrace_live_clock, session)
+#define LIVE_CLOCK_TEMP_NS offsetof(struct vmtrace_live_clock, temp_ns)
 
 
+#include "vmtrace/vmtrace.h"
 #include "vmtrace_state.h"
 
 

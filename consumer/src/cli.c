@@ -179,6 +179,7 @@ static const struct {
 	{ VT_OPT_LIVE, "live", no_argument },
 	{ VT_OPT_LIVE_MAX, "live-max", required_argument },
 	{ VT_OPT_TEMP, "temp", required_argument },
+	{ VT_OPT_TIMELINE_STEP, "timeline-step", required_argument },
 	{ VT_OPT_EVENTS, "events", required_argument },
 	{ VT_OPT_VERBOSE, "verbose", no_argument },
 	{ VT_OPT_HELP, "help", no_argument },
@@ -371,6 +372,12 @@ static int take(const char *cmd, int opt, const char *arg, struct vt_cli_args *a
 		a->session.temp_ns = (uint64_t)(s * 1e9);
 		return 0;
 	}
+	case VT_OPT_TIMELINE_STEP:
+		if (vt_parse_interval(arg, &a->timeline_step) || a->timeline_step < VT_TIMELINE_STEP_MIN_S ||
+		    a->timeline_step > VT_INTERVAL_MAX_S)
+			return vt_usage_error(cmd, "--timeline-step: '%s' is not an interval from %gs to %ds (0.5s, 1s, 1m)",
+					      arg, VT_TIMELINE_STEP_MIN_S, VT_INTERVAL_MAX_S);
+		return 0;
 	case VT_OPT_EVENTS:
 		if (vt_parse_events(arg, &a->session.events))
 			return vt_usage_error(cmd, "--events: '%s' is not a list of alloc, free, gc, cache, signal",

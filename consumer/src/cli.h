@@ -24,6 +24,9 @@ int vt_parse_events(const char *s, uint32_t *out);
 /* The ceilings of -i (a live view at least once a day) and --sample (one
  * sample per TiB is as good as none): beyond them, a usage error. */
 #define VT_INTERVAL_MAX_S 86400
+/* The least step of record's timeline: the provider flushes its batched
+ * counts each 200 ms, so a shorter step would split them unevenly. */
+#define VT_TIMELINE_STEP_MIN_S 0.2
 #define VT_SAMPLE_MAX (UINT64_C(1) << 40)
 
 /* -v: libbpf's own log on stderr. Off: libbpf stays quiet and vmtrace
@@ -41,7 +44,7 @@ enum vt_opt {
 	VT_OPT_MAP_ENTRIES, VT_OPT_RUNTIME, VT_OPT_NO_METHODS, VT_OPT_FORCE,
 	VT_OPT_EVERY, VT_OPT_OUT_DIR, VT_OPT_PUSH, VT_OPT_PUSH_NAME, VT_OPT_PUSH_QUEUE,
 	VT_OPT_PUSH_TRIES, VT_OPT_LISTEN, VT_OPT_LINGER, VT_OPT_NO_FRAME_WALK, VT_OPT_STACK,
-	VT_OPT_LIVE, VT_OPT_LIVE_MAX, VT_OPT_TEMP,
+	VT_OPT_LIVE, VT_OPT_LIVE_MAX, VT_OPT_TEMP, VT_OPT_TIMELINE_STEP,
 	VT_OPT_EVENTS,
 	VT_OPT_GC_PAUSES,
 	VT_OPT_CGROUP,
@@ -76,6 +79,7 @@ struct vt_cli_args {
 	uint64_t count;                 /* -n */
 	bool have_format;               /* --format was given */
 	double every;                   /* --every */
+	double timeline_step;           /* --timeline-step, seconds */
 	const char *out_dir;            /* --out-dir */
 	const char *push_url;           /* --push */
 	const char *push_name;          /* --push-name */

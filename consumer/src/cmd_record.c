@@ -66,6 +66,9 @@ static const char help_text[] =
 	"                         counted in Lost\n"
 	"      --temp SECS        freed within SECS of its allocation is temporary\n"
 	"                         (default 0.01)\n"
+	"      --timeline-step T  the timeline's step (report --format timeline): what\n"
+	"                         each T allocated and freed, per class (default 1s,\n"
+	"                         at least 0.2s)\n"
 	"      --gc-pauses N      GC pauses listed at most, the longest (default 4096);\n"
 	"                         the GC summary counts every pause whatever N is\n"
 	"      --runtime NAME     use this runtime's probes instead of detecting them\n"
@@ -105,8 +108,8 @@ static const enum vt_opt record_opts[] = {
 	VT_OPT_SORT, VT_OPT_TOP, VT_OPT_SAMPLE, VT_OPT_MAP_ENTRIES, VT_OPT_GC_PAUSES, VT_OPT_RUNTIME,
 	VT_OPT_NO_METHODS, VT_OPT_NO_FRAME_WALK, VT_OPT_STACK, VT_OPT_EVENTS, VT_OPT_EVERY,
 	VT_OPT_OUT_DIR, VT_OPT_PUSH, VT_OPT_PUSH_NAME, VT_OPT_PUSH_QUEUE, VT_OPT_PUSH_TRIES,
-	VT_OPT_LIVE, VT_OPT_LIVE_MAX, VT_OPT_TEMP, VT_OPT_CGROUP, VT_OPT_ALL, VT_OPT_VERBOSE,
-	VT_OPT_HELP, 0,
+	VT_OPT_LIVE, VT_OPT_LIVE_MAX, VT_OPT_TEMP, VT_OPT_TIMELINE_STEP, VT_OPT_CGROUP, VT_OPT_ALL,
+	VT_OPT_VERBOSE, VT_OPT_HELP, 0,
 };
 
 static const struct vt_cli_cmd record_cmd = {
@@ -253,7 +256,10 @@ int vt_cmd_record(int argc, char **argv)
 		return vt_usage_error("record", "nothing to trace: give -p PID, --all or -- CMD");
 	a.session.verbose = vt_verbose();
 	/* the record's timeline (report --format timeline); --every's intervals have none */
-	a.session.series = !a.every;
+	if (a.every > 0 && a.timeline_step > 0)
+		return vt_usage_error("record", "--timeline-step: --every's intervals have no timeline");
+	if (!a.every)
+		a.session.series_ns = (uint64_t)((a.timeline_step > 0 ? a.timeline_step : 1) * 1e9 + 0.5);
 	push.url = a.push_url;
 	push.name = a.push_name;
 	push.queue_max = (size_t)a.push_queue;

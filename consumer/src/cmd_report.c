@@ -29,7 +29,7 @@ static const char help_text[] =
 	"              perfetto (trace-event JSON of GC pauses, signals and cache resets\n"
 	"              for ui.perfetto.dev and chrome://tracing), or timeline (one HTML\n"
 	"              page, no network: live bytes, allocations and frees per class\n"
-	"              each second)\n"
+	"              each second, or each record --timeline-step)\n"
 	"  --by G      group allocations by class,method (default), class, method,\n"
 	"              or site (class, method and allocation site); each may follow\n"
 	"              pid, (per process) and cgroup, (per cgroup and container id)\n"

@@ -119,13 +119,13 @@ struct vt_live_info {
 	uint64_t age_hist[VT_HIST_BUCKETS]; /* objects alive at the end by log2 age (ns) */
 };
 
-/* One class in one second of the recording (the timeline): what it
- * allocated and freed in [second, second + 1) s, and its bytes allocated
- * less freed since the start at the second's end (its live bytes when
- * every object freed was allocated while tracing). */
+/* One class in one step of the recording (the timeline): what it
+ * allocated and freed in [step, step + 1) × series_step_ns, and its bytes
+ * allocated less freed since the start at the step's end (its live bytes
+ * when every object freed was allocated while tracing). */
 struct vt_series {
 	char *klass;
-	uint32_t second;
+	uint32_t step;
 	uint64_t allocs, alloc_bytes, frees, free_bytes;
 	int64_t live_bytes;
 };
@@ -172,7 +172,8 @@ struct vt_profile {
 	VT_VEC(struct vt_event) events;                      /* in the order they happened */
 	struct vt_stack_table stacks;                        /* each stack once */
 	VT_VEC(struct vt_live) live;                         /* with live_info.on */
-	VT_VEC(struct vt_series) series;                     /* by class, then second */
+	VT_VEC(struct vt_series) series;                     /* by class, then step */
+	uint64_t series_step_ns;     /* the timeline's step (records before version 4: 1 s) */
 	VT_VEC(struct vt_process) procs;                     /* -p PID,PID...: allocs' proc */
 	struct vt_live_info live_info;
 	void *index;                 /* private: the adders' lookup tables */

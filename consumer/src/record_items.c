@@ -372,9 +372,15 @@ int vt_record_parse_item(struct vt_profile *p, char **f, int n, unsigned *seen)
 		    vt_record_get_u64(f[5], &row.frees) || vt_record_get_u64(f[6], &row.free_bytes) ||
 		    vt_record_get_int(f[7], LONG_MIN, LONG_MAX, &live))
 			return -1;
-		row.second = (uint32_t)sec;
+		row.step = (uint32_t)sec;
 		row.live_bytes = live;
 		return vt_profile_add_series(p, &row);
+	}
+	if (!strcmp(key, "series_step")) {
+		if (n != 2 || once(seen, SEEN_SERIES_STEP) || vt_record_get_u64(f[1], &p->series_step_ns) ||
+		    !p->series_step_ns)
+			return -1;
+		return 0;
 	}
 	if (!strcmp(key, "live_heap")) {
 		struct vt_live_info *li = &p->live_info;

@@ -174,6 +174,8 @@ static int read_lines(struct vt_profile *p, FILE *f, struct vt_record_error *e)
 				set_error(e, lineno, "more gc_pause lines than gc_summary counts");
 				goto out;
 			}
+			if (p->series.n && !p->series_step_ns)
+				p->series_step_ns = 1000000000ull; /* before version 4: a second */
 			ended = true;
 			continue;
 		}

@@ -182,13 +182,17 @@ static unsigned long write_items(FILE *f, const struct vt_profile *p)
 		fputc('\n', f);
 		lines++;
 	}
+	if (p->series.n) {
+		fprintf(f, "series_step %" PRIu64 "\n", p->series_step_ns);
+		lines++;
+	}
 	for (size_t i = 0; i < p->series.n; i++, lines++) {
 		const struct vt_series *r = &p->series.v[i];
 
 		fputs("series", f);
 		put_str(f, r->klass);
 		fprintf(f, " %" PRIu32 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRId64 "\n",
-			r->second, r->allocs, r->alloc_bytes, r->frees, r->free_bytes, r->live_bytes);
+			r->step, r->allocs, r->alloc_bytes, r->frees, r->free_bytes, r->live_bytes);
 	}
 	for (size_t i = 0; i < p->live.n; i++, lines++) {
 		const struct vt_live *r = &p->live.v[i];

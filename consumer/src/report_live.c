@@ -148,15 +148,20 @@ int vt_report_series_json(FILE *out, const struct vt_profile *p)
 {
 	if (!p->series.n)
 		return 0;
+	fprintf(out, "  \"timeline_step_s\": %.9g,\n", (double)p->series_step_ns / 1e9);
 	fputs("  \"timeline\": [", out);
 	for (size_t i = 0; i < p->series.n; i++) {
 		const struct vt_series *r = &p->series.v[i];
+		uint64_t start_ns = (uint64_t)r->step * p->series_step_ns;
 
 		fputs(i ? ",\n    {\"class\": " : "\n    {\"class\": ", out);
 		vt_json_string(out, r->klass);
-		fprintf(out, ", \"second\": %" PRIu32 ", \"allocs\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64
-			     ", \"frees\": %" PRIu64 ", \"free_bytes\": %" PRIu64 ", \"live_bytes\": %" PRId64 "}",
-			r->second, r->allocs, r->alloc_bytes, r->frees, r->free_bytes, r->live_bytes);
+		/* second: the whole second the step starts in (the step's index at 1 s) */
+		fprintf(out, ", \"step\": %" PRIu32 ", \"start_s\": %.9g, \"second\": %" PRIu64
+			     ", \"allocs\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64 ", \"frees\": %" PRIu64
+			     ", \"free_bytes\": %" PRIu64 ", \"live_bytes\": %" PRId64 "}",
+			r->step, (double)start_ns / 1e9, start_ns / UINT64_C(1000000000), r->allocs, r->alloc_bytes,
+			r->frees, r->free_bytes, r->live_bytes);
 	}
 	fputs("\n  ],\n", out);
 	return 0;

@@ -15,7 +15,8 @@
 int vt_report_live_text(FILE *out, const struct vt_profile *p, size_t top);
 /* `  "live": {...},\n`: one member of the report's object. */
 int vt_report_live_json(FILE *out, const struct vt_profile *p);
-/* `  "timeline": [...],\n`: the per-class rows of each second, when there are any. */
+/* `  "timeline_step_s": S,\n  "timeline": [...],\n`: the per-class rows of
+ * each step, when there are any. */
 int vt_report_series_json(FILE *out, const struct vt_profile *p);
 
 #endif

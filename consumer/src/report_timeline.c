@@ -2,8 +2,9 @@
  * report_timeline.c: `--format timeline`, the record's timeline as one
  * self-contained HTML page (no script, no network): per class, an SVG chart
  * of its live bytes (allocated less freed since the start) at the end of
- * each second, and a table of allocations and frees per second. The classes
- * are the VT_TIMELINE_CLASSES with the most bytes allocated.
+ * each step (record --timeline-step), and a table of allocations and frees
+ * per step. The classes are the VT_TIMELINE_CLASSES with the most bytes
+ * allocated.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -33,7 +34,7 @@ static void html_text(FILE *out, const char *s)
 struct cls {
 	const char *name;
 	uint64_t bytes;              /* allocated over the run: the order of the charts */
-	size_t first, n;             /* its rows (the series is by class, then second) */
+	size_t first, n;             /* its rows (the series is by class, then step) */
 };
 
 static int cls_cmp(const void *pa, const void *pb)
@@ -45,11 +46,17 @@ static int cls_cmp(const void *pa, const void *pb)
 	return strcmp(a->name, b->name);
 }
 
+/* The start of step n, in seconds. */
+static double step_s(const struct vt_profile *p, uint64_t n)
+{
+	return (double)n * (double)p->series_step_ns / 1e9;
+}
+
 static void chart(FILE *out, const struct vt_profile *p, const struct cls *c)
 {
 	const struct vt_series *r = &p->series.v[c->first];
 	int64_t lo = 0, hi = 1;
-	uint32_t last = r[c->n - 1].second + 1;
+	uint32_t last = r[c->n - 1].step + 1;
 
 	for (size_t i = 0; i < c->n; i++) {
 		if (r[i].live_bytes > hi)
@@ -62,26 +69,26 @@ static void chart(FILE *out, const struct vt_profile *p, const struct cls *c)
 	fputs("<polyline fill=\"none\" stroke=\"#c0392b\" stroke-width=\"2\" points=\"0,", out);
 	fprintf(out, "%.1f", H - (double)(0 - lo) * H / (double)(hi - lo));
 	for (size_t i = 0; i < c->n; i++)
-		fprintf(out, " %.1f,%.1f", (double)(r[i].second + 1) * W / last,
+		fprintf(out, " %.1f,%.1f", (double)(r[i].step + 1) * W / last,
 			H - (double)(r[i].live_bytes - lo) * H / (double)(hi - lo));
 	fputs("\"/>\n", out);
 	fprintf(out, "<text x=\"4\" y=\"14\" font-size=\"12\">%" PRId64 " bytes</text>\n", hi);
 	fprintf(out, "<text x=\"4\" y=\"%d\" font-size=\"12\">0 s</text>\n", H + 16);
-	fprintf(out, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\">%" PRIu32 " s</text>\n", W - 4,
-		H + 16, last);
+	fprintf(out, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\">%.9g s</text>\n", W - 4,
+		H + 16, step_s(p, last));
 	fputs("</svg>\n", out);
 }
 
 static void table(FILE *out, const struct vt_profile *p, const struct cls *c)
 {
-	fputs("<table><tr><th>second</th><th>allocs</th><th>alloc bytes</th><th>frees</th>"
+	fputs("<table><tr><th>from (s)</th><th>allocs</th><th>alloc bytes</th><th>frees</th>"
 	      "<th>free bytes</th><th>live bytes</th></tr>\n", out);
 	for (size_t i = c->first; i < c->first + c->n; i++) {
 		const struct vt_series *r = &p->series.v[i];
 
-		fprintf(out, "<tr><td>%" PRIu32 "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64
+		fprintf(out, "<tr><td>%.9g</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64
 			     "</td><td>%" PRIu64 "</td><td>%" PRId64 "</td></tr>\n",
-			r->second, r->allocs, r->alloc_bytes, r->frees, r->free_bytes, r->live_bytes);
+			step_s(p, r->step), r->allocs, r->alloc_bytes, r->frees, r->free_bytes, r->live_bytes);
 	}
 	fputs("</table>\n", out);
 }
@@ -110,8 +117,8 @@ int vt_report_timeline(FILE *out, const struct vt_profile *p, const struct vt_re
 	fputs("<h1>vmtrace timeline</h1>\n<p>", out);
 	html_text(out, p->target ? p->target : "");
 	fprintf(out, " (pid %d, %.3f s). Per class, bytes allocated less freed since the start at the end "
-		     "of each second, and what each second allocated and freed.</p>\n", (int)p->pid,
-		p->duration_s);
+		     "of each %.9g s, and what each %.9g s allocated and freed.</p>\n", (int)p->pid,
+		p->duration_s, step_s(p, 1), step_s(p, 1));
 	if (!nc)
 		fputs("<p>This record has no timeline (recorded without one, or with --every).</p>\n", out);
 	shown = nc < VT_TIMELINE_CLASSES ? nc : VT_TIMELINE_CLASSES;

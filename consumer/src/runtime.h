@@ -47,7 +47,7 @@ struct vt_attach_opts {
 	bool live;                        /* --live: the live heap (docs/live.md) */
 	uint32_t live_max;                /* objects tracked at most, 0 = default */
 	uint64_t temp_ns;                 /* freed within this is temporary, 0 = default */
-	bool series;                      /* per-class counts each second (record's timeline) */
+	uint64_t series_ns;               /* per-class counts each step (record's timeline), 0 = none */
 	uint32_t gc_pauses;               /* --gc-pauses: pauses kept in the list, 0 = default */
 };
 

@@ -427,8 +427,8 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 		}
 	}
 	finish_used(st);
-	if (opts->series)
-		vt_series_start(&st->series);
+	if (opts->series_ns)
+		vt_series_start(&st->series, opts->series_ns);
 	*state = st;
 	return 0;
 

@@ -27,7 +27,7 @@ struct vt_session_opts {
 	bool live;                 /* --live: track each object until its free */
 	uint32_t live_max;         /* --live-max, 0 = default */
 	uint64_t temp_ns;          /* --temp: freed sooner is temporary, 0 = default */
-	bool series;               /* record: per-class counts each second (the timeline) */
+	uint64_t series_ns;        /* record: the timeline's step (--timeline-step), 0 = none */
 	uint32_t gc_pauses;        /* --gc-pauses N, 0 = VT_GC_PAUSES_DEFAULT */
 };
 

@@ -1,13 +1,13 @@
 /*
  * vmtrace_series.c: the timeline of a recording (report --format timeline).
  *
- * Once a second, poll() sums the counting maps per class (allocations and
- * frees, cumulative) and keeps one snapshot per class; at the end the
- * differences between consecutive snapshots are the rows. The batched
- * counts reach the maps within a flush round (200 ms), so a second's row
- * may hold a fraction of a second's events of its neighbour; the totals
- * over the rows are exact. Reading the maps costs a few milliseconds a
- * second in vmtrace, nothing in the target.
+ * Once a step (a second unless record --timeline-step), poll() sums the
+ * counting maps per class (allocations and frees, cumulative) and keeps
+ * one snapshot per class; at the end the differences between consecutive
+ * snapshots are the rows. The batched counts reach the maps within a flush
+ * round (200 ms), so a step's row may hold a fraction of a flush round's
+ * events of its neighbour; the totals over the rows are exact. Reading the maps costs a few milliseconds
+ * a step in vmtrace, nothing in the target.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -28,11 +28,12 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void vt_series_start(struct vt_series_rec *s)
+void vt_series_start(struct vt_series_rec *s, uint64_t step_ns)
 {
 	memset(s, 0, sizeof(*s));
+	s->step_ns = step_ns;
 	s->start_ns = now_ns();
-	s->next_ns = s->start_ns + 1000000000ull;
+	s->next_ns = s->start_ns + step_ns;
 }
 
 struct snap_ctx {
@@ -57,7 +58,7 @@ static struct vt_series_snap *row_of(struct snap_ctx *c, uint64_t klass)
 		s->v = v;
 		s->cap = cap;
 	}
-	s->v[s->n] = (struct vt_series_snap){ s->second, klass, { 0 } };
+	s->v[s->n] = (struct vt_series_snap){ s->steps, klass, { 0 } };
 	return &s->v[s->n++];
 }
 
@@ -92,7 +93,7 @@ static void snapshot(struct vt_series_rec *s, struct vt_adapter *a, struct vmtra
 	struct snap_ctx c = { s, s->n, 0 };
 	int err;
 
-	s->second++;
+	s->steps++;
 	err = vt_adapter_read_hash(a, skel->maps.allocs, alloc_row, &c);
 	if (!err)
 		err = vt_adapter_read_hash(a, skel->maps.frees, free_row, &c);
@@ -107,8 +108,8 @@ void vt_series_tick(struct vt_series_rec *s, struct vt_adapter *a, struct vmtrac
 	if (!s->start_ns || s->err || now < s->next_ns)
 		return;
 	snapshot(s, a, skel);
-	/* a late tick still takes one snapshot: its second is the one it ends */
-	s->next_ns = s->start_ns + (uint64_t)(s->second + 1) * 1000000000ull;
+	/* a late tick still takes one snapshot: its step is the one it ends */
+	s->next_ns = s->start_ns + (uint64_t)(s->steps + 1) * s->step_ns;
 }
 
 static int snap_cmp(const void *pa, const void *pb)
@@ -117,7 +118,7 @@ static int snap_cmp(const void *pa, const void *pb)
 
 	if (a->klass != b->klass)
 		return a->klass < b->klass ? -1 : 1;
-	return a->second < b->second ? -1 : a->second > b->second;
+	return a->step < b->step ? -1 : a->step > b->step;
 }
 
 int vt_series_collect(struct vt_series_rec *s, struct vt_adapter *a, struct vmtrace_bpf *skel,
@@ -125,9 +126,10 @@ int vt_series_collect(struct vt_series_rec *s, struct vt_adapter *a, struct vmtr
 {
 	if (!s->start_ns)
 		return 0;
-	snapshot(s, a, skel); /* the last, partial second */
+	snapshot(s, a, skel); /* the last, partial step */
 	if (s->err)
 		return s->err;
+	out->series_step_ns = s->step_ns;
 	qsort(s->v, s->n, sizeof(*s->v), snap_cmp);
 	for (size_t i = 0; i < s->n; i++) {
 		const struct vt_series_snap *cur = &s->v[i];
@@ -141,7 +143,7 @@ int vt_series_collect(struct vt_series_rec *s, struct vt_adapter *a, struct vmtr
 			continue;
 		struct vt_series row = {
 			.klass = (char *)name(name_ctx, cur->klass, fb, sizeof(fb)),
-			.second = cur->second - 1,
+			.step = cur->step - 1,
 			.allocs = d[0], .alloc_bytes = d[1], .frees = d[2], .free_bytes = d[3],
 			.live_bytes = (int64_t)(cur->v[1] - cur->v[3]),
 		};

@@ -16,12 +16,14 @@
 #                Sessions all along, with its Session row
 #   timeline     the record's timeline: per class, allocations and frees over
 #                its seconds add up to the record's totals, the leaking
-#                class's live bytes grow every second; json and the HTML page
+#                class's live bytes grow every second; json and the HTML page;
+#                with --timeline-step 0.25s, steps of a quarter second
 #   temps        with --temp longer than the run every free is a temporary:
 #                temporaries per class equal demovm's frees exactly, and per
 #                class and method, temporaries and live objects add up to the
 #                allocations
-#   bad_flags    --live-max and --temp refuse bad values with one line
+#   bad_flags    --live-max, --temp and --timeline-step refuse bad values with
+#                one line
 set -uo pipefail
 CASE=$1 BIN=$2
 . "$3"
@@ -67,7 +69,7 @@ leak_spawn | leak_shared | leak_uncached | leak_attach)
 	compare report.json "record"
 	"$vmtrace" report --format json run.data >again.json 2>report.err || fail "report failed"
 	compare again.json "report of the record"
-	head -1 run.data | grep -qx 'vmtrace-record 3' || fail "the record is not version 3"
+	head -1 run.data | grep -qx 'vmtrace-record 4' || fail "the record is not version 4"
 	"$vmtrace" report run.data >text.out 2>&1 || fail "text report failed"
 	grep -q '^Live heap at the end' text.out || fail "no live heap section in the text report"
 	# pprof: inuse_objects and inuse_space per class and method are the truth's live heap
@@ -134,6 +136,25 @@ timeline)
 	"$vmtrace" report --format timeline run.data >t.html || fail "timeline report failed"
 	grep -q '^<!DOCTYPE html>' t.html && grep -q '<h2>Session</h2>' t.html && grep -q '<polyline' t.html &&
 		! grep -q 'http' t.html || fail "timeline page: no chart of Session, or a link out"
+	jq -e '.timeline_step_s == 1 and ([.timeline[] | .start_s == .step and .second == .step] | all)' \
+		report.json >/dev/null || fail "default step: not steps of a second"
+	# quarter-second steps: a step begun in each quarter of the recording's
+	# duration, the last partial
+	"$vmtrace" record -o q.data --timeline-step 0.25s --format json -- "$BIN/demovm" --duration 1.5 \
+		--threads 2 --leak 100000000 --quiet >q.json 2>record.err || fail "record --timeline-step failed"
+	grep -qx 'series_step 250000000' q.data || fail "the record does not keep the step"
+	jq -e '.timeline_step_s == 0.25 and ([.timeline[] | .start_s == .step * 0.25 and .second == (.start_s | floor)] | all)
+		and (.duration_s / 0.25) as $d | ([.timeline[] | select(.class == "Session") | .step]
+			| . == [range(0; length)] and length >= ($d | floor) and length <= ($d | ceil) + 1)' \
+		q.json >/dev/null || fail "--timeline-step 0.25s: $(jq -c '[.timeline_step_s, [.timeline[] | select(.class == "Session") | [.step, .start_s]]]' q.json)"
+	jq -e '([.timeline[] | {k: .class, v: .allocs}] | group_by(.k) | map({(.[0].k): (map(.v) | add)}) | add)
+		== ([.allocations[] | {k: .class, v: .count}] | group_by(.k) | map({(.[0].k): (map(.v) | add)}) | add)' \
+		q.json >/dev/null || fail "--timeline-step 0.25s: allocations do not add up to the record's"
+	"$vmtrace" report --format json q.data | jq -e --slurpfile a q.json '.timeline == $a[0].timeline
+		and .timeline_step_s == 0.25' >/dev/null || fail "the record's quarter-second timeline differs"
+	"$vmtrace" report --format timeline q.data >q.html || fail "timeline report of q.data failed"
+	grep -q 'each 0.25 s allocated' q.html && grep -q '<td>0.75</td>' q.html ||
+		fail "timeline page: no quarter-second steps"
 	;;
 temps)
 	"$vmtrace" record --live --temp 3600 -o run.data --format json -- "$BIN/demovm" --ops 1500 \
@@ -155,7 +176,8 @@ got  $(cat got.json)"
 	jq -e '.lost_total == 0' report.json >/dev/null || fail "something was lost"
 	;;
 bad_flags)
-	for bad in "--live-max 0" "--live-max x" "--temp -1" "--temp abc"; do
+	for bad in "--live-max 0" "--live-max x" "--temp -1" "--temp abc" "--timeline-step 0.1s" \
+		"--timeline-step 0" "--timeline-step 2d" "--every 10s --timeline-step 1s"; do
 		# shellcheck disable=SC2086
 		"$vmtrace" record --live $bad -- /bin/true >out 2>err && fail "$bad was accepted"
 		[ "$(wc -l <err)" -ge 1 ] && grep -q -- "${bad%% *}" err || fail "$bad: no error naming it"

@@ -114,6 +114,7 @@ static void fill(struct vt_profile *p)
 	struct vt_series s2 = { "Session", 1, 5, 320, 2, 128, -3 };
 	assert_int_equal(vt_profile_add_series(p, &s1), 0);
 	assert_int_equal(vt_profile_add_series(p, &s2), 0);
+	p->series_step_ns = 250000000;
 }
 
 static void assert_keyed_equal(const struct vt_keyed_count *a, const struct vt_keyed_count *b,
@@ -209,9 +210,10 @@ static void assert_profiles_equal(const struct vt_profile *a, const struct vt_pr
 	assert_int_equal(a->live_info.on, b->live_info.on);
 	assert_memory_equal(&a->live_info, &b->live_info, sizeof(a->live_info));
 	assert_int_equal(a->series.n, b->series.n);
+	assert_int_equal(a->series_step_ns, b->series_step_ns);
 	for (size_t i = 0; i < a->series.n; i++) {
 		assert_string_equal(a->series.v[i].klass, b->series.v[i].klass);
-		assert_int_equal(a->series.v[i].second, b->series.v[i].second);
+		assert_int_equal(a->series.v[i].step, b->series.v[i].step);
 		assert_memory_equal(&a->series.v[i].allocs, &b->series.v[i].allocs, 5 * sizeof(uint64_t));
 	}
 	assert_int_equal(a->live.n, b->live.n);
@@ -454,6 +456,30 @@ static void test_well_formed_minimum(void **state)
 				   "gc_collections 2 4 5\nend 9\n"), 0);
 }
 
+/* A timeline written before its step was (version 3) is one of seconds; a
+ * record with no timeline has no step. */
+static void test_series_step_default(void **state)
+{
+	static const char head[] = "vmtrace-record 3\nruntime =vmtrace\nprobes =\ntarget =\npid 1\n"
+				   "duration_s 0x0p+0\nsample_period 0\nhas_allocations 1\nlast_serial 0\n"
+				   "gc_collections 3 0 0 0\n";
+	struct vt_profile p;
+	char text[512];
+
+	(void)state;
+	snprintf(text, sizeof(text), "%sseries =A 0 1 2 3 4 5\nend 10\n", head);
+	write_text(in_dir("t"), text, strlen(text));
+	assert_int_equal(vt_profile_read(&p, in_dir("t")), 0);
+	assert_int_equal(p.series.n, 1);
+	assert_int_equal(p.series_step_ns, 1000000000);
+	vt_profile_free(&p);
+	snprintf(text, sizeof(text), "%send 9\n", head);
+	write_text(in_dir("t"), text, strlen(text));
+	assert_int_equal(vt_profile_read(&p, in_dir("t")), 0);
+	assert_int_equal(p.series_step_ns, 0);
+	vt_profile_free(&p);
+}
+
 static void test_foreign_files(void **state)
 {
 	static const char binary[] = "\x7f" "ELF\x02\x01\x01\0\0\0\0";
@@ -481,7 +507,7 @@ static void test_foreign_files(void **state)
 static void test_newer_version(void **state)
 {
 	(void)state;
-	assert_int_equal(read_text("vmtrace-record 4\nsomething new 1 2 3\nend 1\n"),
+	assert_int_equal(read_text("vmtrace-record 5\nsomething new 1 2 3\nend 1\n"),
 			 -EPROTONOSUPPORT);
 	assert_int_equal(read_text("vmtrace-record 99999999999999999999\n"), -EBADMSG);
 }
@@ -492,7 +518,11 @@ static void test_malformed_items(void **state)
 		"unknown =x 1\n",                 /* unknown item */
 		"live =A =m = 1 2 3 4\n",         /* a live field missing */
 		"series =A 0 1 2 3 4\n",          /* no live bytes */
-		"series =A -1 1 2 3 4 5\n",       /* a negative second */
+		"series =A -1 1 2 3 4 5\n",       /* a negative step */
+		"series_step 0\n",                /* no step */
+		"series_step\n",
+		"series_step 5 5\n",
+		"series_step 5\nseries_step 5\n", /* twice */
 		"live_heap 1 2 3\n",              /* no peak time */
 		"live_heap 1 2 3 4 5:1 5:1\n",    /* a bucket twice */
 		"alloc =A =m 1 2 3\n",            /* a field missing */
@@ -696,6 +726,7 @@ int main(void)
 		cmocka_unit_test_setup(test_write_honours_umask, setup),
 		cmocka_unit_test_setup(test_truncated_at_every_byte, setup),
 		cmocka_unit_test_setup(test_well_formed_minimum, setup),
+		cmocka_unit_test_setup(test_series_step_default, setup),
 		cmocka_unit_test_setup(test_foreign_files, setup),
 		cmocka_unit_test_setup(test_newer_version, setup),
 		cmocka_unit_test_setup(test_malformed_items, setup),

@@ -372,12 +372,15 @@ static int take(const char *cmd, int opt, const char *arg, struct vt_cli_args *a
 		a->session.temp_ns = (uint64_t)(s * 1e9);
 		return 0;
 	}
-	case VT_OPT_TIMELINE_STEP:
-		if (vt_parse_interval(arg, &a->timeline_step) || a->timeline_step < VT_TIMELINE_STEP_MIN_S ||
-		    a->timeline_step > VT_INTERVAL_MAX_S)
+	case VT_OPT_TIMELINE_STEP: {
+		double s;
+
+		if (vt_parse_interval(arg, &s) || s < VT_TIMELINE_STEP_MIN_S || s > VT_INTERVAL_MAX_S)
 			return vt_usage_error(cmd, "--timeline-step: '%s' is not an interval from %gs to %ds (0.5s, 1s, 1m)",
 					      arg, VT_TIMELINE_STEP_MIN_S, VT_INTERVAL_MAX_S);
+		a->session.series_ns = (uint64_t)(s * 1e9 + 0.5);
 		return 0;
+	}
 	case VT_OPT_EVENTS:
 		if (vt_parse_events(arg, &a->session.events))
 			return vt_usage_error(cmd, "--events: '%s' is not a list of alloc, free, gc, cache, signal",

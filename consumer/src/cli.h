@@ -79,7 +79,6 @@ struct vt_cli_args {
 	uint64_t count;                 /* -n */
 	bool have_format;               /* --format was given */
 	double every;                   /* --every */
-	double timeline_step;           /* --timeline-step, seconds */
 	const char *out_dir;            /* --out-dir */
 	const char *push_url;           /* --push */
 	const char *push_name;          /* --push-name */

@@ -256,10 +256,10 @@ int vt_cmd_record(int argc, char **argv)
 		return vt_usage_error("record", "nothing to trace: give -p PID, --all or -- CMD");
 	a.session.verbose = vt_verbose();
 	/* the record's timeline (report --format timeline); --every's intervals have none */
-	if (a.every > 0 && a.timeline_step > 0)
+	if (a.every > 0 && a.session.series_ns)
 		return vt_usage_error("record", "--timeline-step: --every's intervals have no timeline");
-	if (!a.every)
-		a.session.series_ns = (uint64_t)((a.timeline_step > 0 ? a.timeline_step : 1) * 1e9 + 0.5);
+	if (!a.every && !a.session.series_ns)
+		a.session.series_ns = 1000000000ull; /* a second */
 	push.url = a.push_url;
 	push.name = a.push_name;
 	push.queue_max = (size_t)a.push_queue;

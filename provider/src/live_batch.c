@@ -68,7 +68,7 @@ struct live_buf {
 	struct vmtrace_batch h;
 	struct vmtrace_live_record rec[LIVE_RECORDS];
 	struct live_young young;        /* allocations not yet sent to be tracked */
-	struct vt_words *words;         /* objects with a word (live_words.c); set once, under the lock */
+	struct vt_words *words;         /* objects with a word (live_words.c); set once, under the lock, atomically */
 };
 _Static_assert(sizeof(struct vmtrace_batch) + LIVE_RECORDS * sizeof(struct vmtrace_live_record) <=
 		       VMTRACE_BATCH_MAX_BYTES, "a live batch fits one BPF read");
@@ -347,8 +347,8 @@ struct vmtrace__live_thread *vmtrace__live_words(void)
 	b->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
 	lock(b);
-	if (!b->words)
-		b->words = vt_words_new();
+	if (!b->words) /* release: the flush thread peeks before it locks */
+		__atomic_store_n(&b->words, vt_words_new(), __ATOMIC_RELEASE);
 	w = b->words;
 	if (w && w->pub.session != session)
 		vt_words_reset(w, session);
@@ -472,10 +472,11 @@ void vmtrace__live_round(int exiting, uint64_t request)
 	}
 	for (struct live_buf *b = atomic_load_explicit(&registry, memory_order_acquire); b; b = b->next) {
 		int owned = atomic_load_explicit(&b->owned, memory_order_acquire);
+		int has_words = __atomic_load_n(&b->words, __ATOMIC_ACQUIRE) != NULL;
 
-		if (!owned && !b->words)
+		if (!owned && !has_words)
 			continue;
-		words |= b->words != NULL;
+		words |= has_words;
 		lock(b);
 		words_round(b, ages ? hist : NULL);
 		if (owned)

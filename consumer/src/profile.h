@@ -260,6 +260,8 @@ int vt_profile_add_free(struct vt_profile *p, const char *klass, uint64_t count,
 int vt_profile_add_live(struct vt_profile *p, const struct vt_live *row);
 /* Appends one timeline row (its class copied) (profile_live.c). */
 int vt_profile_add_series(struct vt_profile *p, const struct vt_series *row);
+/* The start of the timeline step with index step, in ns from the recording's start. */
+uint64_t vt_series_start_ns(const struct vt_profile *p, uint64_t step);
 /* Appends e (its strings copied; NULL is ""). */
 int vt_profile_add_event(struct vt_profile *p, const struct vt_event *e);
 /* "minor"/"major" for vmtrace's provider, "mark"/"sweep" for Ruby,

@@ -61,6 +61,11 @@ int vt_profile_add_live(struct vt_profile *p, const struct vt_live *r)
 	return 0;
 }
 
+uint64_t vt_series_start_ns(const struct vt_profile *p, uint64_t step)
+{
+	return step * p->series_step_ns;
+}
+
 int vt_profile_add_series(struct vt_profile *p, const struct vt_series *r)
 {
 	struct vt_series *row;

@@ -152,7 +152,7 @@ int vt_report_series_json(FILE *out, const struct vt_profile *p)
 	fputs("  \"timeline\": [", out);
 	for (size_t i = 0; i < p->series.n; i++) {
 		const struct vt_series *r = &p->series.v[i];
-		uint64_t start_ns = (uint64_t)r->step * p->series_step_ns;
+		uint64_t start_ns = vt_series_start_ns(p, r->step);
 
 		fputs(i ? ",\n    {\"class\": " : "\n    {\"class\": ", out);
 		vt_json_string(out, r->klass);

@@ -49,7 +49,7 @@ static int cls_cmp(const void *pa, const void *pb)
 /* The start of step n, in seconds. */
 static double step_s(const struct vt_profile *p, uint64_t n)
 {
-	return (double)n * (double)p->series_step_ns / 1e9;
+	return (double)vt_series_start_ns(p, n) / 1e9;
 }
 
 static void chart(FILE *out, const struct vt_profile *p, const struct cls *c)

@@ -6,8 +6,8 @@
  * one snapshot per class; at the end the differences between consecutive
  * snapshots are the rows. The batched counts reach the maps within a flush
  * round (200 ms), so a step's row may hold a fraction of a flush round's
- * events of its neighbour; the totals over the rows are exact. Reading the maps costs a few milliseconds
- * a step in vmtrace, nothing in the target.
+ * events of its neighbour; the totals over the rows are exact. Reading the
+ * maps costs a few milliseconds a step in vmtrace, nothing in the target.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ruby_code.h"
-#include "../bpf/ruby_maps.h"
+#include "runtimes/ruby/ruby_code.h"
+#include "runtimes/ruby/ruby_maps.h"
 
 static const char *const reg_names[16] = {
 	"ax", "cx", "dx", "bx", "sp", "bp", "si", "di",

@@ -14,9 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sampling.h"
-#include "target.h"
-#include "usdt_notes.h"
+#include "runtimes/vmtrace/sampling.h"
+#include "session/target.h"
+#include "process/usdt_notes.h"
 
 int main(int argc, char **argv)
 {

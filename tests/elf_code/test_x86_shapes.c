@@ -1,6 +1,6 @@
 /*
  * test_x86_shapes.c: the x86-64 code shapes the runtime adapters look for
- * (consumer/src/elf_code.c), on hand-made code and on Debian's libruby:
+ * (consumer/src/process/elf_code.c), on hand-made code and on Debian's libruby:
  * where each allocation uprobe goes and which registers hold what there.
  */
 #include <errno.h>
@@ -12,9 +12,9 @@
 
 #include <cmocka.h>
 
-#include "elf_code.h"
-#include "ruby_code.h"
-#include "../bpf/ruby_maps.h"
+#include "process/elf_code.h"
+#include "runtimes/ruby/ruby_code.h"
+#include "runtimes/ruby/ruby_maps.h"
 
 /* rb_ec_wb_protected_newobj_of's prologue: args moved, then the first je */
 static void ec_prologue_moves_args(void **state)

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "profile_diff.h"
+#include "profile/profile_diff.h"
 
 static const struct vt_alloc *find_alloc(const struct vt_profile *p, const char *k, const char *m)
 {

@@ -19,8 +19,8 @@
 
 #include <jansson.h>
 
-#include "profile.h"
-#include "report.h"
+#include "profile/profile.h"
+#include "report/report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

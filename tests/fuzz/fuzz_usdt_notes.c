@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "usdt_notes.h"
+#include "process/usdt_notes.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /*
- * test_percpu.c: merging per-CPU map values (consumer/src/percpu.c).
+ * test_percpu.c: merging per-CPU map values (consumer/src/runtimes/percpu.c).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "percpu.h"
+#include "runtimes/percpu.h"
 
 struct three { uint64_t count, bytes, samples; };
 struct with_max { uint64_t total, max, n; };

@@ -1,5 +1,5 @@
 /*
- * test_batch: batched counting in libvmtrace (provider/src/batch.c), under
+ * test_batch: batched counting in libvmtrace (provider/core/src/batch.c), under
  * the same races it meets in a host: many threads adding while the flush
  * thread flushes them, tables growing, threads exiting, a signal handler
  * allocating in the middle of its thread's add, fork. Every batch the

@@ -1,12 +1,12 @@
 /*
- * test_live: the addresses of the live heap in libvmtrace (provider/src/
+ * test_live: the addresses of the live heap in libvmtrace (provider/core/src/
  * live_batch.c, live_young.c): young objects held in the process and sent
  * as pairs, the oldest handed over when the table is full, what outlives a
  * round handed over by the round, everything at a new request and at a
  * thread's exit, a free on another thread than the allocation paired in the
  * allocating thread's stream, a reused address. Every live batch is
  * replayed here through the provider's test observer by a model of the
- * tracer (consumer/bpf/live.bpf.h: a map of tracked addresses and the live
+ * tracer (consumer/src/runtimes/vmtrace/live.bpf.h: a map of tracked addresses and the live
  * bytes), and what it ends with must be exactly what the test left alive.
  * The semaphore is raised by hand, as a tracer's uprobe would.
  */

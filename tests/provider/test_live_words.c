@@ -1,5 +1,5 @@
 /*
- * test_live_words: the live heap of objects that carry a word (provider/src/
+ * test_live_words: the live heap of objects that carry a word (provider/core/src/
  * live_words.c, vmtrace_alloc_live): per key, what the KEY records add up to
  * is exactly what the test left alive, with the temporaries it freed at
  * once; the NET records add up to the live bytes; the AGES snapshot holds
@@ -8,7 +8,7 @@
  * births moved out of the ring), and deaths of objects born in an earlier
  * session, which must not count, are all here. Every live batch is replayed
  * through the provider's test observer by a model of the tracer
- * (consumer/bpf/live.bpf.h). The semaphores are raised by hand, as a
+ * (consumer/src/runtimes/vmtrace/live.bpf.h). The semaphores are raised by hand, as a
  * tracer's uprobes would, and the clock is moved on by hand to reach ages
  * the test cannot wait for.
  */

@@ -1,5 +1,5 @@
 /*
- * test_stacks: VM stacks in libvmtrace's batched counting (provider/src/
+ * test_stacks: VM stacks in libvmtrace's batched counting (provider/core/src/
  * stacks.c): a host's frame chain described once and walked at each
  * allocation, stacks named alike on every thread, their frames sent once
  * per consumer and again after a new epoch, a chain deeper than 128 frames

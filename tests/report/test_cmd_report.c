@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "commands.h"
-#include "profile.h"
+#include "cli/commands.h"
+#include "profile/profile.h"
 
 static char dir[] = "/tmp/vmtrace-cmd-report-test.XXXXXX";
 static char record[256], not_record[256], newer[256];

@@ -15,9 +15,9 @@
 
 #include <cmocka.h>
 
-#include "cgroup.h"
-#include "profile.h"
-#include "report_model.h"
+#include "process/cgroup.h"
+#include "profile/profile.h"
+#include "report/report_model.h"
 
 static void two_processes(struct vt_profile *p)
 {

@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "profile.h"
-#include "report_model.h"
+#include "profile/profile.h"
+#include "report/report_model.h"
 
 static void test_init_defaults(void **state)
 {

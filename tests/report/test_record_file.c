@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 
 static char dir[] = "/tmp/vmtrace-record-test.XXXXXX";
 

@@ -17,8 +17,8 @@
 
 #include <cmocka.h>
 
-#include "profile.h"
-#include "report_opts.h"
+#include "profile/profile.h"
+#include "report/report_opts.h"
 
 static char dir[] = "/tmp/vmtrace-stacks-test.XXXXXX";
 static char path[256];

@@ -10,9 +10,9 @@
 
 #include <cmocka.h>
 
-#include "profile.h"
-#include "report.h"
-#include "report_fmt.h"
+#include "profile/profile.h"
+#include "report/report.h"
+#include "report/report_fmt.h"
 
 #include "report_capture.h"
 

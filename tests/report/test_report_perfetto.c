@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "profile.h"
-#include "report.h"
+#include "profile/profile.h"
+#include "report/report.h"
 
 static char *render(const struct vt_profile *p)
 {

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sampling.h"
-#include "usdt_notes.h"
+#include "runtimes/vmtrace/sampling.h"
+#include "process/usdt_notes.h"
 
 static const char *vmtrace_module(const struct vt_usdt_list *l)
 {

@@ -18,8 +18,8 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 
-#include "sampling.h"
-#include "usdt_notes.h"
+#include "runtimes/vmtrace/sampling.h"
+#include "process/usdt_notes.h"
 #include "vmtrace/vmtrace.h"
 
 static struct vt_usdt_list probes;

@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 
-#include "usdt_notes.h"
+#include "process/usdt_notes.h"
 #include "vmtrace/vmtrace.h"
 
 #define PAGE 4096

@@ -1,0 +1,277 @@
+/*
+ * cmd_list.c: `vmtrace list`, the USDT probes of a running process (every
+ * ELF module it maps) or of one ELF file, as a table or as JSON.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <elf.h>
+
+#include "cli/commands.h"
+#include "process/usdt_notes.h"
+
+enum list_format { LIST_TEXT, LIST_JSON };
+
+static void list_usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: vmtrace list -p PID [--format text|json]\n"
+		"       vmtrace list PATH [--format text|json]\n"
+		"\n"
+		"List the USDT probes of a running process (every ELF module it maps)\n"
+		"or of an ELF file: provider, probe, site address, semaphore (0 = none),\n"
+		"argument specs (SIZE@LOCATION, negative size = signed) and module.\n"
+		"\n"
+		"  -p, --pid PID        the process to inspect\n"
+		"  -f, --format FORMAT  text (default) or json\n"
+		"  -h, --help           this help\n"
+		"\n"
+		"Examples:\n"
+		"  vmtrace list -p $(pgrep demovm)\n"
+		"  vmtrace list build/lib/libvmtrace.so\n"
+		"  vmtrace list /usr/bin/python3.11 --format json | jq '.probes[].name'\n");
+}
+
+static int probe_cmp(const void *a, const void *b)
+{
+	const struct vt_usdt_probe *x = a, *y = b;
+	int c;
+
+	if ((c = strcmp(x->path, y->path)) || (c = strcmp(x->provider, y->provider)) ||
+	    (c = strcmp(x->name, y->name)))
+		return c;
+	return x->pc < y->pc ? -1 : x->pc > y->pc;
+}
+
+/* Same module, provider and name: sites of one probe. */
+static int probe_cmp_name(const struct vt_usdt_probe *x, const struct vt_usdt_probe *y)
+{
+	return strcmp(x->path, y->path) || strcmp(x->provider, y->provider) || strcmp(x->name, y->name);
+}
+
+/* Note strings come from arbitrary files: keep control bytes off the terminal. */
+static void put_printable(FILE *out, const char *s, int width)
+{
+	int n = 0;
+	for (; *s; s++, n++)
+		fputc(isprint((unsigned char)*s) ? *s : '?', out);
+	for (; n < width; n++)
+		fputc(' ', out);
+}
+
+static void put_json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+static int max_len(const struct vt_usdt_list *l, size_t field_off, int floor)
+{
+	int w = floor;
+	for (size_t i = 0; i < l->n; i++) {
+		const char *s = *(char *const *)((const char *)&l->v[i] + field_off);
+		int n = (int)strlen(s);
+		if (n > w)
+			w = n;
+	}
+	return w;
+}
+
+static size_t count_modules(const struct vt_usdt_list *l)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < l->n; i++)
+		if (i == 0 || strcmp(l->v[i].path, l->v[i - 1].path))
+			n++;
+	return n;
+}
+
+static size_t count_probes(const struct vt_usdt_list *l)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < l->n; i++)
+		if (i == 0 || probe_cmp_name(&l->v[i], &l->v[i - 1]))
+			n++;
+	return n;
+}
+
+static void print_text(FILE *out, const struct vt_usdt_list *l)
+{
+	int wp = max_len(l, offsetof(struct vt_usdt_probe, provider), 8);
+	int wn = max_len(l, offsetof(struct vt_usdt_probe, name), 5);
+	int wa = max_len(l, offsetof(struct vt_usdt_probe, args), 4);
+
+	fprintf(out, "%-*s  %-*s  %-10s  %-10s  %-*s  %s\n", wp, "PROVIDER", wn, "PROBE",
+		"ADDRESS", "SEMAPHORE", wa, "ARGS", "MODULE");
+	for (size_t i = 0; i < l->n; i++) {
+		const struct vt_usdt_probe *p = &l->v[i];
+		char pc[24], sem[24];
+		snprintf(pc, sizeof(pc), "0x%" PRIx64, p->pc);
+		snprintf(sem, sizeof(sem), "0x%" PRIx64, p->semaphore);
+		put_printable(out, p->provider, wp);
+		fputs("  ", out);
+		put_printable(out, p->name, wn);
+		fprintf(out, "  %-10s  %-10s  ", pc, p->semaphore ? sem : "-");
+		put_printable(out, p->args, wa);
+		fputs("  ", out);
+		put_printable(out, p->path, 0);
+		fputc('\n', out);
+	}
+	size_t mods = count_modules(l), probes = count_probes(l);
+	fprintf(out, "%zu probe%s at %zu site%s in %zu module%s\n", probes, probes == 1 ? "" : "s",
+		l->n, l->n == 1 ? "" : "s", mods, mods == 1 ? "" : "s");
+}
+
+static void print_json(FILE *out, const struct vt_usdt_list *l, long pid, const char *path)
+{
+	fputs("{", out);
+	if (path) {
+		fputs("\"path\": ", out);
+		put_json_string(out, path);
+	} else {
+		fprintf(out, "\"pid\": %ld", pid);
+	}
+	fputs(", \"probes\": [", out);
+	for (size_t i = 0; i < l->n; i++) {
+		const struct vt_usdt_probe *p = &l->v[i];
+		fputs(i ? ",\n  {" : "\n  {", out);
+		fputs("\"provider\": ", out);
+		put_json_string(out, p->provider);
+		fputs(", \"name\": ", out);
+		put_json_string(out, p->name);
+		fprintf(out, ", \"address\": %" PRIu64 ", \"semaphore\": %" PRIu64
+			", \"nargs\": %d, \"args\": ", p->pc, p->semaphore, p->nargs);
+		put_json_string(out, p->args);
+		fputs(", \"module\": ", out);
+		put_json_string(out, p->path);
+		fputc('}', out);
+	}
+	fputs(l->n ? "\n]}\n" : "]}\n", out);
+}
+
+/* Why a file gave -ENOEXEC, from its first bytes. */
+static const char *not_elf_reason(const char *path)
+{
+	unsigned char id[EI_NIDENT];
+	FILE *f = fopen(path, "rb");
+	size_t n = 0;
+
+	if (f) {
+		n = fread(id, 1, sizeof(id), f);
+		fclose(f);
+	}
+	if (n < SELFMAG || memcmp(id, ELFMAG, SELFMAG) != 0)
+		return "not an ELF file";
+	if (n < EI_NIDENT || id[EI_CLASS] != ELFCLASS64 || id[EI_DATA] != ELFDATA2LSB)
+		return "not a 64-bit little-endian ELF file";
+	return "malformed ELF file";
+}
+
+int vt_cmd_list(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	enum list_format format = LIST_TEXT;
+	const char *path = NULL;
+	long pid = -1;
+	int c, err;
+
+	optind = 0; /* glibc: start over, argv[0] is the subcommand */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+p:f:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': {
+			char *end;
+			errno = 0;
+			pid = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || pid <= 0 || pid > INT32_MAX) {
+				fprintf(stderr, "vmtrace: invalid pid '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		}
+		case 'f':
+			if (!strcmp(optarg, "text")) {
+				format = LIST_TEXT;
+			} else if (!strcmp(optarg, "json")) {
+				format = LIST_JSON;
+			} else {
+				fprintf(stderr, "vmtrace: unknown format '%s' (text or json)\n", optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			list_usage(stdout);
+			return 0;
+		default:
+			if (optopt && strchr("pf", optopt))
+				fprintf(stderr, "vmtrace: list: option -%c needs an argument\n", optopt);
+			else
+				fprintf(stderr, "vmtrace: list: unknown option '%s'\n", argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind < argc)
+		path = argv[optind++];
+	if (optind < argc) {
+		fprintf(stderr, "vmtrace: list: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if ((pid > 0) == (path != NULL)) {
+		fprintf(stderr, "vmtrace: list: give either -p PID or a PATH (see vmtrace list --help)\n");
+		return 2;
+	}
+
+	struct vt_usdt_list probes = { 0 };
+	if (path) {
+		err = vt_usdt_read_file(path, &probes);
+		if (err == -ENOEXEC)
+			fprintf(stderr, "vmtrace: %s: %s\n", not_elf_reason(path), path);
+		else if (err)
+			fprintf(stderr, "vmtrace: cannot read %s: %s\n", path, strerror(-err));
+		else if (probes.n == 0)
+			fprintf(stderr, "vmtrace: no USDT probes in %s\n", path);
+	} else {
+		err = vt_usdt_read_pid((pid_t)pid, &probes);
+		if (err == -ESRCH)
+			fprintf(stderr, "vmtrace: no such process: %ld\n", pid);
+		else if (err)
+			fprintf(stderr, "vmtrace: cannot read the modules of process %ld: %s\n", pid,
+				strerror(-err));
+		else if (probes.n == 0)
+			fprintf(stderr, "vmtrace: no USDT probes in process %ld (in any module it maps)\n", pid);
+	}
+	if (err || probes.n == 0) {
+		vt_usdt_list_free(&probes);
+		return 1;
+	}
+
+	qsort(probes.v, probes.n, sizeof(probes.v[0]), probe_cmp);
+	if (format == LIST_JSON)
+		print_json(stdout, &probes, pid, path);
+	else
+		print_text(stdout, &probes);
+	vt_usdt_list_free(&probes);
+	if (fflush(stdout) != 0) {
+		fprintf(stderr, "vmtrace: cannot write the list: %s\n", strerror(errno));
+		return 1;
+	}
+	return 0;
+}

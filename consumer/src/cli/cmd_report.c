@@ -1,0 +1,79 @@
+/*
+ * cmd_report.c: `vmtrace report`, a record file printed as a report.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "profile/profile.h"
+#include "record/record_load.h"
+#include "report/report_registry.h"
+
+#define DEFAULT_RECORD "vmtrace.data"
+
+static const char usage_line[] =
+	"Usage: vmtrace report [FILE] [--format text|json|csv|folded|pprof|perfetto|flamegraph|timeline]\n"
+	"                      [--by [cgroup,][pid,]class,method|class|method|site]\n"
+	"                      [--sort count|bytes] [--top N]\n";
+
+static const char help_text[] =
+	"\n"
+	"Print the report of a recording made by `vmtrace record` (default FILE: " DEFAULT_RECORD ").\n"
+	"\n"
+	"  --format F  text (default), json (docs/json-schema.md), csv, or folded\n"
+	"              (`class;method weight` lines for flame graph tools), or pprof\n"
+	"              (gzipped profile.proto for go tool pprof, Pyroscope, Parca), or\n"
+	"              perfetto (trace-event JSON of GC pauses, signals and cache resets\n"
+	"              for ui.perfetto.dev and chrome://tracing), or timeline (one HTML\n"
+	"              page, no network: live bytes, allocations and frees per class\n"
+	"              each second, or each record --timeline-step)\n"
+	"  --by G      group allocations by class,method (default), class, method,\n"
+	"              or site (class, method and allocation site); each may follow\n"
+	"              pid, (per process) and cgroup, (per cgroup and container id)\n"
+	"  --sort S    order allocations by count (default) or bytes; folded uses it as the weight\n"
+	"  --top N     show only the first N allocation (and call) rows; 0 shows all\n"
+	"  -h, --help  this text\n"
+	"\n"
+	"Examples:\n"
+	"  vmtrace report                          # the text report of ./vmtrace.data\n"
+	"  vmtrace report run.data --by class --sort bytes --top 10\n"
+	"  vmtrace report --format json | jq '.allocations[0]'\n"
+	"  vmtrace report --format folded --sort bytes | flamegraph.pl > alloc.svg\n"
+	"  vmtrace report --format pprof > alloc.pb.gz && go tool pprof -top alloc.pb.gz\n"
+	"  vmtrace report --format perfetto > trace.json   # open in ui.perfetto.dev\n";
+
+static const enum vt_opt report_opts[] = {
+	VT_OPT_FORMAT, VT_OPT_BY, VT_OPT_SORT, VT_OPT_TOP, VT_OPT_HELP, 0,
+};
+
+static const struct vt_cli_cmd report_cmd = { "report", usage_line, help_text, report_opts, false };
+
+int vt_cmd_report(int argc, char **argv)
+{
+	struct vt_cli_args a = { .report = { VT_FORMAT_TEXT, VT_BY_CLASS_METHOD, VT_SORT_COUNT, 0, false } };
+	const char *path = DEFAULT_RECORD;
+	struct vt_profile profile;
+	int operands, err;
+
+	err = vt_cli_parse(&report_cmd, argc, argv, &a, &operands);
+	if (err != VT_CLI_RUN)
+		return err;
+	if (argc - operands > 1)
+		return vt_usage_error("report", "one FILE at most, got '%s' and '%s'", argv[operands],
+				      argv[operands + 1]);
+	if (operands < argc)
+		path = argv[operands];
+
+	if (vt_record_load(&profile, path, operands >= argc))
+		return 1;
+	err = vt_report_print(stdout, &profile, &a.report);
+	vt_profile_free(&profile);
+	if (err) {
+		fprintf(stderr, "vmtrace: report: cannot print the report: %s\n", strerror(-err));
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,89 @@
+/*
+ * profile_live.c: the live-heap rows of a profile (struct vt_live,
+ * docs/live.md) and its timeline (struct vt_series). Live rows are few
+ * (one per allocating key still holding objects), so a linear search
+ * finds a row's key; timeline rows are appended as they come.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/profile.h"
+
+static const char *nz(const char *s)
+{
+	return s ? s : "";
+}
+
+static int add_u64(uint64_t *to, uint64_t v)
+{
+	return __builtin_add_overflow(*to, v, to) ? -EOVERFLOW : 0;
+}
+
+int vt_profile_add_live(struct vt_profile *p, const struct vt_live *r)
+{
+	struct vt_live *row = NULL;
+
+	p->live_info.on = true;
+	for (size_t i = 0; i < p->live.n && !row; i++)
+		if (!strcmp(p->live.v[i].klass, nz(r->klass)) && !strcmp(p->live.v[i].method, nz(r->method)) &&
+		    !strcmp(p->live.v[i].site, nz(r->site)))
+			row = &p->live.v[i];
+	if (!row) {
+		if (p->live.n == p->live.cap) {
+			size_t cap = p->live.cap ? 2 * p->live.cap : 16;
+			struct vt_live *v = realloc(p->live.v, cap * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			p->live.v = v;
+			p->live.cap = cap;
+		}
+		row = &p->live.v[p->live.n];
+		memset(row, 0, sizeof(*row));
+		row->klass = strdup(nz(r->klass));
+		row->method = strdup(nz(r->method));
+		row->site = strdup(nz(r->site));
+		if (!row->klass || !row->method || !row->site) {
+			free(row->klass);
+			free(row->method);
+			free(row->site);
+			return -ENOMEM;
+		}
+		p->live.n++;
+	}
+	struct vt_live sum = *row;
+	if (add_u64(&sum.count, r->count) || add_u64(&sum.bytes, r->bytes) ||
+	    add_u64(&sum.objects, r->objects) || add_u64(&sum.temp_count, r->temp_count) ||
+	    add_u64(&sum.temp_bytes, r->temp_bytes))
+		return -EOVERFLOW;
+	*row = sum;
+	return 0;
+}
+
+uint64_t vt_series_start_ns(const struct vt_profile *p, uint64_t step)
+{
+	return step * p->series_step_ns;
+}
+
+int vt_profile_add_series(struct vt_profile *p, const struct vt_series *r)
+{
+	struct vt_series *row;
+
+	if (p->series.n == p->series.cap) {
+		size_t cap = p->series.cap ? 2 * p->series.cap : 64;
+		struct vt_series *v = realloc(p->series.v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		p->series.v = v;
+		p->series.cap = cap;
+	}
+	row = &p->series.v[p->series.n];
+	*row = *r;
+	row->klass = strdup(nz(r->klass));
+	if (!row->klass)
+		return -ENOMEM;
+	p->series.n++;
+	return 0;
+}

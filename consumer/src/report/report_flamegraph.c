@@ -1,0 +1,189 @@
+/*
+ * report_flamegraph.c: one self-contained interactive flame graph, HTML
+ * with its data and a small script inline (no network): the allocations
+ * as a tree of their stacks, root at the bottom, each allocation's class as
+ * its leaf; widths are the --sort number (count or bytes). Click a frame
+ * to zoom into it (the frames below stay, to zoom out again), type in the
+ * search box to mark every frame whose name contains the text and see
+ * their share. Rows without a stack stand on their method.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report_fmt.h"
+#include "report/report_model.h"
+
+struct node {
+	const char *name;            /* the profile's */
+	const char *where;           /* "file:line" or NULL */
+	int64_t line;
+	uint64_t value;
+	struct node *child, *next;
+};
+
+static struct node *child_of(struct node *parent, const char *name, const char *file, int64_t line)
+{
+	struct node *n;
+
+	for (n = parent->child; n; n = n->next)
+		if (!strcmp(n->name, name) && n->line == line &&
+		    !strcmp(n->where ? n->where : "", file ? file : ""))
+			return n;
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return NULL;
+	n->name = name;
+	n->where = file && *file ? file : NULL;
+	n->line = line;
+	n->next = parent->child;
+	parent->child = n;
+	return n;
+}
+
+static void free_tree(struct node *n)
+{
+	while (n) {
+		struct node *next = n->next;
+
+		free_tree(n->child);
+		free(n);
+		n = next;
+	}
+}
+
+/* A JSON string safe inside <script>: '<' and '>' never appear raw. */
+static void js_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++) {
+		if (*c == '"' || *c == '\\')
+			fprintf(out, "\\%c", *c);
+		else if (*c < 0x20 || *c == '<' || *c == '>' || *c == '&' || *c == 0x7f)
+			fprintf(out, "\\u%04x", *c);
+		else
+			fputc(*c, out);
+	}
+	fputc('"', out);
+}
+
+/* [name, value, where, [children...]] */
+static void put_node(FILE *out, const struct node *n)
+{
+	fputc('[', out);
+	js_str(out, n->name);
+	fprintf(out, ",%llu,", (unsigned long long)n->value);
+	if (n->where) {
+		size_t len = strlen(n->where) + 24;
+		char *where = malloc(len);
+
+		if (where) {
+			snprintf(where, len, n->line ? "%s:%lld" : "%s", n->where, (long long)n->line);
+			js_str(out, where);
+			free(where);
+		} else {
+			js_str(out, n->where);
+		}
+	} else {
+		fputs("\"\"", out);
+	}
+	fputs(",[", out);
+	for (const struct node *c = n->child; c; c = c->next) {
+		put_node(out, c);
+		if (c->next)
+			fputc(',', out);
+	}
+	fputs("]]", out);
+}
+
+static const char page_head[] =
+	"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+	"<title>vmtrace: allocations</title>\n<style>\n"
+	"body{font:12px sans-serif;margin:8px;background:#fff;color:#222}\n"
+	"#bar{display:flex;gap:8px;align-items:center;margin-bottom:6px}\n"
+	"#bar input{flex:0 0 20em}#info{flex:1;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}\n"
+	"#fg{position:relative;width:100%}\n"
+	".f{position:absolute;height:17px;line-height:17px;overflow:hidden;white-space:nowrap;"
+	"box-sizing:border-box;border:1px solid #fff;padding:0 3px;cursor:pointer;border-radius:2px}\n"
+	".f:hover{border-color:#000}.m{background:#e040e0 !important}.dim{opacity:.45}\n"
+	"</style></head><body>\n";
+
+static const char page_script[] =
+	"<script>\n"
+	"(function(){\n"
+	"var fg=document.getElementById('fg'),info=document.getElementById('info'),"
+	"q=document.getElementById('q'),H=18,zoom=null,total=data[1];\n"
+	"function hue(s){var h=0;for(var i=0;i<s.length;i++)h=(h*31+s.charCodeAt(i))>>>0;return h;}\n"
+	"function color(n){var h=hue(n[0]);return n[3].length?'hsl('+(10+h%40)+',85%,'+(55+h%15)+'%)'"
+	":'hsl('+(200+h%30)+',60%,'+(65+h%10)+'%)';}\n"
+	"function depth(n){var d=0;n[3].forEach(function(c){d=Math.max(d,depth(c));});return d+1;}\n"
+	"function path(n,want,acc){if(n===want)return acc.concat([n]);for(var i=0;i<n[3].length;i++){"
+	"var p=path(n[3][i],want,acc.concat([n]));if(p)return p;}return null;}\n"
+	"function draw(){\n"
+	" var root=zoom||data,above=zoom?path(data,zoom,[]):[data],W=fg.clientWidth,rows=above.length-1+depth(root);\n"
+	" fg.innerHTML='';fg.style.height=(rows*H)+'px';var re=q.value;\n"
+	" function box(n,x,w,level,dim){if(w<1)return;var d=document.createElement('div');d.className='f'+(dim?' dim':'');\n"
+	"  if(re&&n[0].indexOf(re)>=0)d.className+=' m';d.style.left=x+'px';d.style.width=w+'px';\n"
+	"  d.style.top=((rows-1-level)*H)+'px';d.style.background=color(n);d.textContent=w>30?n[0]:'';\n"
+	"  var pct=(100*n[1]/total).toFixed(2);d.title=n[0]+(n[2]?' ('+n[2]+')':'')+'\\n'+n[1]+' '+unit+' ('+pct+'%)';\n"
+	"  d.onclick=function(){zoom=n===data?null:n;draw();};d.onmouseover=function(){info.textContent=d.title.replace('\\n',': ');};\n"
+	"  fg.appendChild(d);return d;}\n"
+	" for(var i=0;i<above.length-1;i++)box(above[i],0,W,i,true);\n"
+	" (function lay(n,x,w,level){box(n,x,w,level,false);var cx=x;n[3].slice().sort(function(a,b){"
+	"return a[0]<b[0]?-1:a[0]>b[0];}).forEach(function(c){var cw=w*c[1]/n[1];lay(c,cx,cw,level+1);cx+=cw;});})"
+	"(root,0,W,above.length-1);\n"
+	" if(re){var m=0;(function sum(n,inside){var hit=!inside&&n[0].indexOf(re)>=0;if(hit)m+=n[1];"
+	"n[3].forEach(function(c){sum(c,inside||hit);});})(data,false);\n"
+	"  info.textContent='matched: '+m+' '+unit+' ('+(100*m/total).toFixed(2)+'%)';}\n"
+	"}\n"
+	"q.oninput=draw;document.getElementById('reset').onclick=function(){zoom=null;q.value='';draw();};\n"
+	"window.onresize=draw;draw();\n"
+	"})();\n</script>\n</body></html>\n";
+
+int vt_report_flamegraph(FILE *out, const struct vt_profile *p, const struct vt_report_opts *o)
+{
+	struct node root = { .name = "all" };
+	bool bytes = o->sort == VT_SORT_BYTES;
+	int err = 0;
+
+	for (size_t i = 0; i < p->allocs.n && !err; i++) {
+		const struct vt_alloc *a = &p->allocs.v[i];
+		uint64_t w = bytes ? a->bytes : a->count;
+		struct node *n = &root;
+
+		if (!w)
+			continue;
+		n->value += w;
+		if (a->stack) {
+			const struct vt_stack *s = &p->stacks.v[a->stack - 1];
+
+			if (s->cut && (n = child_of(n, "[cut]", NULL, 0)))
+				n->value += w;
+			for (uint32_t f = 0; n && f < s->depth; f++)
+				if ((n = child_of(n, s->frames[f].name, s->frames[f].file, s->frames[f].line)))
+					n->value += w;
+		} else if ((n = child_of(n, a->method, NULL, 0))) {
+			n->value += w;
+		}
+		if (n && (n = child_of(n, a->klass, NULL, 0)))
+			n->value += w;
+		if (!n)
+			err = -ENOMEM;
+	}
+	if (!err) {
+		fputs(page_head, out);
+		fputs("<div id=\"bar\"><b>vmtrace</b><span>", out);
+		fprintf(out, "%s allocated by stack, pid %d",
+			bytes ? "bytes" : "objects", (int)p->pid);
+		fputs("</span><input id=\"q\" placeholder=\"search frames\" aria-label=\"search\">"
+		      "<button id=\"reset\">reset zoom</button><span id=\"info\"></span></div>\n"
+		      "<div id=\"fg\"></div>\n<script>\nvar unit=", out);
+		js_str(out, bytes ? "bytes" : "objects");
+		fputs(";\nvar data=", out);
+		put_node(out, &root);
+		fputs(";\n</script>\n", out);
+		fputs(page_script, out);
+	}
+	free_tree(root.child);
+	return err;
+}

@@ -1,0 +1,120 @@
+/*
+ * report_folded.c: "frame;frame weight" lines for flame graph tools
+ * (flamegraph.pl, inferno, speedscope). Frames are the --by keys (class,
+ * method, then site); the weight is the --sort number (count or bytes).
+ * A runtime without allocation probes folds its calls instead (file;name).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "report/report_fmt.h"
+#include "report/report_model.h"
+
+/* A frame name: ';' separates frames and a line ends at '\n', so both
+ * (and every other control byte) are replaced; "" becomes "-". */
+static void frame(FILE *out, const char *s, bool first)
+{
+	if (!first)
+		fputc(';', out);
+	if (!s || !*s) {
+		fputc('-', out);
+		return;
+	}
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		fputc(c == ';' ? ':' : (c < 0x20 || c == 0x7f) ? '?' : c, out);
+	}
+}
+
+/* Per process: a root frame "comm-pid" (perf's name for a process); true
+ * when one was written. */
+static bool process_frame(FILE *out, const char *cgroup, const char *comm, int32_t pid)
+{
+	char buf[64];
+
+	if (cgroup)
+		frame(out, cgroup, true);
+	if (!comm)
+		return cgroup != NULL;
+	frame(out, comm, !cgroup);
+	snprintf(buf, sizeof(buf), "-%d", (int)pid);
+	fputs(buf, out);
+	return true;
+}
+
+/* With stacks: each allocation row as its whole stack, root first, then
+ * the class allocated as the leaf; rows without a stack as their method.
+ * A stack cut at the walk's depth starts with "[cut]". */
+static int folded_stacks(FILE *out, const struct vt_profile *p, const struct vt_report_opts *o)
+{
+	for (size_t i = 0; i < p->allocs.n; i++) {
+		const struct vt_alloc *a = &p->allocs.v[i];
+		uint64_t w = o->sort == VT_SORT_BYTES ? a->bytes : a->count;
+
+		if (!w)
+			continue;
+		const struct vt_process *pr = a->proc ? &p->procs.v[a->proc - 1] : NULL;
+		bool root = pr && process_frame(out, vt_report_by_cgroup(p, o) ? pr->cgroup : NULL,
+						vt_report_by_pid(p, o) ? pr->comm : NULL, pr->pid);
+
+		if (a->stack) {
+			const struct vt_stack *s = &p->stacks.v[a->stack - 1];
+
+			if (s->cut)
+				frame(out, "[cut]", !root);
+			for (uint32_t f = 0; f < s->depth; f++)
+				frame(out, s->frames[f].name, f == 0 && !s->cut && !root);
+		} else {
+			frame(out, a->method, !root);
+		}
+		frame(out, a->klass, false);
+		fprintf(out, " %llu\n", (unsigned long long)w);
+	}
+	return 0;
+}
+
+int vt_report_folded(FILE *out, const struct vt_profile *p, const struct vt_report_opts *o)
+{
+	struct vt_alloc_table t;
+	int err;
+
+	if (!p->has_allocations) {
+		size_t kept;
+		const struct vt_keyed_count **s = vt_keyed_sorted(p->calls.v, p->calls.n, o->top,
+								   &kept);
+
+		if (p->calls.n && !s)
+			return -ENOMEM;
+		for (size_t i = 0; i < kept; i++) {
+			bool file = s[i]->name2 && *s[i]->name2;
+
+			if (file)
+				frame(out, s[i]->name2, true);
+			frame(out, s[i]->name, !file);
+			fprintf(out, " %llu\n", (unsigned long long)s[i]->count);
+		}
+		free(s);
+		return 0;
+	}
+	if (p->stacks.n)
+		return folded_stacks(out, p, o);
+	err = vt_alloc_table_build(p, o, &t);
+	if (err)
+		return err;
+	for (size_t i = 0; i < t.n; i++) {
+		const struct vt_alloc_row *r = &t.rows[i];
+		bool first = !process_frame(out, r->cgroup, r->comm, r->pid);
+
+		if (o->by != VT_BY_METHOD && o->by != VT_BY_STACK)
+			frame(out, r->klass, first), first = false;
+		if (o->by != VT_BY_CLASS)
+			frame(out, r->method, first), first = false;
+		if (o->by == VT_BY_SITE)
+			frame(out, r->site, first);
+		fprintf(out, " %llu\n",
+			(unsigned long long)(o->sort == VT_SORT_BYTES ? r->bytes : r->count));
+	}
+	vt_alloc_table_free(&t);
+	return 0;
+}

@@ -1,0 +1,96 @@
+/*
+ * runtime.h: runtime adapters. Each adapter maps one runtime's own USDT
+ * probes onto vmtrace's event model (struct vt_profile): it loads its BPF
+ * program, attaches it to the probes found in the target, and reads its
+ * per-CPU maps back. `record`, `top` and `list` pick the adapter from the
+ * providers found in the process (or --runtime), so adding a runtime is
+ * adding an entry to the table in runtime.c.
+ */
+#ifndef VMTRACE_RUNTIME_H
+#define VMTRACE_RUNTIME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "profile/profile.h"
+#include "process/usdt_notes.h"
+
+/* Which events to trace (--events); a runtime takes those it has. */
+enum vt_event_set {
+	VT_EVENTS_ALLOC = 1 << 0,         /* allocations */
+	VT_EVENTS_FREE = 1 << 1,          /* frees */
+	VT_EVENTS_GC = 1 << 2,            /* collections and their pauses */
+	VT_EVENTS_CACHE = 1 << 3,         /* method/constant cache resets, serial increments */
+	VT_EVENTS_SIGNAL = 1 << 4,        /* signals received and handled */
+	VT_EVENTS_ALL = (1 << 5) - 1,
+};
+
+/* --stack: which stacks allocations are counted under (docs/stacks.md) */
+enum vt_stack_mode { VT_STACK_NONE = 0, VT_STACK_VM = 1, VT_STACK_NATIVE = 2, VT_STACK_BOTH = 3 };
+
+struct vt_attach_opts {
+	pid_t pid;                        /* the target; -1 with all */
+	bool all;                         /* record --all: every process mapping the probes'
+					     files, each row under its own (procs_maps.h) */
+	const struct vt_usdt_list *probes; /* every USDT probe mapped by the target */
+	char *const *argv;                /* a spawned target's command, NULL for -p */
+	uint32_t map_entries;             /* size of each counting map (--map-entries) */
+	uint64_t sample_period;           /* bytes, 0 = exact (--sample) */
+	uint32_t events;                  /* enum vt_event_set, 0 = all */
+	bool no_methods;                  /* --no-methods: skip per-method attribution */
+	bool no_frame_walk;               /* --no-frame-walk: sites and methods from the probes */
+	bool spawned;                     /* pid is a command held back before exec */
+	bool verbose;                     /* -v: libbpf's log */
+	uint32_t stacks;                  /* --stack: enum vt_stack_mode bits */
+	bool live;                        /* --live: the live heap (docs/live.md) */
+	uint32_t live_max;                /* objects tracked at most, 0 = default */
+	uint64_t temp_ns;                 /* freed within this is temporary, 0 = default */
+	uint64_t series_ns;               /* per-class counts each step (record's timeline), 0 = none */
+	uint32_t gc_pauses;               /* --gc-pauses: pauses kept in the list, 0 = default */
+};
+
+#define VT_SPAWN_ENV_MAX 2                /* entries a spawn_env gives at most */
+
+struct vt_runtime {
+	const char *name;        /* "vmtrace", "ruby", "python": --runtime and the report */
+	const char *provider;    /* the USDT provider that identifies it */
+	/* Load and attach. On success *state is the adapter's; on failure a
+	 * negative errno, with a one-line reason in err (no trailing newline). */
+	int (*open)(const struct vt_attach_opts *opts, void **state, char *err, size_t errlen);
+	/* Add everything counted so far to out (a fresh profile each call). */
+	int (*collect)(void *state, struct vt_profile *out);
+	void (*close)(void *state); /* detaches; accepts NULL */
+	/* Optional (NULL: nothing to do): wait up to timeout_ms for events that
+	 * must be read while the run goes on (ring buffers, strings to read from
+	 * the live target) and take them in. `record` and `top` call it in their
+	 * loop. 0 or a negative errno (-EINTR when a signal arrived). */
+	int (*poll)(void *state, int timeout_ms);
+	/* Optional: before the last collect of a recording, make whatever the
+	 * target still holds back (batched counts) reach the maps; exited: the
+	 * target is gone. What cannot be had is counted as lost. */
+	void (*finish)(void *state, bool exited);
+	/* Optional: "NAME=VALUE" entries (owned by state) to set in a spawned
+	 * command before exec, and why (*note): env[0], env[1], ... up to
+	 * VT_SPAWN_ENV_MAX, the first NULL ending them (all NULL on entry) */
+	int (*spawn_env)(void *state, const char **env, const char **note, char *err, size_t errlen);
+	/* Optional: a library with this runtime's probes that the program exe
+	 * loads with dlopen (so the dynamic loader cannot name it before exec):
+	 * its path in path[len], 0; or -ENOENT when exe is not such a program. */
+	int (*dlopened)(const char *exe, char *path, size_t len);
+	/* Optional: what record --all cannot give in a process vmtrace did not
+	 * start (a setting only the process's start can make), said once. */
+	const char *all_note;
+};
+
+/* The adapter whose provider has probes in the list (vmtrace first), or
+ * NULL when none does. */
+const struct vt_runtime *vt_runtime_detect(const struct vt_usdt_list *probes);
+/* The adapter named name, or NULL. */
+const struct vt_runtime *vt_runtime_by_name(const char *name);
+/* The table itself, in detection order (for --runtime's list of names). */
+size_t vt_runtime_count(void);
+const struct vt_runtime *vt_runtime_at(size_t i); /* NULL past the end */
+
+#endif /* VMTRACE_RUNTIME_H */

@@ -1,0 +1,464 @@
+/*
+ * runtime_vmtrace.c: the adapter for vmtrace's own provider (probes/vmtrace.d).
+ *
+ * open: load runtimes/vmtrace/vmtrace.bpf.c with the target's pid in its rodata, size the
+ * counting maps (--map-entries), then attach one program per probe name to
+ * every module that holds vmtrace probes (libbpf attaches every site of the
+ * name in that file; the kernel bumps each probe's semaphore, the low half
+ * of the provider's gate, and drops it again when the link closes or this
+ * process dies). sample__armed is attached last and only with --sample, after
+ * the period is written into the target, because holding its semaphore is
+ * what turns sampling on.
+ *
+ * The maps are keyed by the target's string pointers (vmtrace_maps.h);
+ * vmtrace_collect.c reads them into a profile. Names come from
+ * vmtrace_names.c: its cache, the BPF `names` and `long_names` maps, the target's memory through /proc/PID/mem (the kernel
+ * cannot fault a page in from a uprobe; a read from /proc can), and finally
+ * "<unreadable 0x...>", counted; a name longer than could be read ends in
+ * "...(truncated)", counted. poll() reads the pointers the kernel could not
+ * while the target still lives, and drains the GC ring buffer so no pause
+ * is lost. --stack vm holds stacks__armed (vmtrace_stacks.c);
+ * --stack native takes allocations through the per-event probe instead of
+ * the batches, so the kernel can take each one's user stack.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "runtimes/adapter.h"
+#include "profile/profile.h"
+#include "runtimes/runtime.h"
+#include "runtimes/vmtrace/vmtrace_batch.h"
+#include "process/native_symbols.h"
+#include "runtimes/vmtrace/vmtrace_names.h"
+#include "runtimes/vmtrace/vmtrace_stacks.h"
+#include "runtimes/vmtrace/vmtrace_series.h"
+#include "runtimes/vmtrace/vmtrace_maps.h"
+#include "vmtrace.skel.h"
+
+#if defined(__has_include)
+#if __has_include("sampling.h")
+#include "runtimes/vmtrace/sampling.h"
+#define VT_HAVE_SAMPLING 1
+#endif
+#endif
+
+#define PROVIDER "vmtrace"
+#define PROC_PID_INIT_INO 0xEFFFFFFCu
+/* struct vmtrace_live_clock (vmtrace/vmtrace.h): the fields a consumer writes */
+#define LIVE_CLOCK_SYMBOL "vmtrace_live"
+#define LIVE_CLOCK_SESSION offsetof(struct vmtrace_live_clock, session)
+#define LIVE_CLOCK_TEMP_NS offsetof(struct vmtrace_live_clock, temp_ns)
+
+
+#include "vmtrace/vmtrace.h"
+#include "runtimes/vmtrace/vmtrace_state.h"
+
+
+static int vmtrace_poll(void *state, int timeout_ms)
+{
+	struct vmtrace_state *st = state;
+	int n = ring_buffer__poll(st->a.rb, timeout_ms);
+
+	if (st->names_ready)
+		vt_names_drain(&st->names);
+	if (st->all)
+		vt_proc_table_refresh(&st->procs); /* cgroups read while the processes live */
+	if (st->syms)
+		vt_native_maps_refresh(st->syms, &st->maps_read);
+	vt_series_tick(&st->series, &st->a, st->skel);
+	if (n < 0)
+		return n;
+	return st->a.events.err;
+}
+
+static int poll_some(void *state, int ms)
+{
+	return vmtrace_poll(state, ms);
+}
+
+static void vmtrace_finish(void *state, bool exited)
+{
+	struct vmtrace_state *st = state;
+
+	if (st->all) {
+		st->unflushed += vt_batch_finish_all(&st->batch, &st->procs, poll_some, st, 3000);
+		return;
+	}
+	if (vt_batch_finish(&st->batch, exited, poll_some, st, 3000))
+		st->unflushed++;
+}
+
+static void vmtrace_close(void *state)
+{
+	struct vmtrace_state *st = state;
+
+	if (!st)
+		return;
+	/* sample__armed first, the reverse of attaching: the target is exact
+	 * again before the counting programs go */
+	vt_adapter_release(&st->a);
+	vmtrace_bpf__destroy(st->skel);
+	if (st->names_ready)
+		vt_names_free(&st->names);
+	vt_proc_table_free(&st->procs);
+	vt_symbolizer_free(st->syms);
+	vt_series_free(&st->series);
+	free(st);
+}
+
+/* probe name -> program, and the events (--events) it serves */
+struct probe_prog {
+	const char *probe;
+	struct bpf_program *prog;
+	uint32_t events;
+};
+
+static void note_used(struct vmtrace_state *st, const char *probe)
+{
+	size_t len = strlen(st->probes_used);
+	char needle[64];
+
+	snprintf(needle, sizeof(needle), ",%s,", probe);
+	/* keep a leading comma while building, so the search is exact */
+	if (len == 0) {
+		snprintf(st->probes_used, sizeof(st->probes_used), ",%s,", probe);
+		return;
+	}
+	if (strstr(st->probes_used, needle))
+		return;
+	snprintf(st->probes_used + len, sizeof(st->probes_used) - len, "%s,", probe);
+}
+
+static void finish_used(struct vmtrace_state *st)
+{
+	size_t len = strlen(st->probes_used);
+
+	if (len >= 2) {
+		memmove(st->probes_used, st->probes_used + 1, len - 1);
+		st->probes_used[len - 2] = '\0';
+	}
+}
+
+/* The pid namespace vmtrace runs in, when it is not the initial one: pids
+ * the kernel hands BPF are global, the target's pid is ours. */
+static void set_pid_filter(struct vmtrace_bpf *skel, pid_t pid)
+{
+	struct stat sb;
+
+	skel->rodata->targ_tgid = (__u32)pid;
+	if (stat("/proc/self/ns/pid", &sb) == 0 && sb.st_ino != PROC_PID_INIT_INO) {
+		skel->rodata->targ_use_ns = true;
+		skel->rodata->targ_ns_dev = sb.st_dev;
+		skel->rodata->targ_ns_ino = sb.st_ino;
+	}
+}
+
+/* --live through live__batch: give the provider --temp and a new
+ * recording before live__batch is attached, so objects that carry a word
+ * are counted per key from then on. temp_ns first: the provider reads it
+ * once it sees the new session. A command not yet exec'd gets it in its
+ * environment; a libvmtrace without vmtrace_live (-ENOENT) sends only
+ * address records, as before. */
+static int live_handshake(struct vmtrace_state *st, const struct vt_attach_opts *opts)
+{
+	if (opts->spawned) {
+		snprintf(st->live_env, sizeof(st->live_env), "VMTRACE_LIVE_TEMP_NS=%" PRIu64, st->temp_ns);
+		return 0;
+	}
+#ifdef VT_HAVE_SAMPLING
+	struct timespec now;
+	uint64_t session;
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	/* new each run, never 0 (none), top bit clear */
+	session = (((uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec) | 1) & ~(1ull << 63);
+	err = vt_provider_write_u64_at(opts->pid, opts->probes, LIVE_CLOCK_SYMBOL, LIVE_CLOCK_TEMP_NS,
+				       st->temp_ns);
+	if (!err)
+		err = vt_provider_write_u64_at(opts->pid, opts->probes, LIVE_CLOCK_SYMBOL,
+					       LIVE_CLOCK_SESSION, session);
+	return err == -ENOENT ? 0 : err;
+#else
+	return 0;
+#endif
+}
+
+static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *errbuf, size_t errlen)
+{
+	struct vmtrace_state *st;
+	uint32_t entries = opts->map_entries ? opts->map_entries : VT_DEFAULT_MAP_ENTRIES;
+	int err;
+
+	*state = NULL;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->sample_period = opts->sample_period;
+	st->live = opts->live;
+	st->live_max = opts->live_max ? opts->live_max : VT_LIVE_DEFAULT_MAX;
+	st->temp_ns = opts->temp_ns ? opts->temp_ns : VT_LIVE_DEFAULT_TEMP_NS;
+	/* the log holds the timeline's events; pauses go to the adapter's lists */
+	err = vt_adapter_init(&st->a, PROVIDER, "", opts->pid, sizeof(struct vt_gc_event),
+			      VT_TIMELINE_MAX, errbuf, errlen);
+	if (err)
+		goto fail;
+	st->a.gc_keep = opts->gc_pauses ? opts->gc_pauses : VT_GC_PAUSES_DEFAULT;
+
+	st->skel = vmtrace_bpf__open();
+	if (!st->skel) {
+		err = vt_adapter_open_failed(errbuf, errlen);
+		goto fail;
+	}
+	st->all = opts->all;
+	if (st->all)
+		st->skel->rodata->targ_all = true; /* no pid filter: every process is one */
+	else
+		set_pid_filter(st->skel, opts->pid);
+	VT_PROCS_AUTOLOAD(st->skel, st->all);
+	/* native stacks are taken by the kernel at each event: per-event probes;
+	 * with both, the VM chain is walked in the same program (vm_walk.bpf.h) */
+	st->skel->rodata->native_stacks = (opts->stacks & VT_STACK_NATIVE) != 0;
+	st->skel->rodata->vm_walk = opts->stacks == VT_STACK_BOTH;
+	if (opts->stacks & VT_STACK_NATIVE) {
+		st->syms = vt_symbolizer_new(opts->pid);
+		if (!st->syms) {
+			err = -ENOMEM;
+			goto fail;
+		}
+	}
+	st->skel->rodata->nr_cpus = (__u32)st->a.ncpus;
+	struct bpf_map *counting[] = { st->skel->maps.allocs, st->skel->maps.frees,
+				       st->skel->maps.method_cache_resets,
+				       st->skel->maps.constant_cache_resets,
+				       st->skel->maps.global_serial_incs };
+	for (size_t i = 0; i < sizeof(counting) / sizeof(counting[0]); i++)
+		bpf_map__set_max_entries(counting[i], entries);
+	st->skel->rodata->targ_live = st->live;
+	st->skel->rodata->targ_temp_ns = st->temp_ns;
+	/* without --live the map stays, one entry small */
+	bpf_map__set_max_entries(st->skel->maps.live_objs, st->live ? (uint32_t)st->live_max : 1);
+	bpf_map__set_max_entries(st->skel->maps.live_temps, st->live ? entries : 1);
+	bpf_map__set_max_entries(st->skel->maps.live_keys, st->live ? entries : 1);
+	bpf_map__set_max_entries(st->skel->maps.live_ages, st->live ? VT_LIVE_AGES_PROCS : 1);
+	bpf_map__set_max_entries(st->skel->maps.names,
+				 entries > UINT32_MAX / 2 ? UINT32_MAX : 2 * entries);
+
+	err = vmtrace_bpf__load(st->skel);
+	if (err) {
+		vt_adapter_load_failed(err, errbuf, errlen);
+		goto fail;
+	}
+	vt_names_init(&st->names, opts->pid, bpf_map__fd(st->skel->maps.names),
+		      bpf_map__fd(st->skel->maps.long_names), bpf_map__fd(st->skel->maps.unresolved));
+	st->names_ready = true;
+	if (st->all) {
+		vt_names_set_procs(&st->names, &st->procs);
+		err = VT_PROCS_OPEN(&st->procs, &st->a, st->skel, errbuf, errlen);
+		if (err)
+			goto fail;
+	}
+
+	/* batch buffers: the largest key, and the largest value of a hash map or array */
+	err = vt_adapter_buffers(&st->a, sizeof(struct vt_alloc_key), sizeof(struct vt_signal_val),
+				 st->skel->maps.gc_events, vt_vmtrace_on_gc_event, st, errbuf, errlen);
+	if (err)
+		goto fail;
+
+	/* where the module has them, the batch probes replace the per-event
+	 * ones: the events are then counted in the target, without a trap */
+	const struct probe_prog table[] = {
+		{ "object__alloc", st->skel->progs.on_alloc, VT_EVENTS_ALLOC },
+		{ "alloc__batch", st->skel->progs.on_batch, VT_EVENTS_ALLOC },
+		{ "object__free", st->skel->progs.on_free, VT_EVENTS_FREE },
+		{ "free__batch", st->skel->progs.on_batch, VT_EVENTS_FREE },
+		{ "live__batch", st->skel->progs.on_live_batch, VT_EVENTS_ALLOC },
+		{ "method__cache__reset", st->skel->progs.on_method_cache_reset, VT_EVENTS_CACHE },
+		{ "constant__cache__reset", st->skel->progs.on_constant_cache_reset, VT_EVENTS_CACHE },
+		{ "global__serial__inc", st->skel->progs.on_global_serial_inc, VT_EVENTS_CACHE },
+		{ "gc__begin", st->skel->progs.on_gc_begin, VT_EVENTS_GC },
+		{ "gc__end", st->skel->progs.on_gc_end, VT_EVENTS_GC },
+		{ "signal__received", st->skel->progs.on_signal_received, VT_EVENTS_SIGNAL },
+		{ "signal__handled", st->skel->progs.on_signal_handled, VT_EVENTS_SIGNAL },
+		/* losses of the target's bus: always */
+		{ "bus__dropped", st->skel->progs.on_bus_dropped, VT_EVENTS_ALL },
+		/* method__entry/return: a trap on every call, and the report
+		 * attributes allocations by the probe's own method argument */
+	};
+	size_t ntable = sizeof(table) / sizeof(table[0]);
+	const struct vt_usdt_list *pl = opts->probes;
+	uint32_t events = opts->events ? opts->events : VT_EVENTS_ALL;
+	bool armed_somewhere = false;
+
+	st->batch.pid = opts->pid;
+	st->batch.probes = opts->probes;
+	st->batch.state_fd = bpf_map__fd(st->skel->maps.batch_state);
+
+	if (st->live && (events & VT_EVENTS_ALLOC) && vt_usdt_probe_path(pl, PROVIDER, "live__batch")) {
+		err = live_handshake(st, opts);
+		if (err) {
+			snprintf(errbuf, errlen, "--live: cannot start the live heap's recording in pid %d: %s",
+				 (int)opts->pid, strerror(-err));
+			goto fail;
+		}
+	}
+
+	/* one attach per (module, probe name): libbpf takes every site of the name */
+	for (size_t i = 0; i < pl->n; i++) {
+		const struct vt_usdt_probe *p = &pl->v[i];
+		bool seen = false;
+
+		if (strcmp(p->provider, PROVIDER) != 0)
+			continue;
+		if (strcmp(p->name, "sample__armed") == 0) {
+			armed_somewhere = true;
+			continue;
+		}
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = strcmp(pl->v[j].provider, PROVIDER) == 0 &&
+			       strcmp(pl->v[j].name, p->name) == 0 &&
+			       strcmp(pl->v[j].path, p->path) == 0;
+		if (seen)
+			continue;
+		/* Sampling exists so unsampled objects never trap; an exact
+		 * object__free would trap on nearly every one of them again. */
+		if (opts->sample_period && !st->live &&
+		    (strcmp(p->name, "object__free") == 0 || strcmp(p->name, "free__batch") == 0))
+			continue;
+		/* --live needs each object's address: live__batch carries
+		 * them in batches beside the counts; a libvmtrace without it
+		 * gets the per-event probes, which carry them too */
+		bool live_batched = st->live && vt_usdt_has_probe(pl, PROVIDER, p->path, "live__batch");
+		if (strcmp(p->name, "live__batch") == 0 && !live_batched)
+			continue;
+		if (st->live && !live_batched &&
+		    (strcmp(p->name, "alloc__batch") == 0 || strcmp(p->name, "free__batch") == 0))
+			continue;
+		if (strcmp(p->name, "alloc__batch") == 0 && st->syms)
+			continue;
+		if ((!st->live || live_batched) &&
+		    ((strcmp(p->name, "object__alloc") == 0 && !st->syms &&
+		      vt_usdt_has_probe(pl, PROVIDER, p->path, "alloc__batch")) ||
+		     (strcmp(p->name, "object__free") == 0 &&
+		      vt_usdt_has_probe(pl, PROVIDER, p->path, "free__batch"))))
+			continue;
+		for (size_t t = 0; t < ntable; t++) {
+			if (strcmp(table[t].probe, p->name) != 0 || !(table[t].events & events))
+				continue;
+			err = vt_adapter_attach(&st->a, table[t].prog, p->path, p->name, 0, errbuf, errlen);
+			if (err)
+				goto fail;
+			note_used(st, p->name);
+			if (strcmp(p->name, "alloc__batch") == 0)
+				st->batch.kind[VT_BATCH_ALLOC - 1] = true;
+			if (strcmp(p->name, "free__batch") == 0)
+				st->batch.kind[VT_BATCH_FREE - 1] = true;
+		}
+	}
+	if (st->a.nlinks == (st->all ? 2u : 0u)) {
+		err = -ENOENT;
+		snprintf(errbuf, errlen, "pid %d has no vmtrace probes that vmtrace counts", (int)opts->pid);
+		goto fail;
+	}
+
+	if (opts->stacks & VT_STACK_VM) {
+		const char *armed_in = NULL;
+
+		err = vt_vm_stacks_arm(&st->a,
+				       opts->stacks == VT_STACK_BOTH ? st->skel->progs.on_stacks_armed
+								     : st->skel->progs.on_sample_armed,
+				       opts, &armed_in, errbuf, errlen);
+		if (err)
+			goto fail;
+		note_used(st, "stacks__armed");
+	}
+	if (opts->sample_period) {
+		if (!armed_somewhere) {
+			err = -ENOTSUP;
+			snprintf(errbuf, errlen, "--sample: the target's libvmtrace has no sample__armed probe");
+			goto fail;
+		}
+#ifdef VT_HAVE_SAMPLING
+		/* a command not yet exec'd has no libvmtrace mapped to write
+		 * into: it gets the period in its environment (spawn_env) */
+		if (opts->spawned)
+			snprintf(st->period_env, sizeof(st->period_env), "VMTRACE_SAMPLE_PERIOD=%" PRIu64,
+				 opts->sample_period);
+		else
+			err = vt_sample_set_period(opts->pid, opts->probes, opts->sample_period);
+		if (err) {
+			snprintf(errbuf, errlen, "--sample: cannot set the sampling period in pid %d: %s",
+				 (int)opts->pid, strerror(-err));
+			goto fail;
+		}
+#else
+		err = -ENOTSUP;
+		snprintf(errbuf, errlen, "--sample: this build has no sampling support");
+		goto fail;
+#endif
+		for (size_t i = 0; i < pl->n; i++) {
+			const struct vt_usdt_probe *p = &pl->v[i];
+			bool seen = false;
+
+			if (strcmp(p->provider, PROVIDER) || strcmp(p->name, "sample__armed"))
+				continue;
+			for (size_t j = 0; j < i && !seen; j++)
+				seen = strcmp(pl->v[j].provider, PROVIDER) == 0 &&
+				       strcmp(pl->v[j].name, "sample__armed") == 0 &&
+				       strcmp(pl->v[j].path, p->path) == 0;
+			if (seen)
+				continue;
+			err = vt_adapter_attach(&st->a, st->skel->progs.on_sample_armed, p->path,
+						p->name, 0, errbuf, errlen);
+			if (err)
+				goto fail;
+			note_used(st, p->name);
+		}
+	}
+	finish_used(st);
+	if (opts->series_ns)
+		vt_series_start(&st->series, opts->series_ns);
+	*state = st;
+	return 0;
+
+fail:
+	vmtrace_close(st);
+	return err < 0 ? err : -EINVAL;
+}
+
+static int vmtrace_spawn_env(void *state, const char **env, const char **note, char *errbuf,
+			     size_t errlen)
+{
+	struct vmtrace_state *st = state;
+	size_t n = 0;
+
+	(void)errbuf, (void)errlen;
+	if (st->period_env[0])
+		env[n++] = st->period_env;
+	if (st->live_env[0])
+		env[n++] = st->live_env;
+	*note = NULL;
+	return 0;
+}
+
+const struct vt_runtime vt_runtime_vmtrace = {
+	.name = "vmtrace",
+	.provider = PROVIDER,
+	.open = vmtrace_open,
+	.collect = vt_vmtrace_collect,
+	.close = vmtrace_close,
+	.poll = vmtrace_poll,
+	.spawn_env = vmtrace_spawn_env,
+	.finish = vmtrace_finish,
+};

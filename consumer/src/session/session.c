@@ -1,0 +1,332 @@
+/*
+ * session.c: one tracing run (session.h).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session/session.h"
+
+#define WAIT_SLICE_MS 100 /* how often the target's exit is checked */
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+void vt_session_catch_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+
+	/* no SA_RESTART: a wait in progress returns at once */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+bool vt_session_stop_requested(void)
+{
+	return stop_requested;
+}
+
+/* "libc (37), rtld (10)": the providers in the list, with probe counts. */
+static void describe_providers(const struct vt_usdt_list *l, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < l->n; i++) {
+		size_t count = 0;
+		bool earlier = false;
+
+		for (size_t j = 0; j < i && !earlier; j++)
+			earlier = strcmp(l->v[j].provider, l->v[i].provider) == 0;
+		if (earlier)
+			continue;
+		for (size_t j = i; j < l->n; j++)
+			count += strcmp(l->v[j].provider, l->v[i].provider) == 0;
+		int n = snprintf(buf + used, len - used, "%s%s (%zu)", used ? ", " : "",
+				 l->v[i].provider, count);
+		if (n < 0 || (size_t)n >= len - used)
+			break;
+		used += (size_t)n;
+	}
+}
+
+static void runtime_names(char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; vt_runtime_at(i); i++) {
+		int n = snprintf(buf + used, len - used, "%s%s", i ? ", " : "", vt_runtime_at(i)->name);
+		if (n < 0 || (size_t)n >= len - used)
+			break;
+		used += (size_t)n;
+	}
+}
+
+static bool has_provider(const struct vt_usdt_list *l, const char *provider)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->v[i].provider, provider) == 0)
+			return true;
+	return false;
+}
+
+static char *join_argv(char **argv)
+{
+	size_t len = 1;
+	char *s;
+
+	for (char **a = argv; *a; a++)
+		len += strlen(*a) + 1;
+	s = calloc(1, len);
+	if (!s)
+		return NULL;
+	for (char **a = argv; *a; a++) {
+		if (a != argv)
+			strcat(s, " ");
+		strcat(s, *a);
+	}
+	return s;
+}
+
+static const char *target_label(const struct vt_session *s, char *buf, size_t len)
+{
+	if (s->target.spawned && s->target.interp)
+		snprintf(buf, len, "%s (a script run by %s)", s->target.exe, s->target.interp);
+	else if (s->target.spawned)
+		snprintf(buf, len, "%s", s->target.exe);
+	else
+		snprintf(buf, len, "pid %d", (int)s->target.pid);
+	return buf;
+}
+
+/* The probes of the libraries a runtime's program will dlopen (runtime.h). */
+static int add_dlopened_probes(const char *exe, struct vt_usdt_list *probes, char *err,
+			       size_t errlen)
+{
+	char path[PATH_MAX];
+
+	for (size_t i = 0; vt_runtime_at(i); i++) {
+		const struct vt_runtime *rt = vt_runtime_at(i);
+		int r;
+
+		if (!rt->dlopened || rt->dlopened(exe, path, sizeof(path)))
+			continue;
+		r = vt_usdt_read_file(path, probes);
+		if (r) {
+			snprintf(err, errlen, "cannot read the probes of %s: %s", path, strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
+int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char *err, size_t errlen)
+{
+	char what[4200], names[256];
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	s->target.pidfd = s->target.go_fd = s->target.exec_err_fd = -1;
+	if (o->cmd)
+		r = vt_target_spawn(&s->target, o->cmd, err, errlen);
+	else
+		r = vt_target_open_pid(&s->target, o->pid, err, errlen);
+	if (r)
+		return r;
+
+	r = vt_target_probes(&s->target, &s->probes, err, errlen);
+	if (r)
+		return r;
+	if (s->target.spawned) {
+		r = add_dlopened_probes(s->target.exe, &s->probes, err, errlen);
+		if (r)
+			return r;
+	}
+
+	target_label(s, what, sizeof(what));
+	if (o->runtime) {
+		s->rt = vt_runtime_by_name(o->runtime);
+		if (!s->rt) {
+			runtime_names(names, sizeof(names));
+			snprintf(err, errlen, "unknown runtime '%s' (known: %s)", o->runtime, names);
+			return -EINVAL;
+		}
+		if (!has_provider(&s->probes, s->rt->provider)) {
+			snprintf(err, errlen, "%s has no %s probes (provider %s)", what, s->rt->name,
+				 s->rt->provider);
+			return -ENOENT;
+		}
+	} else {
+		s->rt = vt_runtime_detect(&s->probes);
+		if (!s->rt) {
+			char providers[1024];
+
+			runtime_names(names, sizeof(names));
+			describe_providers(&s->probes, providers, sizeof(providers));
+			if (providers[0])
+				snprintf(err, errlen,
+					 "%s has no vmtrace probes nor those of a known runtime (%s); "
+					 "its USDT providers: %s", what, names, providers);
+			else
+				snprintf(err, errlen, "%s has no vmtrace probes (no USDT probes at all)",
+					 what);
+			return -ENOENT;
+		}
+	}
+
+	if (o->stacks && strcmp(s->rt->name, "vmtrace") != 0 && strcmp(s->rt->name, "ruby") != 0 &&
+	    strcmp(s->rt->name, "python") != 0) {
+		snprintf(err, errlen, "--stack: %s's stacks are not walked yet; stacks come from hosts "
+			 "that embed libvmtrace, from Ruby and from CPython 3.11", s->rt->name);
+		return -ENOTSUP;
+	}
+
+	if (o->live && strcmp(s->rt->name, "vmtrace") != 0) {
+		snprintf(err, errlen, "--live: the %s runtime's probes carry no object addresses",
+			 s->rt->name);
+		return -ENOTSUP;
+	}
+
+	struct vt_attach_opts ao = {
+		.pid = s->target.pid,
+		.probes = &s->probes,
+		.argv = o->cmd,
+		.map_entries = o->map_entries,
+		.sample_period = o->sample_period,
+		.events = o->events,
+		.no_methods = o->no_methods,
+		.no_frame_walk = o->no_frame_walk,
+		.spawned = s->target.spawned,
+		.verbose = o->verbose,
+		.stacks = o->stacks,
+		.live = o->live,
+		.live_max = o->live_max,
+		.temp_ns = o->temp_ns,
+		.series_ns = o->series_ns,
+		.gc_pauses = o->gc_pauses,
+	};
+	r = s->rt->open(&ao, &s->state, err, errlen);
+	if (r)
+		return r;
+	/* time zero of the timeline: the probes are live and a spawned target
+	 * not yet released, so nothing it does comes before it */
+	clock_gettime(CLOCK_MONOTONIC, &s->started);
+	clock_gettime(CLOCK_REALTIME, &s->started_wall);
+
+	const char *env[VT_SPAWN_ENV_MAX + 1] = { NULL }; /* NULL-terminated for vt_target_release */
+
+	if (s->target.spawned && s->rt->spawn_env) {
+		r = s->rt->spawn_env(s->state, env, &s->spawn_note, err, errlen);
+		if (r)
+			return r;
+	}
+	r = vt_target_release(&s->target, env, err, errlen);
+	if (r)
+		return r;
+	s->cmdline = o->cmd ? join_argv(o->cmd) : vt_target_cmdline(s->target.pid);
+	return 0;
+}
+
+long long vt_session_ms_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t0->tv_sec) * 1000LL + (now.tv_nsec - t0->tv_nsec) / 1000000L;
+}
+
+enum vt_wait_result vt_session_wait(struct vt_session *s, long long timeout_ms)
+{
+	struct timespec t0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		long long left = timeout_ms < 0 ? WAIT_SLICE_MS : timeout_ms - vt_session_ms_since(&t0);
+		int slice = left < WAIT_SLICE_MS ? (int)(left > 0 ? left : 0) : WAIT_SLICE_MS;
+
+		if (stop_requested)
+			return VT_WAIT_SIGNAL;
+		if (s->rt->poll) {
+			int r = s->rt->poll(s->state, slice);
+
+			if (r < 0 && r != -EINTR)
+				return VT_WAIT_ERROR;
+		} else {
+			struct pollfd pfd = { .fd = vt_target_exit_fd(&s->target), .events = POLLIN };
+
+			poll(&pfd, 1, slice);
+		}
+		if (vt_target_wait_exit(&s->target, 0)) {
+			if (s->rt->poll)
+				s->rt->poll(s->state, 0); /* what it sent before it went */
+			return VT_WAIT_EXITED;
+		}
+		if (stop_requested)
+			return VT_WAIT_SIGNAL;
+		if (timeout_ms >= 0 && vt_session_ms_since(&t0) >= timeout_ms)
+			return VT_WAIT_TIMEOUT;
+	}
+}
+
+void vt_session_finish(struct vt_session *s, bool exited)
+{
+	if (s->rt->finish)
+		s->rt->finish(s->state, exited);
+}
+
+int vt_session_collect(struct vt_session *s, struct vt_profile *p)
+{
+	int r;
+
+	vt_profile_init(p);
+	r = s->rt->collect(s->state, p);
+	if (!r)
+		r = vt_profile_set_meta(p, s->rt->name, p->probes, s->cmdline ? s->cmdline : "",
+					(int32_t)s->target.pid);
+	/* the adapters' times are the kernel's monotonic clock: make them
+	 * relative to the moment the probes went live */
+	int64_t t0 = (int64_t)s->started.tv_sec * 1000000000 + s->started.tv_nsec;
+
+	for (size_t i = 0; i < p->gc_pauses.n; i++)
+		if (p->gc_pauses.v[i].tid)
+			p->gc_pauses.v[i].at_ns -= t0;
+	for (size_t i = 0; i < p->gc_fresh.n; i++)
+		if (p->gc_fresh.v[i].tid)
+			p->gc_fresh.v[i].at_ns -= t0;
+	for (size_t i = 0; i < p->events.n; i++)
+		p->events.v[i].at_ns -= t0;
+	if (p->live_info.peak_bytes)
+		p->live_info.peak_at_ns -= t0;
+	p->duration_s = vt_session_elapsed(s);
+	p->start_unix_ns = (uint64_t)s->started_wall.tv_sec * 1000000000ull + (uint64_t)s->started_wall.tv_nsec;
+	return r;
+}
+
+double vt_session_elapsed(const struct vt_session *s)
+{
+	return vt_session_ms_since(&s->started) / 1000.0;
+}
+
+void vt_session_close(struct vt_session *s)
+{
+	if (s->rt && s->state)
+		s->rt->close(s->state);
+	s->state = NULL;
+	s->spawn_note = NULL;
+	vt_target_close(&s->target);
+	vt_usdt_list_free(&s->probes);
+	free(s->cmdline);
+	s->cmdline = NULL;
+}

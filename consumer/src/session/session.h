@@ -1,0 +1,73 @@
+/*
+ * session.h: one tracing run, shared by `record` and `top`: find or start
+ * the target, pick its runtime adapter, attach, wait, collect, detach.
+ */
+#ifndef VMTRACE_SESSION_H
+#define VMTRACE_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "profile/profile.h"
+#include "runtimes/runtime.h"
+#include "session/target.h"
+
+struct vt_session_opts {
+	pid_t pid;                 /* -p, or 0 */
+	char **cmd;                /* the command after --, or NULL */
+	const char *runtime;       /* --runtime, or NULL: detect */
+	uint32_t map_entries;      /* --map-entries, 0 = default */
+	uint64_t sample_period;    /* --sample BYTES, 0 = exact */
+	uint32_t events;           /* --events: enum vt_event_set, 0 = all */
+	bool no_methods;
+	bool no_frame_walk;        /* --no-frame-walk */
+	bool verbose;
+	uint32_t stacks;           /* --stack: enum vt_stack_mode */
+	bool live;                 /* --live: track each object until its free */
+	uint32_t live_max;         /* --live-max, 0 = default */
+	uint64_t temp_ns;          /* --temp: freed sooner is temporary, 0 = default */
+	uint64_t series_ns;        /* record: the timeline's step (--timeline-step), 0 = none */
+	uint32_t gc_pauses;        /* --gc-pauses N, 0 = VT_GC_PAUSES_DEFAULT */
+};
+
+struct vt_session {
+	struct vt_target target;
+	struct vt_usdt_list probes;
+	const struct vt_runtime *rt;
+	void *state;
+	char *cmdline;
+	const char *spawn_note;    /* what the adapter changed in a spawned command, or NULL */
+	struct timespec started;   /* when the probes went live */
+	struct timespec started_wall; /* the same moment on the wall clock */
+};
+
+enum vt_wait_result {
+	VT_WAIT_TIMEOUT,           /* the interval passed */
+	VT_WAIT_SIGNAL,            /* SIGINT or SIGTERM */
+	VT_WAIT_EXITED,            /* the target exited */
+	VT_WAIT_ERROR,
+};
+
+/* Install SIGINT/SIGTERM handlers that make vt_session_wait return. */
+void vt_session_catch_signals(void);
+bool vt_session_stop_requested(void);
+
+/* Start or find the target, attach. 0, or -errno with a one-line reason. */
+int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char *err,
+		    size_t errlen);
+/* Wait up to timeout_ms (negative: until a signal or the target's exit),
+ * taking in the adapter's events meanwhile. */
+enum vt_wait_result vt_session_wait(struct vt_session *s, long long timeout_ms);
+/* The end of a recording: whatever the target still holds (batched counts)
+ * is brought in, or counted as lost. exited: the target is gone. */
+void vt_session_finish(struct vt_session *s, bool exited);
+/* A fresh profile of everything counted so far (p is initialized here). */
+int vt_session_collect(struct vt_session *s, struct vt_profile *p);
+double vt_session_elapsed(const struct vt_session *s);
+/* Milliseconds of CLOCK_MONOTONIC since t0. */
+long long vt_session_ms_since(const struct timespec *t0);
+/* Detach, end a spawned target still running, free. Accepts a zeroed struct. */
+void vt_session_close(struct vt_session *s);
+
+#endif /* VMTRACE_SESSION_H */

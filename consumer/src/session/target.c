@@ -1,0 +1,587 @@
+/*
+ * target.c: finding, starting and watching the traced process.
+ *
+ * Starting a command with its probes live from its first instruction.
+ * `vmtrace record -- CMD` must not miss an event CMD fires early, even one
+ * fired from a shared library's constructor, which runs before main. So:
+ *
+ *  1. fork; the child blocks on a pipe before it calls exec.
+ *  2. The parent lists the probes CMD will have: those of the program file
+ *     and those of the shared libraries the dynamic loader will map for it,
+ *     named by the loader itself (`PT_INTERP --list PROGRAM`, what ldd does,
+ *     with the same environment, so RUNPATH, LD_LIBRARY_PATH and the loader
+ *     cache resolve exactly as they will for CMD).
+ *  3. The parent attaches by path with the child's pid. A uprobe belongs to
+ *     a file (inode and offset) and is filtered by pid, so it needs no
+ *     mapping yet: when the exec'd program maps each file, the kernel
+ *     inserts the breakpoints and bumps the semaphores (uprobe ref_ctr) in
+ *     that mapping, before any code in it can run. The pid stays the same
+ *     across exec.
+ *  4. The parent writes a byte, and any environment entries the adapter
+ *     asked for (runtime.h, spawn_env), then closes the pipe: the child sets
+ *     them and execs (a failed exec is reported back through a
+ *     close-on-exec pipe).
+ *
+ * No ptrace: the child is an ordinary child, so tracing it needs nothing
+ * beyond what attaching to any pid needs, and a debugger can still attach.
+ * Libraries the program dlopen()s later are not covered (they are not
+ * known before it runs); `record -p` after they are loaded covers them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "session/target.h"
+
+extern char **environ;
+
+int vt_parse_pid(const char *s, pid_t *out)
+{
+	char *end;
+	long v;
+
+	if (!s || !*s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v <= 0 || v > INT_MAX)
+		return -EINVAL;
+	*out = (pid_t)v;
+	return 0;
+}
+
+static int pidfd_open_(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+static void target_init(struct vt_target *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->pidfd = t->go_fd = t->exec_err_fd = -1;
+}
+
+/* The thread group (process) of thread id tid, from /proc; 0 when unknown. */
+static pid_t thread_group_of(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
+int vt_target_open_pid(struct vt_target *t, pid_t pid, char *err, size_t errlen)
+{
+	pid_t tgid = thread_group_of(pid);
+
+	target_init(t);
+	/* /proc/TID exists for every thread, but probes, maps and pidfds
+	 * belong to the process */
+	if (tgid > 0 && tgid != pid) {
+		snprintf(err, errlen, "%d is a thread of pid %d, not a process (use -p %d)", (int)pid,
+			 (int)tgid, (int)tgid);
+		return -EINVAL;
+	}
+	t->pid = pid;
+	t->pidfd = pidfd_open_(pid);
+	if (t->pidfd < 0) {
+		int e = errno;
+
+		if (e == ESRCH || e == EINVAL) {
+			snprintf(err, errlen, "no process with pid %d", (int)pid);
+			return -ESRCH;
+		}
+		snprintf(err, errlen, "cannot watch pid %d: %s", (int)pid, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+/* argv0 as execvp would find it: a name with a slash is a path, any other
+ * is looked up in PATH. */
+static char *find_program(const char *argv0)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+
+	if (strchr(argv0, '/'))
+		return access(argv0, X_OK) == 0 ? strdup(argv0) : NULL;
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		size_t len = strcspn(path, ":");
+		struct stat sb;
+
+		if (len == 0)
+			snprintf(buf, sizeof(buf), "./%s", argv0);
+		else
+			snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, path, argv0);
+		if (stat(buf, &sb) == 0 && S_ISREG(sb.st_mode) && access(buf, X_OK) == 0)
+			return strdup(buf);
+		path += len;
+		if (*path == ':')
+			path++;
+	}
+	return NULL;
+}
+
+/* In the held-back child, after the release byte: "NAME=VALUE" strings,
+ * each NUL-terminated, until EOF; set each before exec. The parent is
+ * single-threaded when it forks, so malloc is safe here. */
+static int apply_env(int fd)
+{
+	size_t len = 0, cap = 0;
+	char *buf = NULL;
+	ssize_t n;
+
+	for (;;) {
+		if (len == cap) {
+			char *nb = realloc(buf, cap = cap ? 2 * cap : 4096);
+
+			if (!nb)
+				return -1;
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	for (size_t i = 0; i < len; i += strlen(buf + i) + 1)
+		if (!memchr(buf + i, '\0', len - i) || putenv(buf + i) != 0)
+			return -1;
+	return 0; /* buf stays: putenv keeps the strings */
+}
+
+int vt_target_spawn(struct vt_target *t, char *const argv[], char *err, size_t errlen)
+{
+	int go[2], exec_err[2];
+	pid_t pid;
+
+	target_init(t);
+	if (!argv || !argv[0]) {
+		snprintf(err, errlen, "no command to run after --");
+		return -EINVAL;
+	}
+	t->exe = find_program(argv[0]);
+	if (!t->exe) {
+		snprintf(err, errlen, "cannot run %s: %s", argv[0],
+			 strchr(argv[0], '/') ? strerror(errno) : "command not found");
+		return -ENOENT;
+	}
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(exec_err, O_CLOEXEC) < 0) {
+		snprintf(err, errlen, "cannot start %s: %s", argv[0], strerror(errno));
+		return -errno;
+	}
+	pid = fork();
+	if (pid < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "cannot start %s: %s", argv[0], strerror(e));
+		close(go[0]); close(go[1]); close(exec_err[0]); close(exec_err[1]);
+		return -e;
+	}
+	if (pid == 0) {
+		char c;
+		int e;
+
+		close(go[1]);
+		close(exec_err[0]);
+		/* the parent's SIGINT/SIGTERM handlers must not outlive exec as
+		 * ignored signals: give the command the defaults */
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
+		/* one byte: released; EOF without it: vmtrace died before
+		 * attaching, so do not run untraced */
+		ssize_t n;
+
+		do
+			n = read(go[0], &c, 1);
+		while (n < 0 && errno == EINTR);
+		if (n != 1)
+			_exit(127);
+		if (apply_env(go[0]) < 0)
+			_exit(127);
+		execv(t->exe, argv);
+		e = errno;
+		if (write(exec_err[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(exec_err[1]);
+	t->pid = pid;
+	t->spawned = true;
+	t->go_fd = go[1];
+	t->exec_err_fd = exec_err[0];
+	t->pidfd = pidfd_open_(pid);
+	if (t->pidfd < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "cannot watch pid %d: %s", (int)pid, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+/* The program interpreter (PT_INTERP) of path, or NULL for a static program. */
+static char *program_interpreter(const char *path)
+{
+	char *interp = NULL;
+	size_t nphdr;
+	Elf *elf;
+	int fd;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf && elf_getphdrnum(elf, &nphdr) == 0) {
+		for (size_t i = 0; i < nphdr && !interp; i++) {
+			GElf_Phdr ph;
+			size_t len;
+			char *raw;
+
+			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_INTERP)
+				continue;
+			raw = elf_rawfile(elf, &len);
+			if (raw && ph.p_offset < len && ph.p_filesz <= len - ph.p_offset &&
+			    ph.p_filesz > 1 && memchr(raw + ph.p_offset, '\0', ph.p_filesz))
+				interp = strdup(raw + ph.p_offset);
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return interp;
+}
+
+/* Append the probes of every library the loader names for exe. Lines look
+ * like "\tlibfoo.so.1 => /path/libfoo.so.1 (0x...)" or "\t/lib64/ld-linux... (0x...)". */
+static int add_library_probes(const char *exe, struct vt_usdt_list *out)
+{
+	char *interp = program_interpreter(exe);
+	char *argv[] = { interp, "--list", (char *)exe, NULL };
+	posix_spawn_file_actions_t fa;
+	char *line = NULL;
+	size_t cap = 0;
+	int pipefd[2], status, err = 0;
+	pid_t pid;
+	FILE *f;
+
+	if (!interp)
+		return 0; /* static: everything is in the program */
+	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+		free(interp);
+		return -errno;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
+	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+	err = posix_spawn(&pid, interp, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(pipefd[1]);
+	if (err) {
+		close(pipefd[0]);
+		free(interp);
+		return -err;
+	}
+	f = fdopen(pipefd[0], "r");
+	while (f && getline(&line, &cap, f) > 0) {
+		char *p = strstr(line, "=> "), *end;
+
+		p = p ? p + 3 : line + strspn(line, " \t");
+		if (*p != '/')
+			continue; /* vdso, or "not found" */
+		end = strstr(p, " (0x");
+		if (!end)
+			end = p + strcspn(p, "\n");
+		*end = '\0';
+		int r = vt_usdt_read_file(p, out);
+		if (r == -ENOMEM) {
+			err = r;
+			break;
+		}
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	else
+		close(pipefd[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	free(interp);
+	return err;
+}
+
+/*
+ * The program the kernel will really run for path: path itself, or for a
+ * script ("#!INTERP [ARG]") its interpreter, followed through nested
+ * scripts and through env(1) to the program env looks up in PATH
+ * ("#!/usr/bin/env python3" runs python3). malloc'd; NULL when path is
+ * neither (or the chain is longer than the kernel allows).
+ */
+static char *program_behind(const char *path, int depth)
+{
+	char buf[256], *interp, *arg, *end;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 2 || buf[0] != '#' || buf[1] != '!')
+		return depth ? strdup(path) : NULL;
+	if (depth >= 4) /* the kernel's own limit on nested interpreters */
+		return NULL;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	interp = buf + 2 + strspn(buf + 2, " \t");
+	end = interp + strcspn(interp, " \t");
+	arg = *end ? end + 1 + strspn(end + 1, " \t") : end;
+	*end = '\0';
+	if (!*interp)
+		return NULL;
+	const char *base = strrchr(interp, '/') ? strrchr(interp, '/') + 1 : interp;
+	if (!strcmp(base, "env")) {
+		/* skip env's options (-S splits the rest, as here) and NAME=VALUE */
+		for (;;) {
+			char *word = arg, *next = word + strcspn(word, " \t");
+
+			if (*next)
+				*next++ = '\0';
+			arg = next + strspn(next, " \t");
+			if (!*word)
+				return NULL;
+			if (word[0] == '-' || strchr(word, '='))
+				continue;
+			char *prog = find_program(word);
+			char *real = prog ? program_behind(prog, depth + 1) : NULL;
+
+			free(prog);
+			return real;
+		}
+	}
+	return program_behind(interp, depth + 1);
+}
+
+int vt_target_probes(struct vt_target *t, struct vt_usdt_list *out, char *err, size_t errlen)
+{
+	int r;
+
+	if (!t->spawned) {
+		r = vt_usdt_read_pid(t->pid, out);
+		if (r == -ESRCH)
+			snprintf(err, errlen, "no process with pid %d", (int)t->pid);
+		else if (r == -EACCES || r == -EPERM)
+			snprintf(err, errlen, "not permitted to read the mappings of pid %d "
+				 "(needs root, or ptrace access to it)", (int)t->pid);
+		else if (r)
+			snprintf(err, errlen, "cannot read the probes of pid %d: %s", (int)t->pid,
+				 strerror(-r));
+		return r;
+	}
+	r = vt_usdt_read_file(t->exe, out);
+	if (r == -ENOEXEC) {
+		/* a script: the probes are its interpreter's */
+		free(t->interp);
+		t->interp = program_behind(t->exe, 0);
+		if (!t->interp) {
+			snprintf(err, errlen, "cannot read the probes of %s: neither an ELF program "
+				 "nor a script whose interpreter can be found", t->exe);
+			return r;
+		}
+		r = vt_usdt_read_file(t->interp, out);
+	}
+	if (r) {
+		snprintf(err, errlen, "cannot read the probes of %s: %s",
+			 t->interp ? t->interp : t->exe,
+			 r == -ENOEXEC ? "not an ELF program" : strerror(-r));
+		return r;
+	}
+	r = add_library_probes(t->interp ? t->interp : t->exe, out);
+	if (r) {
+		snprintf(err, errlen, "cannot list the libraries of %s: %s",
+			 t->interp ? t->interp : t->exe, strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+int vt_program_probes(const char *exe, struct vt_usdt_list *out)
+{
+	int r = vt_usdt_read_file(exe, out);
+
+	return r ? r : add_library_probes(exe, out);
+}
+
+char *vt_find_program(const char *argv0)
+{
+	return find_program(argv0);
+}
+
+/* All of buf to fd, or -1. */
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int vt_target_release(struct vt_target *t, const char *const *env, char *err, size_t errlen)
+{
+	int e = 0;
+	ssize_t n;
+
+	if (t->go_fd < 0)
+		return 0;
+	/* the release byte, then each entry with its NUL (apply_env) */
+	int w = write_all(t->go_fd, "g", 1);
+
+	for (size_t i = 0; env && env[i] && w == 0; i++)
+		w = write_all(t->go_fd, env[i], strlen(env[i]) + 1);
+	if (w) {
+		e = errno;
+		snprintf(err, errlen, "cannot start %s: %s", t->exe, strerror(e));
+		return -e;
+	}
+	close(t->go_fd);
+	t->go_fd = -1;
+	/* EOF: exec succeeded (close-on-exec); an int: its errno */
+	do
+		n = read(t->exec_err_fd, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(t->exec_err_fd);
+	t->exec_err_fd = -1;
+	if (n == (ssize_t)sizeof(e)) {
+		snprintf(err, errlen, "cannot run %s: %s", t->exe, strerror(e));
+		vt_target_wait_exit(t, -1);
+		return -e;
+	}
+	return 0;
+}
+
+bool vt_target_wait_exit(struct vt_target *t, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = t->pidfd, .events = POLLIN };
+
+	if (t->exited)
+		return true;
+	if (t->pidfd < 0)
+		return false;
+	if (poll(&pfd, 1, timeout_ms) <= 0)
+		return false;
+	if (t->spawned) {
+		int status = 0;
+
+		while (waitpid(t->pid, &status, 0) < 0 && errno == EINTR)
+			;
+		t->exit_status = status;
+	}
+	t->exited = true;
+	return true;
+}
+
+int vt_target_exit_fd(const struct vt_target *t)
+{
+	return t->pidfd;
+}
+
+char *vt_target_comm(pid_t pid)
+{
+	char path[64], buf[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "re");
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = '\0';
+		fclose(f);
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+	return strdup(buf);
+}
+
+char *vt_target_cmdline(pid_t pid)
+{
+	char path[64], buf[4096];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	while (n > 0 && buf[n - 1] == '\0')
+		n--;
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[n] = '\0';
+	return strdup(buf);
+}
+
+void vt_target_close(struct vt_target *t)
+{
+	if (t->spawned && !t->exited && t->pid > 0) {
+		/* held back: it never runs; running: end it, as perf does, and
+		 * one that ignores SIGTERM (a daemon) gets SIGKILL after a grace
+		 * period rather than holding vmtrace for ever */
+		kill(t->pid, t->go_fd >= 0 ? SIGKILL : SIGTERM);
+		if (!vt_target_wait_exit(t, VT_TARGET_TERM_GRACE_MS)) {
+			kill(t->pid, SIGKILL);
+			vt_target_wait_exit(t, -1);
+		}
+	}
+	if (t->go_fd >= 0)
+		close(t->go_fd);
+	if (t->exec_err_fd >= 0)
+		close(t->exec_err_fd);
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	free(t->exe);
+	free(t->interp);
+	target_init(t);
+}

@@ -174,6 +174,7 @@ errors)
 	expect 2 "^vmtrace: record: --events: 'alloc,bogus' is not a list of alloc, free, gc, cache, signal" record -p 1 --events alloc,bogus
 	expect 2 "^vmtrace: record: --events: '' is not a list" record -p 1 --events ''
 	expect 2 "^vmtrace: record: option '-p' needs a value" record -p
+	expect 2 "^vmtrace: record: --by stack needs stacks: add --stack vm" record -p 1 --by stack
 	expect 2 "^vmtrace: top: -i: 'x' is not a positive" top -p 1 -i x
 	expect 2 "^vmtrace: top: which process" top
 	expect 2 "^vmtrace: unknown command 'recrod'" recrod
@@ -209,6 +210,27 @@ exit_midrun)
 	grep -q "exited; reporting" vt.err || fail "vmtrace did not say the target exited"
 	[ -s rec.data ] || fail "no record file"
 	compare truth.json vt.out
+	;;
+
+target_killed)
+	# a command killed by SIGKILL: said so, its status is the shell's 137,
+	# and the counts its threads still held are a loss, not an exact report
+	"$VMTRACE" record -o rec.data --format json -- "$BIN/demovm" --ops 100000000 --threads 2 \
+		--quiet >vt.out 2>vt.err &
+	VT=$!
+	PIDS+=("$VT")
+	wait_line vt.err '^vmtrace: recording pid' "$VT"
+	DV=$(sed -n 's/^vmtrace: recording pid \([0-9]*\).*/\1/p' vt.err)
+	sleep 0.5
+	kill -9 "$DV"
+	st=0
+	wait "$VT" || st=$?
+	[ $st = 137 ] || fail "vmtrace record exited with $st, not the killed command's 137: $(cat vt.err)"
+	grep -qx "vmtrace: pid $DV was killed by SIGKILL; reporting what was recorded" vt.err ||
+		fail "the kill is not said: $(cat vt.err)"
+	n=$(lost_of vt.out "batched counts not flushed")
+	[ "$n" -ge 1 ] || fail "no unflushed round counted as lost: $(cat vt.out)"
+	echo "killed by SIGKILL: said, status 137, $n round(s) it held counted lost"
 	;;
 
 stop_signal)
@@ -263,6 +285,25 @@ sigkill)
 	kill -0 "$DV" || fail "the target died with vmtrace"
 	echo "semaphores while traced: $(tr '\n' ' ' <during.out)"
 	echo "after SIGKILL of vmtrace: all 0, target pid $DV still running"
+	;;
+
+links)
+	# the probes are uprobe_multi links (one per program and binary, one
+	# RCU wait each at detach, waited out together), where the kernel has them
+	grep -qa bpf_uprobe_multi_link /sys/kernel/btf/vmlinux || { echo "SKIP: no uprobe_multi"; exit 77; }
+	start_running dv demovm --duration 0
+	start_record vt -p "$DV" -o rec.data
+	types=$(cat /proc/"$VT"/fdinfo/* 2>/dev/null | awk '$1 == "link_type:" { print $2 }' | sort | uniq -c)
+	echo "$types" | grep -qw uprobe_multi || fail "no uprobe_multi link: $types"
+	echo "$types" | grep -qw perf_event && fail "a perf_event link beside them: $types"
+	"$TBIN/vt_gates" "$DV" >during.out 2>gates.err || fail "vt_gates: $(cat gates.err)"
+	grep -qx "alloc__batch 1" during.out || fail "alloc__batch's semaphore is not 1 while traced: $(cat during.out)"
+	kill -INT "$VT"
+	wait "$VT" || fail "vmtrace record exited with $?"
+	"$TBIN/vt_gates" "$DV" >after.out 2>gates.err || fail "vt_gates: $(cat gates.err)"
+	awk '$2 != 0 { exit 1 }' after.out || fail "semaphores still up after the recording: $(cat after.out)"
+	kill -0 "$DV" || fail "the target died with the recording"
+	echo "links while recording: $(echo $types); semaphores 0 after it, target still running"
 	;;
 
 top)

@@ -44,6 +44,9 @@ expect 2 "vmtrace: report: --format: 'yaml'" --format yaml "$v1"
 expect 2 "vmtrace: report: --top: 'ten'" --top ten "$v1"
 expect 2 "vmtrace: report: one FILE at most" "$v1" "$v1"
 expect 1 "vmtrace: $0: not a vmtrace record" "$0"
+# a record made without --stack has no stacks to group by: one line saying how to get them
+expect 1 "vmtrace: $v1: --by stack: this record has no stacks (make it with \`vmtrace record --stack vm\`)" \
+	"$v1" --by stack
 expect 1 "vmtrace: $tmp/none.data: No such file or directory" "$tmp/none.data"
 head -c 200 "$v1" >"$tmp/cut.data"
 expect 1 "vmtrace: $tmp/cut.data: not a vmtrace record, or truncated" "$tmp/cut.data"

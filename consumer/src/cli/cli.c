@@ -443,6 +443,11 @@ int vt_cli_parse(const struct vt_cli_cmd *cmd, int argc, char **argv, struct vt_
 		}
 	}
 	*operands = optind;
+	/* a recording made here: --by stack has nothing to group without stacks */
+	for (const enum vt_opt *o = cmd->opts; *o; o++)
+		if (*o == VT_OPT_STACK && a->report.by == VT_BY_STACK && !a->session.stacks)
+			return vt_usage_error(cmd->name, "--by stack needs stacks: add --stack vm "
+					      "(or native, both)");
 	return VT_CLI_RUN;
 }
 

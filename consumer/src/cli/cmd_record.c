@@ -58,7 +58,9 @@ static const char help_text[] =
 	"      --sample BYTES     sample allocations, one per BYTES on average (K, M, G\n"
 	"                         suffixes, at most 1024G); counts and bytes become\n"
 	"                         estimates. 0: exact\n"
-	"      --map-entries N    size of each counting map (default 16384)\n"
+	"      --map-entries N    keys each counting map holds at most (default: 1048576\n"
+	"                         allocation sites, 16384 of the rest); a ceiling:\n"
+	"                         maps cost what they hold\n"
 	"      --live             the live heap: what is still allocated at the end, by\n"
 	"                         class, method and site (leaks), the peak, temporaries\n"
 	"                         and ages (docs/live.md)\n"
@@ -333,8 +335,12 @@ int vt_cmd_record(int argc, char **argv)
 
 	switch (how) {
 	case VT_WAIT_EXITED:
-		fprintf(stderr, "vmtrace: pid %d exited; reporting what was recorded\n",
-			(int)s.target.pid);
+		if (s.target.spawned && WIFSIGNALED(s.target.exit_status))
+			fprintf(stderr, "vmtrace: pid %d was killed by SIG%s; reporting what was recorded\n",
+				(int)s.target.pid, sigabbrev_np(WTERMSIG(s.target.exit_status)) ?: "?");
+		else
+			fprintf(stderr, "vmtrace: pid %d exited; reporting what was recorded\n",
+				(int)s.target.pid);
 		/* a command that ended by itself: its status is ours, as with
 		 * perf (a shell's 128+N for a signal) */
 		if (s.target.spawned && WIFEXITED(s.target.exit_status))

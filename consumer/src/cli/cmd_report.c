@@ -16,7 +16,7 @@
 
 static const char usage_line[] =
 	"Usage: vmtrace report [FILE] [--format text|json|csv|folded|pprof|perfetto|flamegraph|timeline]\n"
-	"                      [--by [cgroup,][pid,]class,method|class|method|site]\n"
+	"                      [--by [cgroup,][pid,]class,method|class|method|site|stack]\n"
 	"                      [--sort count|bytes] [--top N]\n";
 
 static const char help_text[] =
@@ -31,7 +31,8 @@ static const char help_text[] =
 	"              page, no network: live bytes, allocations and frees per class\n"
 	"              each second, or each record --timeline-step)\n"
 	"  --by G      group allocations by class,method (default), class, method,\n"
-	"              or site (class, method and allocation site); each may follow\n"
+	"              or site (class, method and allocation site), or stack (the whole\n"
+	"              VM stack, of a record made with --stack); each may follow\n"
 	"              pid, (per process) and cgroup, (per cgroup and container id)\n"
 	"  --sort S    order allocations by count (default) or bytes; folded uses it as the weight\n"
 	"  --top N     show only the first N allocation (and call) rows; 0 shows all\n"
@@ -69,6 +70,12 @@ int vt_cmd_report(int argc, char **argv)
 
 	if (vt_record_load(&profile, path, operands >= argc))
 		return 1;
+	if (a.report.by == VT_BY_STACK && !profile.stacks.n && profile.allocs.n) {
+		fprintf(stderr, "vmtrace: %s: --by stack: this record has no stacks "
+			"(make it with `vmtrace record --stack vm`)\n", path);
+		vt_profile_free(&profile);
+		return 1;
+	}
 	err = vt_report_print(stdout, &profile, &a.report);
 	vt_profile_free(&profile);
 	if (err) {

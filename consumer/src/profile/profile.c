@@ -24,7 +24,7 @@ enum total {
 };
 
 struct vt_profile_index {
-	struct vt_row_index allocs, mcr, ccr, gsi, signals, calls, lost, frees;
+	struct vt_row_index allocs, mcr, ccr, gsi, signals, calls, lost, frees, live;
 	uint64_t total[T__COUNT];
 };
 
@@ -131,7 +131,8 @@ void vt_profile_free(struct vt_profile *p)
 	idx = p->index;
 	if (idx) {
 		struct vt_row_index *all[] = { &idx->allocs, &idx->mcr, &idx->ccr, &idx->gsi,
-					  &idx->signals, &idx->calls, &idx->lost, &idx->frees };
+					  &idx->signals, &idx->calls, &idx->lost, &idx->frees,
+					  &idx->live };
 
 		for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 			free(all[i]->slot);
@@ -231,6 +232,61 @@ int vt_profile_add_alloc_proc(struct vt_profile *p, uint32_t proc, const char *k
 	a->bytes += bytes;
 	a->samples += samples;
 	return 0;
+}
+
+static void live_key(const void *row, struct vt_row_key *k)
+{
+	const struct vt_live *l = row;
+
+	k->s[0] = l->klass;
+	k->s[1] = l->method;
+	k->s[2] = l->site;
+}
+
+struct vt_live *vt_profile_live_row(struct vt_profile *p, const char *klass, const char *method,
+				    const char *site)
+{
+	struct vt_profile_index *idx = index_of(p);
+	struct vt_row_key key = { { klass, method, site }, 0 };
+	struct vt_live *row;
+	long at;
+	int err;
+
+	if (!idx)
+		return NULL;
+	at = vt_row_index_find(&idx->live, (const char *)p->live.v, p->live.n, sizeof(*p->live.v),
+			       live_key, &key, &err);
+	if (err)
+		return NULL;
+	if (at >= 0)
+		return &p->live.v[at];
+	if (VEC_GROW(p->live))
+		return NULL;
+	row = &p->live.v[p->live.n];
+	memset(row, 0, sizeof(*row));
+	row->klass = strdup(vt_nz(klass));
+	row->method = strdup(vt_nz(method));
+	row->site = strdup(vt_nz(site));
+	if (!row->klass || !row->method || !row->site) {
+		free(row->klass);
+		free(row->method);
+		free(row->site);
+		return NULL;
+	}
+	vt_row_index_insert(&idx->live, &key, p->live.n);
+	return &p->live.v[p->live.n++];
+}
+
+const struct vt_live *vt_profile_live_of(const struct vt_profile *p, const char *klass,
+					 const char *method, const char *site)
+{
+	const struct vt_profile_index *idx = p->index;
+	struct vt_row_key key = { { klass, method, site }, 0 };
+	long at = idx ? vt_row_index_lookup(&idx->live, (const char *)p->live.v, p->live.n,
+					    sizeof(*p->live.v), live_key, &key)
+		      : -1;
+
+	return at >= 0 ? &p->live.v[at] : NULL;
 }
 
 int vt_profile_add_stack(struct vt_profile *p, const struct vt_frame *frames, uint32_t depth,

@@ -256,6 +256,12 @@ int vt_profile_add_signal(struct vt_profile *p, int signo, uint64_t received, ui
 int vt_profile_add_call(struct vt_profile *p, const char *name, const char *file, uint64_t count);
 int vt_profile_add_lost(struct vt_profile *p, const char *what, uint64_t count);
 int vt_profile_add_free(struct vt_profile *p, const char *klass, uint64_t count, uint64_t bytes);
+/* The live row of (klass, method, site), appended zeroed when new; NULL on
+ * ENOMEM. vt_profile_live_of finds one without adding (NULL: none). */
+struct vt_live *vt_profile_live_row(struct vt_profile *p, const char *klass, const char *method,
+				    const char *site);
+const struct vt_live *vt_profile_live_of(const struct vt_profile *p, const char *klass,
+					 const char *method, const char *site);
 /* Adds to the live row of (klass, method, site) (profile_live.c); sets live_info.on. */
 int vt_profile_add_live(struct vt_profile *p, const struct vt_live *row);
 /* Appends one timeline row (its class copied) (profile_live.c). */

@@ -22,36 +22,11 @@ static int add_u64(uint64_t *to, uint64_t v)
 
 int vt_profile_add_live(struct vt_profile *p, const struct vt_live *r)
 {
-	struct vt_live *row = NULL;
+	struct vt_live *row = vt_profile_live_row(p, r->klass, r->method, r->site);
 
 	p->live_info.on = true;
-	for (size_t i = 0; i < p->live.n && !row; i++)
-		if (!strcmp(p->live.v[i].klass, nz(r->klass)) && !strcmp(p->live.v[i].method, nz(r->method)) &&
-		    !strcmp(p->live.v[i].site, nz(r->site)))
-			row = &p->live.v[i];
-	if (!row) {
-		if (p->live.n == p->live.cap) {
-			size_t cap = p->live.cap ? 2 * p->live.cap : 16;
-			struct vt_live *v = realloc(p->live.v, cap * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			p->live.v = v;
-			p->live.cap = cap;
-		}
-		row = &p->live.v[p->live.n];
-		memset(row, 0, sizeof(*row));
-		row->klass = strdup(nz(r->klass));
-		row->method = strdup(nz(r->method));
-		row->site = strdup(nz(r->site));
-		if (!row->klass || !row->method || !row->site) {
-			free(row->klass);
-			free(row->method);
-			free(row->site);
-			return -ENOMEM;
-		}
-		p->live.n++;
-	}
+	if (!row)
+		return -ENOMEM;
 	struct vt_live sum = *row;
 	if (add_u64(&sum.count, r->count) || add_u64(&sum.bytes, r->bytes) ||
 	    add_u64(&sum.objects, r->objects) || add_u64(&sum.temp_count, r->temp_count) ||

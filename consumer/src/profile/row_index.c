@@ -55,17 +55,13 @@ static int hidx_rebuild(struct vt_row_index *h, const char *rows, size_t n, size
 	return 0;
 }
 
-long vt_row_index_find(struct vt_row_index *h, const char *rows, size_t n, size_t elem,
-		      vt_row_key_fn key_of, const struct vt_row_key *key, int *err)
+long vt_row_index_lookup(const struct vt_row_index *h, const char *rows, size_t n, size_t elem,
+			 vt_row_key_fn key_of, const struct vt_row_key *key)
 {
 	size_t pos;
 
-	*err = 0;
-	if (h->cap < 2 * (n + 1)) {
-		*err = hidx_rebuild(h, rows, n, elem, key_of);
-		if (*err)
-			return -1;
-	}
+	if (!h->cap)
+		return -1;
 	pos = key_hash(key) & (h->cap - 1);
 	while (h->slot[pos]) {
 		size_t row = h->slot[pos] - 1;
@@ -79,6 +75,18 @@ long vt_row_index_find(struct vt_row_index *h, const char *rows, size_t n, size_
 		pos = (pos + 1) & (h->cap - 1);
 	}
 	return -1;
+}
+
+long vt_row_index_find(struct vt_row_index *h, const char *rows, size_t n, size_t elem,
+		       vt_row_key_fn key_of, const struct vt_row_key *key, int *err)
+{
+	*err = 0;
+	if (h->cap < 2 * (n + 1)) {
+		*err = hidx_rebuild(h, rows, n, elem, key_of);
+		if (*err)
+			return -1;
+	}
+	return vt_row_index_lookup(h, rows, n, elem, key_of, key);
 }
 
 void vt_row_index_insert(struct vt_row_index *h, const struct vt_row_key *key, size_t row)

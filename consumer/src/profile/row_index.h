@@ -37,6 +37,11 @@ static inline const char *vt_nz(const char *s)
 long vt_row_index_find(struct vt_row_index *h, const char *rows, size_t n, size_t elem,
 		       vt_row_key_fn key_of, const struct vt_row_key *key, int *err);
 
+/* The row holding key, or -1, with no room made: for an index kept
+ * current by find and insert. */
+long vt_row_index_lookup(const struct vt_row_index *h, const char *rows, size_t n, size_t elem,
+			 vt_row_key_fn key_of, const struct vt_row_key *key);
+
 /* Records that row (just appended) holds key; a find before it made room. */
 void vt_row_index_insert(struct vt_row_index *h, const struct vt_row_key *key, size_t row);
 

@@ -19,25 +19,84 @@ struct node {
 	const char *where;           /* "file:line" or NULL */
 	int64_t line;
 	uint64_t value;
-	struct node *child, *next;
+	struct node *child, *next, *parent;
 };
 
-static struct node *child_of(struct node *parent, const char *name, const char *file, int64_t line)
+/* Every node of the tree, found by (parent, name, where, line) in an
+ * open-addressing table, so a tree of n frames is built in O(n) however
+ * many children one node has. */
+struct tree {
+	struct node root;
+	struct node **slot;
+	size_t cap, n;                /* cap a power of two, at least twice n */
+};
+
+static uint64_t node_hash(const struct node *parent, const char *name, const char *where,
+			  int64_t line)
 {
+	uint64_t h = 0xcbf29ce484222325ULL ^ (uint64_t)(uintptr_t)parent;
+
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		h = (h ^ *c) * 0x100000001b3ULL;
+	h = (h ^ 0xff) * 0x100000001b3ULL;
+	for (const unsigned char *c = (const unsigned char *)(where ? where : ""); *c; c++)
+		h = (h ^ *c) * 0x100000001b3ULL;
+	h = (h ^ (uint64_t)line) * 0x100000001b3ULL;
+	return h ^ (h >> 29);
+}
+
+static void put_slot(struct tree *t, struct node *n)
+{
+	size_t pos = node_hash(n->parent, n->name, n->where, n->line) & (t->cap - 1);
+
+	while (t->slot[pos])
+		pos = (pos + 1) & (t->cap - 1);
+	t->slot[pos] = n;
+}
+
+static int tree_grow(struct tree *t)
+{
+	struct node **old = t->slot;
+	size_t ocap = t->cap;
+
+	t->cap = ocap ? ocap * 2 : 1024;
+	t->slot = calloc(t->cap, sizeof(*t->slot));
+	if (!t->slot) {
+		t->slot = old;
+		t->cap = ocap;
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < ocap; i++)
+		if (old[i])
+			put_slot(t, old[i]);
+	free(old);
+	return 0;
+}
+
+static struct node *child_of(struct tree *t, struct node *parent, const char *name,
+			     const char *file, int64_t line)
+{
+	const char *where = file && *file ? file : NULL;
 	struct node *n;
 
-	for (n = parent->child; n; n = n->next)
-		if (!strcmp(n->name, name) && n->line == line &&
-		    !strcmp(n->where ? n->where : "", file ? file : ""))
+	if (2 * (t->n + 1) > t->cap && tree_grow(t))
+		return NULL;
+	for (size_t pos = node_hash(parent, name, where, line) & (t->cap - 1); (n = t->slot[pos]);
+	     pos = (pos + 1) & (t->cap - 1))
+		if (n->parent == parent && n->line == line && !strcmp(n->name, name) &&
+		    !strcmp(n->where ? n->where : "", where ? where : ""))
 			return n;
 	n = calloc(1, sizeof(*n));
 	if (!n)
 		return NULL;
 	n->name = name;
-	n->where = file && *file ? file : NULL;
+	n->where = where;
 	n->line = line;
+	n->parent = parent;
 	n->next = parent->child;
 	parent->child = n;
+	put_slot(t, n);
+	t->n++;
 	return n;
 }
 
@@ -142,14 +201,15 @@ static const char page_script[] =
 
 int vt_report_flamegraph(FILE *out, const struct vt_profile *p, const struct vt_report_opts *o)
 {
-	struct node root = { .name = "all" };
+	struct tree t = { .root = { .name = "all" } };
+	struct node *root = &t.root;
 	bool bytes = o->sort == VT_SORT_BYTES;
 	int err = 0;
 
 	for (size_t i = 0; i < p->allocs.n && !err; i++) {
 		const struct vt_alloc *a = &p->allocs.v[i];
 		uint64_t w = bytes ? a->bytes : a->count;
-		struct node *n = &root;
+		struct node *n = root;
 
 		if (!w)
 			continue;
@@ -157,15 +217,15 @@ int vt_report_flamegraph(FILE *out, const struct vt_profile *p, const struct vt_
 		if (a->stack) {
 			const struct vt_stack *s = &p->stacks.v[a->stack - 1];
 
-			if (s->cut && (n = child_of(n, "[cut]", NULL, 0)))
+			if (s->cut && (n = child_of(&t, n, "[cut]", NULL, 0)))
 				n->value += w;
 			for (uint32_t f = 0; n && f < s->depth; f++)
-				if ((n = child_of(n, s->frames[f].name, s->frames[f].file, s->frames[f].line)))
+				if ((n = child_of(&t, n, s->frames[f].name, s->frames[f].file, s->frames[f].line)))
 					n->value += w;
-		} else if ((n = child_of(n, a->method, NULL, 0))) {
+		} else if ((n = child_of(&t, n, a->method, NULL, 0))) {
 			n->value += w;
 		}
-		if (n && (n = child_of(n, a->klass, NULL, 0)))
+		if (n && (n = child_of(&t, n, a->klass, NULL, 0)))
 			n->value += w;
 		if (!n)
 			err = -ENOMEM;
@@ -180,10 +240,11 @@ int vt_report_flamegraph(FILE *out, const struct vt_profile *p, const struct vt_
 		      "<div id=\"fg\"></div>\n<script>\nvar unit=", out);
 		js_str(out, bytes ? "bytes" : "objects");
 		fputs(";\nvar data=", out);
-		put_node(out, &root);
+		put_node(out, root);
 		fputs(";\n</script>\n", out);
 		fputs(page_script, out);
 	}
-	free_tree(root.child);
+	free_tree(root->child);
+	free(t.slot);
 	return err;
 }

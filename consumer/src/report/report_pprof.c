@@ -312,17 +312,6 @@ static int64_t i64(uint64_t v)
 	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 
-/* The live row of the allocation row a's key, or NULL. */
-static const struct vt_live *live_of(const struct vt_profile *p, const char *klass, const char *method,
-				     const char *site)
-{
-	for (size_t i = 0; i < p->live.n; i++)
-		if (!strcmp(p->live.v[i].klass, klass) && !strcmp(p->live.v[i].method, method) &&
-		    !strcmp(p->live.v[i].site, site))
-			return &p->live.v[i];
-	return NULL;
-}
-
 static int add_samples_marking(struct builder *b, const struct vt_profile *p, bool *live_done)
 {
 	char filebuf[4096];
@@ -332,7 +321,7 @@ static int add_samples_marking(struct builder *b, const struct vt_profile *p, bo
 	if (p->has_allocations) {
 		for (size_t i = 0; i < p->allocs.n; i++) {
 			const struct vt_alloc *a = &p->allocs.v[i];
-			const struct vt_live *l = nv == 4 ? live_of(p, a->klass, a->method, a->site) : NULL;
+			const struct vt_live *l = nv == 4 ? vt_profile_live_of(p, a->klass, a->method, a->site) : NULL;
 			int64_t v[4] = { i64(a->count), i64(a->bytes), 0, 0 };
 			size_t n = stack_of(p, a, f, filebuf, sizeof(filebuf));
 

@@ -548,11 +548,17 @@ static int print_lost(FILE *out, const struct vt_profile *p)
 	err = table_done(out, &t, "  ");
 	if (err)
 		return err;
-	if (total)
-		fprintf(out, "  %llu not counted: the figures above are lower bounds.\n",
-			(unsigned long long)total);
-	else
+	if (!total) {
 		fputs("  nothing was lost.\n", out);
+		return 0;
+	}
+	fprintf(out, "  %llu not counted: the figures above are lower bounds.\n",
+		(unsigned long long)total);
+	for (size_t i = 0; i < p->lost.n; i++)
+		if (p->lost.v[i].count && strstr(p->lost.v[i].what, "--map-entries")) {
+			fputs("  A map was full: record again with a larger --map-entries.\n", out);
+			break;
+		}
 	return 0;
 }
 

@@ -50,6 +50,22 @@ int vt_adapter_open_failed(char *errbuf, size_t errlen)
 	return err;
 }
 
+void vt_adapter_size_map(struct bpf_map *map, uint32_t user, uint32_t def)
+{
+	enum bpf_map_type t = bpf_map__type(map);
+
+	bpf_map__set_max_entries(map, user ? user : def);
+	if (t == BPF_MAP_TYPE_HASH || t == BPF_MAP_TYPE_PERCPU_HASH)
+		bpf_map__set_map_flags(map, bpf_map__map_flags(map) | BPF_F_NO_PREALLOC);
+}
+
+void vt_adapter_before_load(struct vt_adapter *a, struct bpf_object *obj)
+{
+	a->multi = vt_uprobe_multi_prepare(obj);
+	/* present in every object with a USDT program (bpf/usdt.bpf.h) */
+	a->mlinks.specs = bpf_object__find_map_by_name(obj, "__bpf_usdt_specs");
+}
+
 int vt_adapter_load_failed(int err, char *errbuf, size_t errlen)
 {
 	if (permission_error(err))
@@ -76,6 +92,16 @@ int vt_adapter_buffers(struct vt_adapter *a, size_t key_size, size_t val_size,
 	return 0;
 }
 
+/* The one-line reason attaching what failed with err. */
+static int attach_failed(int err, const char *what, const char *path, char *errbuf, size_t errlen)
+{
+	if (permission_error(err))
+		say_not_permitted(errbuf, errlen);
+	else
+		snprintf(errbuf, errlen, "cannot attach %s in %s: %s", what, path, strerror(-err));
+	return err;
+}
+
 /* Room for one more link, then keep link (or say why it failed). */
 static int keep_link(struct vt_adapter *a, struct bpf_link *link, const char *what,
 		     const char *path, char *errbuf, size_t errlen)
@@ -83,14 +109,8 @@ static int keep_link(struct vt_adapter *a, struct bpf_link *link, const char *wh
 	struct bpf_link **links;
 	int err = libbpf_get_error(link);
 
-	if (err) {
-		if (permission_error(err))
-			say_not_permitted(errbuf, errlen);
-		else
-			snprintf(errbuf, errlen, "cannot attach %s in %s: %s", what, path,
-				 strerror(-err));
-		return err;
-	}
+	if (err)
+		return attach_failed(err, what, path, errbuf, errlen);
 	links = realloc(a->links, (a->nlinks + 1) * sizeof(*links));
 	if (!links) {
 		bpf_link__destroy(link);
@@ -106,10 +126,15 @@ int vt_adapter_attach(struct vt_adapter *a, struct bpf_program *prog, const char
 {
 	LIBBPF_OPTS(bpf_usdt_opts, uopts, .usdt_cookie = cookie);
 	char what[160];
+	int err;
 
 	snprintf(what, sizeof(what), "%s%s", a->attach_label, probe);
-	return keep_link(a, bpf_program__attach_usdt(prog, a->pid, path, a->provider, probe, &uopts),
-			 what, path, errbuf, errlen);
+	if (!a->multi)
+		return keep_link(a, bpf_program__attach_usdt(prog, a->pid, path, a->provider, probe,
+							     &uopts),
+				 what, path, errbuf, errlen);
+	err = vt_uprobe_links_usdt(&a->mlinks, prog, path, a->provider, probe, cookie, a->pid);
+	return err ? attach_failed(err, what, path, errbuf, errlen) : 0;
 }
 
 int vt_adapter_attach_uprobe(struct vt_adapter *a, struct bpf_program *prog, const char *path,
@@ -119,14 +144,24 @@ int vt_adapter_attach_uprobe(struct vt_adapter *a, struct bpf_program *prog, con
 	LIBBPF_OPTS(bpf_uprobe_opts, uopts, .func_name = func, .bpf_cookie = cookie,
 		    .ref_ctr_offset = (size_t)ref_ctr_offset);
 	char what[160];
+	int err;
 
 	if (func)
 		snprintf(what, sizeof(what), "a uprobe on %s", func);
 	else
 		snprintf(what, sizeof(what), "a uprobe at offset 0x%llx", (unsigned long long)file_offset);
-	return keep_link(a, bpf_program__attach_uprobe_opts(prog, a->pid, path, func ? 0 : file_offset,
-							    &uopts),
-			 what, path, errbuf, errlen);
+	if (!a->multi)
+		return keep_link(a, bpf_program__attach_uprobe_opts(prog, a->pid, path,
+								    func ? 0 : file_offset, &uopts),
+				 what, path, errbuf, errlen);
+	err = vt_uprobe_links_uprobe(&a->mlinks, prog, path, func, file_offset, cookie,
+				     ref_ctr_offset, a->pid);
+	return err ? attach_failed(err, what, path, errbuf, errlen) : 0;
+}
+
+size_t vt_adapter_attached(const struct vt_adapter *a)
+{
+	return a->nlinks + a->mlinks.nfds;
 }
 
 int vt_adapter_attach_program(struct vt_adapter *a, struct bpf_program *prog, char *errbuf,
@@ -138,6 +173,7 @@ int vt_adapter_attach_program(struct vt_adapter *a, struct bpf_program *prog, ch
 
 void vt_adapter_release(struct vt_adapter *a)
 {
+	vt_uprobe_links_close(&a->mlinks);
 	for (size_t i = a->nlinks; i-- > 0;)
 		bpf_link__destroy(a->links[i]);
 	free(a->links);

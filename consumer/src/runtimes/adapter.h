@@ -16,6 +16,7 @@
 
 #include "profile/profile.h"
 #include "process/usdt_notes.h"
+#include "runtimes/uprobe_multi.h"
 
 #define VT_ADAPTER_BATCH_ROWS 256 /* keys per bpf_map_lookup_batch call */
 
@@ -35,8 +36,10 @@ struct vt_adapter {
 	const char *attach_label; /* put before a probe's name in an attach error */
 	pid_t pid;
 	int ncpus;
-	struct bpf_link **links;
+	struct bpf_link **links;  /* libbpf's, where the kernel makes no uprobe_multi */
 	size_t nlinks;
+	bool multi;               /* uprobes and USDT probes attach as uprobe_multi links */
+	struct vt_uprobe_links mlinks;
 	struct ring_buffer *rb;
 	struct vt_event_log events;
 	struct vt_gc_stats gc[VT_GC_KINDS]; /* every pause, counted as it arrives */
@@ -54,6 +57,13 @@ int vt_adapter_init(struct vt_adapter *a, const char *provider, const char *atta
 		    pid_t pid, size_t event_size, size_t log_limit, char *errbuf, size_t errlen);
 /* After NAME_bpf__open() returned NULL: the errno, with the reason in errbuf. */
 int vt_adapter_open_failed(char *errbuf, size_t errlen);
+/* Before NAME_bpf__load(): map holds `user` entries at most (--map-entries)
+ * or, 0, def; a hash map is made without preallocation, so its size is a
+ * ceiling and it costs what it holds. */
+void vt_adapter_size_map(struct bpf_map *map, uint32_t user, uint32_t def);
+/* Before NAME_bpf__load(): uprobe_multi links for its uprobes and USDT
+ * probes where the kernel makes them (uprobe_multi.h). */
+void vt_adapter_before_load(struct vt_adapter *a, struct bpf_object *obj);
 /* After NAME_bpf__load() failed with err: err, with the reason in errbuf. */
 int vt_adapter_load_failed(int err, char *errbuf, size_t errlen);
 /* Batch buffers for keys up to key_size and values up to val_size bytes,
@@ -73,6 +83,8 @@ int vt_adapter_attach(struct vt_adapter *a, struct bpf_program *prog, const char
 int vt_adapter_attach_uprobe(struct vt_adapter *a, struct bpf_program *prog, const char *path,
 			     const char *func, uint64_t file_offset, uint64_t cookie,
 			     uint64_t ref_ctr_offset, char *errbuf, size_t errlen);
+/* How many attachments a holds, of every kind. */
+size_t vt_adapter_attached(const struct vt_adapter *a);
 /* Attach prog where its section says (a tracepoint). */
 int vt_adapter_attach_program(struct vt_adapter *a, struct bpf_program *prog, char *errbuf,
 			      size_t errlen);

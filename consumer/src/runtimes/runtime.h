@@ -36,7 +36,7 @@ struct vt_attach_opts {
 					     files, each row under its own (procs_maps.h) */
 	const struct vt_usdt_list *probes; /* every USDT probe mapped by the target */
 	char *const *argv;                /* a spawned target's command, NULL for -p */
-	uint32_t map_entries;             /* size of each counting map (--map-entries) */
+	uint32_t map_entries;             /* size of each counting map (--map-entries), 0 = default */
 	uint64_t sample_period;           /* bytes, 0 = exact (--sample) */
 	uint32_t events;                  /* enum vt_event_set, 0 = all */
 	bool no_methods;                  /* --no-methods: skip per-method attribution */
@@ -50,6 +50,14 @@ struct vt_attach_opts {
 	uint64_t series_ns;               /* per-class counts each step (record's timeline), 0 = none */
 	uint32_t gc_pauses;               /* --gc-pauses: pauses kept in the list, 0 = default */
 };
+
+/* The default size of a map keyed by allocation site (class, method, site):
+ * a real program has tens of thousands of sites. It is a ceiling, not an
+ * allocation: such maps are never preallocated (vt_adapter_size_map), so
+ * they hold what the program has, plus 16 bytes of hash bucket a slot. */
+#define VT_ALLOC_MAP_CEILING (1u << 20)
+/* ... and of the other counting maps (functions, methods, names, resets) */
+#define VT_COUNT_MAP_DEFAULT 16384
 
 #define VT_SPAWN_ENV_MAX 2                /* entries a spawn_env gives at most */
 

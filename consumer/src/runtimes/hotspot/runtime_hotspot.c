@@ -55,7 +55,6 @@
 #include "hotspot.skel.h"
 
 #define PROVIDER "hotspot"
-#define DEFAULT_MAP_ENTRIES 10240
 
 /* libjvm.so's symbols that the size uprobe needs (mangled, in .symtab) */
 #define SYM_NARROW_KLASS "_ZN23CompressedKlassPointers13_narrow_klassE"
@@ -69,15 +68,15 @@ static const char *const loss_names[] = {
 	[VT_HS_L_SIZE_FROM_ARG] = "size from object__alloc's argument (may be wrong)",
 	[VT_HS_L_UNREADABLE] = "unreadable string",
 	[VT_HS_L_TRUNCATED] = "name truncated",
-	[VT_HS_L_MAP_FULL] = "alloc map full",
-	[VT_HS_L_METHOD_MAP_FULL] = "method map full",
+	[VT_HS_L_MAP_FULL] = "alloc map full (raise --map-entries)",
+	[VT_HS_L_METHOD_MAP_FULL] = "method map full (raise --map-entries)",
 	[VT_HS_L_GC_UNPAIRED] = "gc__end without gc__begin",
 	[VT_HS_L_GC_BUF_FULL] = "gc pause buffer full",
 	[VT_HS_L_TOO_DEEP] = "allocation below a Java frame no longer kept (no method)",
 	[VT_HS_L_STACK_MAP_FULL] = "thread stack map full (no method)",
 	[VT_HS_L_SIZE_UNREADABLE] = "object size unreadable (counted with 0 bytes)",
 	[VT_HS_L_NO_RETURN] = "Java frames left without method__return (allocations may name a callee)",
-	[VT_HS_L_NAMES_FULL] = "names map full (rows named ?)",
+	[VT_HS_L_NAMES_FULL] = "names map full (rows named ?; raise --map-entries)",
 	[VT_HS_L_PROC_FULL] = "process table full (events)",
 	[VT_HS_L_PROC_HIGH_PTR] = "pointer above 2^47 in --all (events)",
 };
@@ -352,15 +351,13 @@ static int hotspot_open(const struct vt_attach_opts *opts, void **state, char *e
 		goto fail;
 	}
 	sizes = set_layout(st->skel, path, &func_off);
-	bpf_map__set_max_entries(st->skel->maps.allocs,
-				 opts->map_entries ? opts->map_entries : DEFAULT_MAP_ENTRIES);
-	bpf_map__set_max_entries(st->skel->maps.methods,
-				 opts->map_entries ? opts->map_entries : DEFAULT_MAP_ENTRIES);
-	bpf_map__set_max_entries(st->skel->maps.names,
-				 opts->map_entries ? opts->map_entries : DEFAULT_MAP_ENTRIES);
+	vt_adapter_size_map(st->skel->maps.allocs, opts->map_entries, VT_ALLOC_MAP_CEILING);
+	vt_adapter_size_map(st->skel->maps.methods, opts->map_entries, VT_COUNT_MAP_DEFAULT);
+	vt_adapter_size_map(st->skel->maps.names, opts->map_entries, VT_COUNT_MAP_DEFAULT);
 	st->all = opts->all;
 	st->skel->rodata->targ_all = st->all;
 	VT_PROCS_AUTOLOAD(st->skel, st->all);
+	vt_adapter_before_load(&st->a, st->skel->obj);
 	err = hotspot_bpf__load(st->skel);
 	if (err) {
 		vt_adapter_load_failed(err, errbuf, errlen);

@@ -33,14 +33,13 @@
 #include "php.skel.h"
 
 #define PROVIDER "php"
-#define DEFAULT_MAP_ENTRIES 10240
 #define DTRACE_ENV "USE_ZEND_DTRACE=1"
 
 static const char *const loss_names[] = {
 	[VT_PHP_L_UNREADABLE] = "unreadable string",
 	[VT_PHP_L_TRUNCATED] = "name truncated",
-	[VT_PHP_L_CALL_MAP_FULL] = "call map full",
-	[VT_PHP_L_OBJ_MAP_FULL] = "object map full",
+	[VT_PHP_L_CALL_MAP_FULL] = "call map full (raise --map-entries)",
+	[VT_PHP_L_OBJ_MAP_FULL] = "object map full (raise --map-entries)",
 	[VT_PHP_L_STACK_MAP_FULL] = "thread stack map full (no function)",
 	[VT_PHP_L_TOO_DEEP] = "object below more than 64 PHP frames (no function)",
 	[VT_PHP_L_PROC_FULL] = "process table full (objects)",
@@ -186,7 +185,6 @@ static int php_open(const struct vt_attach_opts *opts, void **state, char *errbu
 {
 	struct php_state *st;
 	const char *path = vt_usdt_probe_path(opts->probes, PROVIDER, "function__entry");
-	uint32_t entries = opts->map_entries ? opts->map_entries : DEFAULT_MAP_ENTRIES;
 	bool calls;
 	int err;
 
@@ -215,11 +213,12 @@ static int php_open(const struct vt_attach_opts *opts, void **state, char *errbu
 		err = vt_adapter_open_failed(errbuf, errlen);
 		goto fail;
 	}
-	bpf_map__set_max_entries(st->skel->maps.calls, entries);
-	bpf_map__set_max_entries(st->skel->maps.objects, entries);
+	vt_adapter_size_map(st->skel->maps.calls, opts->map_entries, VT_COUNT_MAP_DEFAULT);
+	vt_adapter_size_map(st->skel->maps.objects, opts->map_entries, VT_ALLOC_MAP_CEILING);
 	st->all = opts->all;
 	st->skel->rodata->targ_all = st->all;
 	VT_PROCS_AUTOLOAD(st->skel, st->all);
+	vt_adapter_before_load(&st->a, st->skel->obj);
 	err = php_bpf__load(st->skel);
 	if (err) {
 		vt_adapter_load_failed(err, errbuf, errlen);

@@ -52,16 +52,14 @@
 #include "python.skel.h"
 
 #define PROVIDER "python"
-#define DEFAULT_MAP_ENTRIES 10240
-#define STACK_MAP_ENTRIES 65536 /* --stack vm: allocation rows */
 
 static const char *const loss_names[] = {
 	[VT_PY_L_UNREADABLE] = "unreadable string",
 	[VT_PY_L_TRUNCATED] = "name truncated",
-	[VT_PY_L_MAP_FULL] = "function map full",
+	[VT_PY_L_MAP_FULL] = "function map full (raise --map-entries)",
 	[VT_PY_L_GC_UNPAIRED] = "gc__done without gc__start",
 	[VT_PY_L_GC_BUF_FULL] = "gc pause buffer full",
-	[VT_PY_L_ALLOC_MAP_FULL] = "alloc map full",
+	[VT_PY_L_ALLOC_MAP_FULL] = "alloc map full (raise --map-entries)",
 	[VT_PY_L_NAMES_FULL] = "type or code map full (unnamed)",
 	[VT_PY_L_LINES_FULL] = "line table map full (Python frames at their first line)",
 	[VT_PY_L_STACK_CUT] = "stack cut at 127 Python frames",
@@ -324,22 +322,11 @@ static int python_open(const struct vt_attach_opts *opts, void **state, char *er
 		err = vt_adapter_open_failed(errbuf, errlen);
 		goto fail;
 	}
-	bpf_map__set_max_entries(st->skel->maps.funcs,
-				 opts->map_entries ? opts->map_entries : DEFAULT_MAP_ENTRIES);
-	bpf_map__set_max_entries(st->skel->maps.funcs_named,
-				 opts->map_entries ? opts->map_entries : DEFAULT_MAP_ENTRIES);
-	if (opts->stacks) {
-		/* a row per (type, function, stack), a stack by each frame's line:
-		 * an interpreter's start alone makes over ten thousand; made as
-		 * they come */
-		bpf_map__set_map_flags(st->skel->maps.allocs,
-				       bpf_map__map_flags(st->skel->maps.allocs) | BPF_F_NO_PREALLOC);
-		bpf_map__set_max_entries(st->skel->maps.allocs,
-					 opts->map_entries ? opts->map_entries : STACK_MAP_ENTRIES);
-	} else {
-		bpf_map__set_max_entries(st->skel->maps.allocs,
-					 opts->map_entries ? opts->map_entries : DEFAULT_MAP_ENTRIES);
-	}
+	vt_adapter_size_map(st->skel->maps.funcs, opts->map_entries, VT_COUNT_MAP_DEFAULT);
+	vt_adapter_size_map(st->skel->maps.funcs_named, opts->map_entries, VT_COUNT_MAP_DEFAULT);
+	/* a row per (type, function[, stack]): with stacks, an interpreter's
+	 * start alone makes over ten thousand */
+	vt_adapter_size_map(st->skel->maps.allocs, opts->map_entries, VT_ALLOC_MAP_CEILING);
 	uint64_t hook_offset = 0, bias = 0;
 
 	struct vt_py_interp interp;
@@ -369,6 +356,7 @@ static int python_open(const struct vt_attach_opts *opts, void **state, char *er
 	st->all = opts->all;
 	st->skel->rodata->targ_all = st->all;
 	VT_PROCS_AUTOLOAD(st->skel, st->all);
+	vt_adapter_before_load(&st->a, st->skel->obj);
 	err = python_bpf__load(st->skel);
 	if (err) {
 		vt_adapter_load_failed(err, errbuf, errlen);

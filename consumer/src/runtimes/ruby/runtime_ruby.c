@@ -46,12 +46,11 @@
 #include "ruby.skel.h"
 
 #define PROVIDER "ruby"
-#define DEFAULT_MAP_ENTRIES 10240
 
 static const char *const loss_names[] = {
 	[VT_RB_L_UNREADABLE] = "unreadable string",
 	[VT_RB_L_TRUNCATED] = "name truncated",
-	[VT_RB_L_MAP_FULL] = "alloc map full",
+	[VT_RB_L_MAP_FULL] = "alloc map full (raise --map-entries)",
 	[VT_RB_L_THREADS_FULL] = "thread map full (methods unknown)",
 	[VT_RB_L_STACK_DEEP] = "method deeper than the frame ring",
 	[VT_RB_L_GC_UNPAIRED] = "gc phase end without begin",
@@ -327,8 +326,8 @@ static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errb
 		st->skel->rodata->rb_ec_tls_index = ec_tls;
 		st->skel->rodata->walk_frames = true;
 	}
-	bpf_map__set_max_entries(st->skel->maps.allocs,
-				 opts->map_entries ? opts->map_entries : DEFAULT_MAP_ENTRIES);
+	vt_adapter_size_map(st->skel->maps.allocs, opts->map_entries, VT_ALLOC_MAP_CEILING);
+	vt_adapter_before_load(&st->a, st->skel->obj);
 	err = ruby_bpf__load(st->skel);
 	if (err) {
 		vt_adapter_load_failed(err, errbuf, errlen);

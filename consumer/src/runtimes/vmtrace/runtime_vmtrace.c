@@ -239,12 +239,12 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 		}
 	}
 	st->skel->rodata->nr_cpus = (__u32)st->a.ncpus;
-	struct bpf_map *counting[] = { st->skel->maps.allocs, st->skel->maps.frees,
-				       st->skel->maps.method_cache_resets,
+	struct bpf_map *counting[] = { st->skel->maps.frees, st->skel->maps.method_cache_resets,
 				       st->skel->maps.constant_cache_resets,
 				       st->skel->maps.global_serial_incs };
 	for (size_t i = 0; i < sizeof(counting) / sizeof(counting[0]); i++)
 		bpf_map__set_max_entries(counting[i], entries);
+	vt_adapter_size_map(st->skel->maps.allocs, opts->map_entries, VT_ALLOC_MAP_CEILING);
 	st->skel->rodata->targ_live = st->live;
 	st->skel->rodata->targ_temp_ns = st->temp_ns;
 	/* without --live the map stays, one entry small */
@@ -252,9 +252,12 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 	bpf_map__set_max_entries(st->skel->maps.live_temps, st->live ? entries : 1);
 	bpf_map__set_max_entries(st->skel->maps.live_keys, st->live ? entries : 1);
 	bpf_map__set_max_entries(st->skel->maps.live_ages, st->live ? VT_LIVE_AGES_PROCS : 1);
-	bpf_map__set_max_entries(st->skel->maps.names,
-				 entries > UINT32_MAX / 2 ? UINT32_MAX : 2 * entries);
+	/* a name per class, method and site: as many as allocation rows */
+	bpf_map__set_max_entries(st->skel->maps.names, !opts->map_entries ? VT_ALLOC_MAP_CEILING
+						       : entries > UINT32_MAX / 2 ? UINT32_MAX
+										  : 2 * entries);
 
+	vt_adapter_before_load(&st->a, st->skel->obj);
 	err = vmtrace_bpf__load(st->skel);
 	if (err) {
 		vt_adapter_load_failed(err, errbuf, errlen);
@@ -366,7 +369,7 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 				st->batch.kind[VT_BATCH_FREE - 1] = true;
 		}
 	}
-	if (st->a.nlinks == (st->all ? 2u : 0u)) {
+	if (vt_adapter_attached(&st->a) == (st->all ? 2u : 0u)) {
 		err = -ENOENT;
 		snprintf(errbuf, errlen, "pid %d has no vmtrace probes that vmtrace counts", (int)opts->pid);
 		goto fail;

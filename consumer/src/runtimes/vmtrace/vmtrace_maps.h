@@ -221,7 +221,7 @@ struct vt_live_stats {           /* one entry, all CPUs (atomic adds) */
 /* Loss counters: (enum, what the report calls it). Anything not counted
  * where it belongs lands in one of these, never nowhere. */
 #define VT_LOSS_LIST(X)                                                             \
-	X(ALLOC_MAP_FULL, "allocation map full (events)")                          \
+	X(ALLOC_MAP_FULL, "allocation map full (events; raise --map-entries)")     \
 	X(FREE_MAP_FULL, "free map full (events)")                                  \
 	X(MCR_MAP_FULL, "method cache reset map full (events)")                    \
 	X(CCR_MAP_FULL, "constant cache reset map full (events)")                  \

@@ -7,7 +7,7 @@ vmtrace by pid or by spawning it, and checks the report's JSON exactly.
 Usage: runtime_test.py VMTRACE CASE
 Cases: ruby-pid, ruby-spawn, ruby-spawn-rubyopt, ruby-spawn-no-methods,
        ruby-crosscheck, ruby-silent, ruby-objects, ruby-objects-methods, python-pid,
-       python-spawn, python-objects, top-python, top-ruby. Exit 0 pass, 1 fail, 77 skip (not root).
+       python-spawn, python-objects, python-sizes, top-python, top-ruby. Exit 0 pass, 1 fail, 77 skip (not root).
 """
 import json
 import os
@@ -24,6 +24,7 @@ ALLOCS_RB = os.path.join(HERE, "workloads", "allocs.rb")
 CALLS_PY = os.path.join(HERE, "workloads", "calls.py")
 OBJECTS_RB = os.path.join(HERE, "workloads", "objects.rb")
 OBJECTS_PY = os.path.join(HERE, "workloads", "objects.py")
+SIZES_PY = os.path.join(HERE, "workloads", "sizes.py")
 TRACEMALLOC_NOTE = ("vmtrace: python: set PYTHONTRACEMALLOC=1 in the spawned process so its "
                     "objects are seen")
 RUBY = "/usr/bin/ruby"
@@ -550,6 +551,27 @@ def case_python_objects(vmtrace, tmp):
     check(not real_losses(j), f"python objects: nothing lost ({real_losses(j)})")
 
 
+def case_python_sizes(vmtrace, tmp):
+    """Bytes of variable-size objects (tuple, int, bytes) as sys.getsizeof
+    counts them: the fixed part and the items. The interpreter may make an
+    object or two of its own in the same function (during a collection):
+    those are allowed beside the N, at most 2, each under 64 bytes."""
+    data, out = record_spawn(vmtrace, [PYTHON, SIZES_PY], tmp)
+    truth = json.loads(next(line for line in out if line.startswith('{"n"')))
+    n = truth["n"]
+    j = report(vmtrace, data)
+    rows = {a["class"]: a for a in j["allocations"] if a["method"] == "make"}
+    for typ, size in truth["sizeof"].items():
+        a = rows.get(typ, {"count": 0, "bytes": 0})
+        extra = a["count"] - n
+        check(0 <= extra <= 2 and n * size <= a["bytes"] <= n * size + 64 * extra,
+              f"python sizes: {typ} in make: {a['count']} objects, {a['bytes']} bytes; "
+              f"made {n} of sys.getsizeof {size}")
+    notes = [l["what"] for l in j["lost"] if l["count"] and "fixed part only" in l["what"]]
+    check(all("bytes of str objects" in w for w in notes),
+          f"python sizes: only str is noted as its fixed part: {notes}")
+
+
 def top_last_gc(vmtrace, argv):
     """vmtrace top on a workload of the Target kind: the gc line of its last
     view."""
@@ -609,7 +631,8 @@ CASES = {"ruby-pid": case_ruby_pid, "ruby-spawn": case_ruby_spawn,
          "ruby-crosscheck": case_ruby_crosscheck, "ruby-silent": case_ruby_silent,
          "ruby-objects": case_ruby_objects, "ruby-objects-methods": case_ruby_objects_methods,
          "python-pid": case_python_pid, "python-spawn": case_python_spawn,
-         "python-objects": case_python_objects, "top-python": case_top_python,
+         "python-objects": case_python_objects, "python-sizes": case_python_sizes,
+         "top-python": case_top_python,
          "top-ruby": case_top_ruby}
 
 

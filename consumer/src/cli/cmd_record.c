@@ -318,6 +318,9 @@ int vt_cmd_record(int argc, char **argv)
 		a.duration > 0 ? "" : "; Ctrl-C to stop");
 	if (s.spawn_note)
 		fprintf(stderr, "vmtrace: %s: %s\n", s.rt->name, s.spawn_note);
+	if (s.followed_from)
+		fprintf(stderr, "vmtrace: followed `%s` to pid %d: %s\n", s.followed_from,
+			(int)s.target.pid, s.cmdline ? s.cmdline : "?");
 
 	if (every.every_s > 0) {
 		/* continuous: the intervals are the output; the record holds the whole run */

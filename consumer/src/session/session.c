@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "session/follow.h"
 #include "session/session.h"
 
 #define WAIT_SLICE_MS 100 /* how often the target's exit is checked */
@@ -132,30 +133,13 @@ static int add_dlopened_probes(const char *exe, struct vt_usdt_list *probes, cha
 	return 0;
 }
 
-int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char *err, size_t errlen)
+/* The runtime of s->probes: --runtime's, or the one detected. 0, or
+ * -EINVAL (an unknown --runtime) or -ENOENT with the reason in err. */
+static int pick_runtime(struct vt_session *s, const struct vt_session_opts *o, const char *what,
+			char *err, size_t errlen)
 {
-	char what[4200], names[256];
-	int r;
+	char names[256];
 
-	memset(s, 0, sizeof(*s));
-	s->target.pidfd = s->target.go_fd = s->target.exec_err_fd = -1;
-	if (o->cmd)
-		r = vt_target_spawn(&s->target, o->cmd, err, errlen);
-	else
-		r = vt_target_open_pid(&s->target, o->pid, err, errlen);
-	if (r)
-		return r;
-
-	r = vt_target_probes(&s->target, &s->probes, err, errlen);
-	if (r)
-		return r;
-	if (s->target.spawned) {
-		r = add_dlopened_probes(s->target.exe, &s->probes, err, errlen);
-		if (r)
-			return r;
-	}
-
-	target_label(s, what, sizeof(what));
 	if (o->runtime) {
 		s->rt = vt_runtime_by_name(o->runtime);
 		if (!s->rt) {
@@ -168,22 +152,102 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 				 s->rt->provider);
 			return -ENOENT;
 		}
-	} else {
-		s->rt = vt_runtime_detect(&s->probes);
-		if (!s->rt) {
-			char providers[1024];
+		return 0;
+	}
+	s->rt = vt_runtime_detect(&s->probes);
+	if (!s->rt) {
+		char providers[1024];
 
-			runtime_names(names, sizeof(names));
-			describe_providers(&s->probes, providers, sizeof(providers));
-			if (providers[0])
-				snprintf(err, errlen,
-					 "%s has no vmtrace probes nor those of a known runtime (%s); "
-					 "its USDT providers: %s", what, names, providers);
-			else
-				snprintf(err, errlen, "%s has no vmtrace probes (no USDT probes at all)",
-					 what);
-			return -ENOENT;
+		runtime_names(names, sizeof(names));
+		describe_providers(&s->probes, providers, sizeof(providers));
+		if (providers[0])
+			snprintf(err, errlen,
+				 "%s has no vmtrace probes nor those of a known runtime (%s); "
+				 "its USDT providers: %s", what, names, providers);
+		else
+			snprintf(err, errlen, "%s has no vmtrace probes (no USDT probes at all)", what);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+struct follow_ctx {
+	struct vt_session *s;
+	const struct vt_session_opts *o;
+};
+
+/* follow.h: take the process at its exec of exe when exe (with the
+ * libraries it will load) has probes of the runtime asked for, or of one
+ * vmtrace knows. */
+static bool take_program(pid_t pid, const char *exe, void *ctx)
+{
+	struct follow_ctx *f = ctx;
+	char err[512];
+
+	(void)pid;
+	vt_usdt_list_free(&f->s->probes);
+	if (vt_program_probes(exe, &f->s->probes) ||
+	    add_dlopened_probes(exe, &f->s->probes, err, sizeof(err)))
+		return false;
+	return pick_runtime(f->s, f->o, exe, err, sizeof(err)) == 0;
+}
+
+/* What a followed command's environment gets for the runtimes it may start:
+ * set before the first exec, as no adapter is open yet to say it. */
+static void follow_env(const char **env, size_t max)
+{
+	size_t n = 0;
+
+	if (!getenv("PYTHONTRACEMALLOC") && n < max)
+		env[n++] = "PYTHONTRACEMALLOC=1"; /* CPython's objects (runtime_python.c) */
+	if (!getenv("USE_ZEND_DTRACE") && n < max)
+		env[n++] = "USE_ZEND_DTRACE=1";   /* PHP's function probes (runtime_php.c) */
+	env[n] = NULL;
+}
+
+int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char *err, size_t errlen)
+{
+	char what[4200];
+	bool followed = false;
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	s->target.pidfd = s->target.go_fd = s->target.exec_err_fd = -1;
+	if (o->cmd)
+		r = vt_target_spawn(&s->target, o->cmd, err, errlen);
+	else
+		r = vt_target_open_pid(&s->target, o->pid, err, errlen);
+	if (r)
+		return r;
+
+	r = vt_target_probes(&s->target, &s->probes, err, errlen);
+	if (r && !s->target.spawned)
+		return r;
+	if (!r && s->target.spawned)
+		r = add_dlopened_probes(s->target.exe, &s->probes, err, errlen);
+	target_label(s, what, sizeof(what));
+	if (!r)
+		r = pick_runtime(s, o, what, err, errlen);
+	if (r == -ENOENT || (r && r != -EINVAL && s->target.spawned)) {
+		/* a command that is no runtime itself (a shim, a wrapper, env,
+		 * make): the runtime is a program it runs (follow.h) */
+		struct follow_ctx fc = { s, o };
+		const char *env[3];
+
+		if (!s->target.spawned)
+			return r;
+		if (o->sample_period || o->live) {
+			snprintf(err, errlen, "%s is no runtime itself; --sample and --live need the "
+				 "runtime's own command, not one that starts it", what);
+			return -ENOTSUP;
 		}
+		follow_env(env, 2);
+		r = vt_follow(&s->target, env, take_program, &fc, err, errlen);
+		if (r)
+			return r;
+		followed = true;
+	} else if (r) {
+		return r;
 	}
 
 	if (o->stacks && strcmp(s->rt->name, "vmtrace") != 0 && strcmp(s->rt->name, "ruby") != 0 &&
@@ -224,6 +288,14 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 	 * not yet released, so nothing it does comes before it */
 	clock_gettime(CLOCK_MONOTONIC, &s->started);
 	clock_gettime(CLOCK_REALTIME, &s->started_wall);
+
+	if (followed) {
+		/* the process taken, stopped at its exec: its command line */
+		s->cmdline = vt_target_cmdline(s->target.pid);
+		s->followed_from = join_argv(o->cmd);
+		vt_follow_release(&s->target);
+		return 0;
+	}
 
 	const char *env[VT_SPAWN_ENV_MAX + 1] = { NULL }; /* NULL-terminated for vt_target_release */
 
@@ -329,4 +401,6 @@ void vt_session_close(struct vt_session *s)
 	vt_usdt_list_free(&s->probes);
 	free(s->cmdline);
 	s->cmdline = NULL;
+	free(s->followed_from);
+	s->followed_from = NULL;
 }

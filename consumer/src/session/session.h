@@ -36,7 +36,8 @@ struct vt_session {
 	struct vt_usdt_list probes;
 	const struct vt_runtime *rt;
 	void *state;
-	char *cmdline;
+	char *cmdline;             /* the traced process's command line */
+	char *followed_from;       /* the command it was followed from (follow.h), or NULL */
 	const char *spawn_note;    /* what the adapter changed in a spawned command, or NULL */
 	struct timespec started;   /* when the probes went live */
 	struct timespec started_wall; /* the same moment on the wall clock */

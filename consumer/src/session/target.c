@@ -236,7 +236,7 @@ int vt_target_spawn(struct vt_target *t, char *const argv[], char *err, size_t e
 	}
 	close(go[0]);
 	close(exec_err[1]);
-	t->pid = pid;
+	t->pid = t->cmd_pid = pid;
 	t->spawned = true;
 	t->go_fd = go[1];
 	t->exec_err_fd = exec_err[0];
@@ -511,7 +511,7 @@ bool vt_target_wait_exit(struct vt_target *t, int timeout_ms)
 	if (t->spawned) {
 		int status = 0;
 
-		while (waitpid(t->pid, &status, 0) < 0 && errno == EINTR)
+		while (waitpid(t->cmd_pid, &status, 0) < 0 && errno == EINTR)
 			;
 		t->exit_status = status;
 	}
@@ -565,13 +565,13 @@ char *vt_target_cmdline(pid_t pid)
 
 void vt_target_close(struct vt_target *t)
 {
-	if (t->spawned && !t->exited && t->pid > 0) {
+	if (t->spawned && !t->exited && t->cmd_pid > 0) {
 		/* held back: it never runs; running: end it, as perf does, and
 		 * one that ignores SIGTERM (a daemon) gets SIGKILL after a grace
 		 * period rather than holding vmtrace for ever */
-		kill(t->pid, t->go_fd >= 0 ? SIGKILL : SIGTERM);
+		kill(t->cmd_pid, t->go_fd >= 0 ? SIGKILL : SIGTERM);
 		if (!vt_target_wait_exit(t, VT_TARGET_TERM_GRACE_MS)) {
-			kill(t->pid, SIGKILL);
+			kill(t->cmd_pid, SIGKILL);
 			vt_target_wait_exit(t, -1);
 		}
 	}

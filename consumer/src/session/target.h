@@ -14,10 +14,12 @@
 #include "process/usdt_notes.h"
 
 struct vt_target {
-	pid_t pid;            /* read-only */
+	pid_t pid;            /* read-only: the process traced */
+	pid_t cmd_pid;        /* read-only: a spawned command's own process: pid, or the
+				 shim or wrapper pid was followed from (follow.h) */
 	bool spawned;         /* read-only: started by vmtrace */
 	bool exited;          /* read-only: seen gone */
-	int exit_status;      /* read-only: wait status of a spawned target that exited */
+	int exit_status;      /* read-only: wait status of a spawned command that exited */
 	char *exe;            /* read-only: the program a spawned target runs */
 	char *interp;         /* read-only: when exe is a script, the program that runs it
 				 (its probes are the target's), else NULL */

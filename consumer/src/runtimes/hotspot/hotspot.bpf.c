@@ -112,8 +112,10 @@ static __always_inline void add(__u32 slot, __u64 n)
 }
 
 /* Copy a HotSpot name (pointer and length, no NUL) into dst[size]; dst
- * starts zeroed, so the copy is NUL-terminated. size is a power of two. */
-static __always_inline void copy_name(char *dst, __u32 size, const char *src, long len)
+ * starts zeroed, so the copy is NUL-terminated. size is a power of two.
+ * quiet: a failed read is not counted (its caller counts what it costs). */
+static __always_inline void copy_name(char *dst, __u32 size, const char *src, long len,
+				      bool quiet)
 {
 	__u32 n;
 
@@ -126,7 +128,8 @@ static __always_inline void copy_name(char *dst, __u32 size, const char *src, lo
 	n = (__u32)len & (size - 1);
 	if (bpf_probe_read_user(dst, n, src)) {
 		dst[0] = '\0';
-		add(VT_HS_L_UNREADABLE, 1);
+		if (!quiet)
+			add(VT_HS_L_UNREADABLE, 1);
 	}
 }
 
@@ -190,8 +193,8 @@ static __always_inline const struct vt_hs_frame *site(struct vt_hs_alloc_key *ke
 }
 
 /* A name for addr in the names map, copied from src[len], unless one is
- * there already. */
-static __always_inline void intern_name(__u64 addr, const char *src, long len)
+ * there already (quiet: as copy_name). */
+static __always_inline void intern_name(__u64 addr, const char *src, long len, bool quiet)
 {
 	struct vt_hs_name *n;
 	__u32 zero = 0;
@@ -202,14 +205,17 @@ static __always_inline void intern_name(__u64 addr, const char *src, long len)
 	if (!n)
 		return;
 	__builtin_memset(n, 0, sizeof(*n));
-	copy_name(n->s, sizeof(n->s), src, len);
+	copy_name(n->s, sizeof(n->s), src, len, quiet);
 	if (n->s[0] && bpf_map_update_elem(&names, &addr, n, BPF_NOEXIST) == -E2BIG)
 		add(VT_HS_L_NAMES_FULL, 1);
 }
 
 /* The name of the class at qklass (Klass::_name, a Symbol: a u2 length and
  * the bytes) for the names map, where its place is known. qklass: qualified
- * by its process's slot under record --all, read at the raw address. */
+ * by its process's slot under record --all, read at the raw address. A
+ * name not paged in yet (a class of the CDS archive, early in the JVM's
+ * start) is read again as its row grows (count_alloc); what stays unnamed
+ * is counted at the end, per object (runtime_hotspot.c). */
 static __always_inline void intern_klass(__u64 qklass)
 {
 	__u64 sym = 0, klass = vt_proc_raw(qklass);
@@ -217,11 +223,9 @@ static __always_inline void intern_klass(__u64 qklass)
 
 	if (!klass || bpf_map_lookup_elem(&names, &qklass))
 		return;
-	if (bpf_probe_read_user(&sym, 8, (void *)(klass + layout.name_offset)) || !sym ||
-	    bpf_probe_read_user(&len, 2, (void *)(sym + layout.symbol_length_offset)))
-		add(VT_HS_L_UNREADABLE, 1);
-	else
-		intern_name(qklass, (const char *)(sym + layout.symbol_body_offset), len);
+	if (!bpf_probe_read_user(&sym, 8, (void *)(klass + layout.name_offset)) && sym &&
+	    !bpf_probe_read_user(&len, 2, (void *)(sym + layout.symbol_length_offset)))
+		intern_name(qklass, (const char *)(sym + layout.symbol_body_offset), len, true);
 }
 
 /* The site's two names, for a new row keyed by key. */
@@ -230,8 +234,8 @@ static __always_inline void intern_site(const struct vt_hs_alloc_key *key,
 {
 	if (!f)
 		return;
-	intern_name(key->site_class, (const char *)f->klass, f->klass_len);
-	intern_name(key->site_method, (const char *)f->method, f->method_len);
+	intern_name(key->site_class, (const char *)f->klass, f->klass_len, false);
+	intern_name(key->site_method, (const char *)f->method, f->method_len, false);
 }
 
 /* record --all (called under `if (targ_all)`): the key's addresses
@@ -299,8 +303,10 @@ int hs_alloc_base(struct pt_regs *ctx)
 }
 
 /* One allocation of size bytes under key (class and site filled in). A
- * new row (false) needs its names interned by the caller. */
-static __always_inline bool count_alloc(const struct vt_hs_alloc_key *key, __u64 size)
+ * new row (false) needs its names interned by the caller; *again is set
+ * when an old row's count reaches a power of two, for a name that could
+ * not be read before to be tried again (a few times, at no cost between). */
+static __always_inline bool count_alloc(const struct vt_hs_alloc_key *key, __u64 size, bool *again)
 {
 	struct vt_hs_alloc_val one = { .count = 1, .bytes = size }, *v;
 	enum vt_got got;
@@ -309,6 +315,7 @@ static __always_inline bool count_alloc(const struct vt_hs_alloc_key *key, __u64
 	if (v) {
 		v->count++;
 		v->bytes += size;
+		*again = !(v->count & (v->count - 1));
 		return true;
 	}
 	v = vt_insert(&allocs, key, &one, &got);
@@ -343,9 +350,13 @@ int hs_alloc_whole(struct pt_regs *ctx)
 	f = site(&key, vt_tid());
 	if (targ_all && !all_qualify(&key.klass, &key.site_class, &key.site_method))
 		return 0;
-	if (!count_alloc(&key, size)) {
+	bool again = false;
+
+	if (!count_alloc(&key, size, &again)) {
 		intern_klass(key.klass);
 		intern_site(&key, f);
+	} else if (again) {
+		intern_klass(key.klass);
 	}
 	return 0;
 }
@@ -370,8 +381,10 @@ int BPF_USDT(hs_object_alloc, long jtid, const char *name, long name_len, long a
 	f = site(&key, tid);
 	if (targ_all && !all_qualify(&key.klass, &key.site_class, &key.site_method))
 		return 0;
-	if (!count_alloc(&key, size)) {
-		intern_name(key.klass, name, name_len);
+	bool again = false;
+
+	if (!count_alloc(&key, size, &again)) {
+		intern_name(key.klass, name, name_len, false);
 		intern_site(&key, f);
 	}
 	return 0;
@@ -399,8 +412,8 @@ int BPF_USDT(hs_method_entry, long jtid, const char *klass, long klass_len,
 			return 0;
 		}
 		if (got == VT_GOT_NEW) {
-			intern_name(key.klass, klass, klass_len);
-			intern_name(key.method, method, method_len);
+			intern_name(key.klass, klass, klass_len, false);
+			intern_name(key.method, method, method_len, false);
 		}
 	}
 	v->calls++;

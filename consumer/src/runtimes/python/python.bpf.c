@@ -152,6 +152,7 @@ static __always_inline void copy_str(char *dst, __u32 size, const char *src)
 #define PY_ASCII_DATA 48               /* sizeof(PyASCIIObject) */
 #define PY_COMPACT_UTF8 56             /* PyCompactUnicodeObject.utf8 */
 #define PY_OB_TYPE 8
+#define PY_OB_SIZE 16 /* PyVarObject: the items, set before _Py_NewReference */
 #define PY_TP_NAME 24
 #define PY_TP_BASICSIZE 32
 #define PY_TP_ITEMSIZE 40
@@ -297,7 +298,10 @@ int py_new_object(struct pt_regs *ctx)
 		bias_known = 1;
 	}
 	add(VT_PY_C_OBJECTS, 1);
-	key.type = read_ptr(PT_REGS_PARM1(ctx) + PY_OB_TYPE);
+	__u64 obj = PT_REGS_PARM1(ctx);
+	__s64 items = 0;
+
+	key.type = read_ptr(obj + PY_OB_TYPE);
 	frame = current_frame();
 	code_id(&key.code, read_ptr(frame ? frame + PY_FRAME_F_CODE : 0));
 	/* a code not read stays 0; the type (0 too) carries the process */
@@ -317,7 +321,14 @@ int py_new_object(struct pt_regs *ctx)
 		return 0;
 	}
 	v->count++;
-	v->bytes += t ? t->bytes : 0;
+	if (!t)
+		return 0;
+	/* the items of a variable-size object (int's digits, a tuple's slots,
+	 * bytes' text), as object.__sizeof__ counts them: its type's
+	 * itemsize times |ob_size|, which the allocator set before this hook */
+	if (t->itemsize > 0 && !bpf_probe_read_user(&items, sizeof(items), (void *)(obj + PY_OB_SIZE)))
+		v->bytes += (__u64)t->itemsize * (__u64)(items < 0 ? -items : items);
+	v->bytes += t->bytes;
 	return 0;
 }
 

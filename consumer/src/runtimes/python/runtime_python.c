@@ -178,8 +178,9 @@ static int alloc_row(const void *key, const void *val, void *ctx)
 					 sum->count);
 }
 
-/* Per type whose objects have a variable part (tp_itemsize, or str's
- * text): a row saying the bytes counted are the fixed part only. */
+/* str's text is written after its object is made, so its bytes are the
+ * fixed part only (variable-size types count their items, python.bpf.c):
+ * a row saying so, for the str objects counted. */
 static int variable_size_rows(struct rows *r)
 {
 	for (size_t i = 0; i < r->ntypes; i++) {
@@ -191,7 +192,7 @@ static int variable_size_rows(struct rows *r)
 					 sizeof(r->types[i].type), &t, sizeof(t), 0))
 			continue;
 		vt_key_string(name, sizeof(name), t.name, sizeof(t.name));
-		if (t.itemsize <= 0 && strcmp(name, "str") != 0)
+		if (strcmp(name, "str") != 0)
 			continue;
 		snprintf(what, sizeof(what), "bytes of %s objects: fixed part only (their items unseen)",
 			 name);

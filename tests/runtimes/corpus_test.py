@@ -1,0 +1,126 @@
+#!/usr/bin/python3.11
+"""Integration tests on real programs nobody here wrote, from Debian's
+packages, recorded with vmtrace's default flags: nothing may be lost, and
+the totals must equal the runtime's own count, taken in the same process.
+
+  rdoc        rdoc over a stdlib folder (uri): every object, against Ruby's
+              GC.stat(:total_allocated_objects) at exit (workloads/gc_total.rb)
+  erb         erb rendering a template, the same way
+  pydoc       python3.11 -m pydoc -w over three modules: calls of every
+              function of the modules it runs, against sys.setprofile's count
+              of their returns (workloads/count_calls.py)
+  compileall  python3.11 -m compileall over a copy of a stdlib package, the same way
+  javac       javac of the JVM workload: nothing lost, every class counted
+
+Usage: corpus_test.py VMTRACE CASE
+Cases: corpus-rdoc, corpus-erb, corpus-pydoc, corpus-compileall, corpus-javac.
+Exit 0 pass, 1 fail, 77 skip (not root).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import runtime_test as rt
+from runtime_test import check, report
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GC_TOTAL_RB = os.path.join(HERE, "workloads", "gc_total.rb")
+COUNT_CALLS_PY = os.path.join(HERE, "workloads", "count_calls.py")
+ALLOCS_JAVA = os.path.join(HERE, "workloads", "Allocs.java")
+STDLIB_PY = "/usr/lib/python3.11"
+# GC.stat counts an object or two fewer than every object made on some real
+# programs (rdoc: one, every run); the tracer counts each newobj
+GC_STAT_SLACK = 2
+
+
+def record(vmtrace, tmp, argv, env=None, cwd=None):
+    data = os.path.join(tmp, "corpus.data")
+    if os.path.exists(data):
+        os.unlink(data)
+    r = subprocess.run([vmtrace, "record", "-o", data, "--", *argv], capture_output=True,
+                       text=True, timeout=600, env=env, cwd=cwd)
+    check(r.returncode == 0, f"{argv[0]}: vmtrace record exits 0: {r.stderr.strip()[-300:]}")
+    return r, report(vmtrace, data)
+
+
+def nothing_lost(j, what):
+    lost = [l for l in j["lost"] if l["count"] and "fixed part only" not in l["what"]]
+    check(not lost, f"{what}: nothing lost with the default flags: {lost}")
+
+
+def ruby_total(vmtrace, tmp, what, argv, cwd=None):
+    env = dict(os.environ, RUBYOPT=f"-r{GC_TOTAL_RB}")
+    r, j = record(vmtrace, tmp, argv, env=env, cwd=cwd)
+    lines = [l for l in r.stderr.splitlines() if l.startswith("vmtrace-gc-total ")]
+    want = int(lines[-1].split()[1]) if lines else -1
+    got = sum(a["count"] for a in j["allocations"])
+    nothing_lost(j, what)
+    check(j["runtime"] == "ruby" and len(j["allocations"]) > 200,
+          f"{what}: ruby, {len(j['allocations'])} allocation rows")
+    check(want > 0 and 0 <= got - want <= GC_STAT_SLACK,
+          f"{what}: every object: vmtrace {got}, Ruby's GC.stat {want}")
+
+
+def case_corpus_rdoc(vmtrace, tmp):
+    ruby_total(vmtrace, tmp, "rdoc", ["rdoc", "-q", "-o", os.path.join(tmp, "doc"),
+                                      "/usr/lib/ruby/3.1.0/uri"])
+
+
+def case_corpus_erb(vmtrace, tmp):
+    template = os.path.join(tmp, "page.erb")
+    with open(template, "w") as f:
+        f.write("<% 2000.times do |i| %><li><%= i %>: <%= (i * 7).to_s(16) %></li>\n<% end %>\n")
+    ruby_total(vmtrace, tmp, "erb", ["erb", template])
+
+
+def python_calls(vmtrace, tmp, what, module_args, files, least, cwd=None):
+    counts = os.path.join(tmp, "calls.json")
+    r, j = record(vmtrace, tmp, [rt.PYTHON, COUNT_CALLS_PY, counts, *module_args], cwd=cwd)
+    with open(counts) as f:
+        want = {(q, f"{fn}:{line}"): n for q, fn, line, n in json.load(f)}
+    got = {(c["name"], c["file"]): c["count"] for c in j["calls"]}
+    ours = lambda k: k[1].rsplit(":", 1)[0] in files
+    keys = {k for k in set(want) | set(got) if ours(k)}
+    bad = sorted((k, want.get(k), got.get(k)) for k in keys if want.get(k) != got.get(k))
+    nothing_lost(j, what)
+    check(len(keys) >= least and not bad,
+          f"{what}: calls of the {len(keys)} functions of {', '.join(os.path.basename(f) for f in files)} "
+          f"({sum(want.get(k, 0) for k in keys)} in all) equal sys.setprofile's count: {bad[:5]}")
+    objects = sum(a["count"] for a in j["allocations"])
+    check(objects > 10000, f"{what}: objects seen: {objects}")
+
+
+def case_corpus_pydoc(vmtrace, tmp):
+    python_calls(vmtrace, tmp, "pydoc", ["pydoc", "-w", "json", "email.message", "argparse"],
+                 [f"{STDLIB_PY}/pydoc.py", f"{STDLIB_PY}/inspect.py", f"{STDLIB_PY}/argparse.py"],
+                 100, cwd=tmp)
+
+
+def case_corpus_compileall(vmtrace, tmp):
+    src = os.path.join(tmp, "email")
+    shutil.copytree(f"{STDLIB_PY}/email", src)
+    python_calls(vmtrace, tmp, "compileall", ["compileall", "-q", "-f", src],
+                 [f"{STDLIB_PY}/compileall.py", f"{STDLIB_PY}/py_compile.py"], 10)
+
+
+def case_corpus_javac(vmtrace, tmp):
+    if not os.path.exists("/usr/bin/javac"):
+        print("skipped: no javac")
+        sys.exit(77)
+    r, j = record(vmtrace, tmp, ["/usr/bin/javac", "-d", tmp, ALLOCS_JAVA])
+    nothing_lost(j, "javac")
+    classes = {a["class"] for a in j["allocations"]}
+    total = sum(a["count"] for a in j["allocations"])
+    check(j["runtime"] == "hotspot" and total > 10000 and "java.lang.String" in classes,
+          f"javac: {total} objects of {len(classes)} classes, java.lang.String among them")
+    check(os.path.exists(os.path.join(tmp, "Allocs.class")), "javac: compiled")
+
+
+CASES = {"corpus-rdoc": case_corpus_rdoc, "corpus-erb": case_corpus_erb,
+         "corpus-pydoc": case_corpus_pydoc, "corpus-compileall": case_corpus_compileall,
+         "corpus-javac": case_corpus_javac}
+
+if __name__ == "__main__":
+    sys.exit(rt.run(CASES, __doc__))

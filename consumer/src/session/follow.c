@@ -104,14 +104,17 @@ static void let_go(struct vt_target *t, struct tree *tr, pid_t keep)
 	for (size_t i = 0; i < tr->n; i++)
 		if (tr->v[i].pid != keep && !tr->v[i].stopped)
 			ptrace(PTRACE_INTERRUPT, tr->v[i].pid, NULL, NULL);
+	/* by index: a fork caught on the way adds its child, to let go too */
 	for (size_t i = 0; i < tr->n; i++) {
-		struct tracee *tc = &tr->v[i];
+		pid_t pid = tr->v[i].pid;
+		bool stopped = tr->v[i].stopped;
 		int status, sig = 0;
 
-		if (tc->pid == keep)
+		if (pid == keep)
 			continue;
-		while (!tc->stopped) {
-			pid_t p = waitpid(tc->pid, &status, __WALL);
+		while (!stopped) {
+			pid_t p = waitpid(pid, &status, __WALL);
+			unsigned long child = 0;
 
 			if (p < 0 && errno == EINTR)
 				continue;
@@ -120,13 +123,17 @@ static void let_go(struct vt_target *t, struct tree *tr, pid_t keep)
 					command_gone(t, status);
 				break;
 			}
-			tc->stopped = true;
+			stopped = true;
 			/* a signal on its way: deliver it with the detach */
 			if (!(status >> 16) && WSTOPSIG(status) != SIGTRAP)
 				sig = WSTOPSIG(status);
+			/* a fork as it was interrupted: its child is ours too */
+			if (((status >> 16) == PTRACE_EVENT_FORK || (status >> 16) == PTRACE_EVENT_VFORK) &&
+			    ptrace(PTRACE_GETEVENTMSG, pid, NULL, &child) == 0 && child)
+				add(tr, (pid_t)child);
 		}
-		if (tc->stopped)
-			ptrace(PTRACE_DETACH, tc->pid, NULL, (void *)(long)sig);
+		if (stopped)
+			ptrace(PTRACE_DETACH, pid, NULL, (void *)(long)sig);
 	}
 }
 

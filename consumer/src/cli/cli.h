@@ -53,7 +53,7 @@ enum vt_opt {
 
 /* The help lines of the options top and serve share, in their order. */
 #define VT_HELP_WATCH_OPTIONS \
-	"      --map-entries N    keys each counting map holds at most (default: 1048576\n" \
+	"      --map-entries N    keys each counting map holds at most (default: 262144\n" \
 	"                         allocation sites, 16384 of the rest); a ceiling:\n" \
 	"                         maps cost what they hold\n" \
 	"      --runtime NAME     use this runtime's probes instead of detecting them\n" \

@@ -58,7 +58,7 @@ static const char help_text[] =
 	"      --sample BYTES     sample allocations, one per BYTES on average (K, M, G\n"
 	"                         suffixes, at most 1024G); counts and bytes become\n"
 	"                         estimates. 0: exact\n"
-	"      --map-entries N    keys each counting map holds at most (default: 1048576\n"
+	"      --map-entries N    keys each counting map holds at most (default: 262144\n"
 	"                         allocation sites, 16384 of the rest); a ceiling:\n"
 	"                         maps cost what they hold\n"
 	"      --live             the live heap: what is still allocated at the end, by\n"

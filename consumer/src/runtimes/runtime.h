@@ -55,7 +55,7 @@ struct vt_attach_opts {
  * a real program has tens of thousands of sites. It is a ceiling, not an
  * allocation: such maps are never preallocated (vt_adapter_size_map), so
  * they hold what the program has, plus 16 bytes of hash bucket a slot. */
-#define VT_ALLOC_MAP_CEILING (1u << 20)
+#define VT_ALLOC_MAP_CEILING (1u << 18)
 /* ... and of the other counting maps (functions, methods, names, resets) */
 #define VT_COUNT_MAP_DEFAULT 16384
 

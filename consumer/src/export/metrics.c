@@ -88,7 +88,6 @@ static int admitted(struct vt_metrics *m, enum family f, int32_t pid, const char
 	return i >= 0;
 }
 
-/* A label value: backslash, double quote and newline escaped. */
 /* The list no longer holds every pause: each log2 bucket of microseconds
  * goes under the first bound its upper edge fits (so each count is a lower
  * bound, and +Inf stays the exact count). */
@@ -103,16 +102,27 @@ static void pause_buckets_from_hist(const struct vt_gc_stats *g, uint64_t *le_co
 	}
 }
 
+/* A label value: backslash, double quote and newline escaped, and each
+ * byte that is not well-formed UTF-8 (a class name from a Latin-1 source
+ * file) replaced by U+FFFD, as Prometheus refuses the whole scrape over one
+ * invalid label value. */
 static void label_value(FILE *out, const char *s)
 {
 	fputc('"', out);
-	for (; s && *s; s++) {
-		if (*s == '\\' || *s == '"')
-			fputc('\\', out), fputc(*s, out);
-		else if (*s == '\n')
-			fputs("\\n", out);
-		else
-			fputc(*s, out);
+	while (s && *s) {
+		int n = vt_utf8_len((const unsigned char *)s);
+
+		if (n == 0) {
+			fputs("\xef\xbf\xbd", out);
+			s++;
+		} else if (*s == '\\' || *s == '"') {
+			fputc('\\', out), fputc(*s++, out);
+		} else if (*s == '\n') {
+			fputs("\\n", out), s++;
+		} else {
+			fwrite(s, 1, (size_t)n, out);
+			s += n;
+		}
 	}
 	fputc('"', out);
 }

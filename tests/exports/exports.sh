@@ -236,6 +236,22 @@ serve)
 	[ "$(wc -l <l2.err)" = 1 ] || fail "more than one line: $(cat l2.err)"
 	;;
 
+serve_flood)
+	# 64 idle and 20 trickling connections cannot keep a scraper out, and
+	# garbage gets a 400 (serve_flood.py)
+	vt_need_root
+	start_demovm --ops 3000 --threads 1
+	"$VMTRACE" serve -p "$DV" --listen 127.0.0.1:0 >vt.out 2>vt.err &
+	VT=$!
+	PIDS+=("$VT")
+	wait_line vt.err '^vmtrace: serving pid'
+	PORT=$(sed -nE 's|.*http://127\.0\.0\.1:([0-9]+)/metrics$|\1|p' vt.err)
+	[ -n "$PORT" ] || fail "no port in: $(cat vt.err)"
+	"$PY" "$HERE/serve_flood.py" "$PORT" 64 20 5 || fail "a scraper was kept out"
+	kill -INT "$VT"
+	wait "$VT" || fail "vmtrace serve exited with $?"
+	;;
+
 *)
 	echo "exports.sh: unknown case '$CASE'" >&2
 	exit 2

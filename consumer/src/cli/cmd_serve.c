@@ -47,7 +47,10 @@ static const char help_text[] =
 	"                         runtime; GC, cache resets, signals and losses summed\n"
 	"                         over the processes (docs/exports.md). Ends at -d or\n"
 	"                         Ctrl-C\n"
-	"      --listen ADDR:PORT where to listen (default " DEFAULT_LISTEN "; port 0: any free)\n"
+	"      --listen ADDR:PORT where to listen (default " DEFAULT_LISTEN "; port 0: any free);\n"
+	"                         the counters name classes and methods: listen where\n"
+	"                         only the scraper reaches. 1024 connections at most,\n"
+	"                         256 from one address\n"
 	"      --top N            series per keyed family (class and method, cache\n"
 	"                         resets, reasons; with --all each process's classes\n"
 	"                         and methods, and the processes) at most; later keys\n"
@@ -59,7 +62,8 @@ static const char help_text[] =
 	"\n"
 	"Examples:\n"
 	"  vmtrace serve -p 4242                              # then: curl 127.0.0.1:9464/metrics\n"
-	"  vmtrace serve -p 4242 --listen 0.0.0.0:9464 --top 50\n"
+	"  vmtrace serve -p 4242 --listen 10.0.0.5:9464 --top 50  # the address Prometheus\n"
+	"                                                     # reaches, not every interface\n"
 	"  vmtrace serve --all --top 2000                     # every runtime on the host\n";
 
 struct exposition {

@@ -12,8 +12,13 @@
 
 #include "export/http_server.h"
 
-#define MAX_CONNECTIONS 16         /* a scraper or two, and a curl */
-#define CONNECTION_TIMEOUT_S 10    /* an idle or slow client is cut off */
+/* Connections cost a few hundred bytes each in poll mode, so there is room
+ * for every scraper beside clients that hold connections open doing
+ * nothing, or trickling a byte now and then (which resets the idle
+ * timeout): one address may hold a quarter of them at most. */
+#define MAX_CONNECTIONS 1024
+#define MAX_PER_ADDRESS 256
+#define CONNECTION_TIMEOUT_S 10    /* an idle client is cut off */
 
 struct vt_http_server {
 	struct MHD_Daemon *d;
@@ -135,6 +140,7 @@ int vt_http_start(struct vt_http_server **out, const char *listen, vt_http_handl
 	s->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
 				MHD_OPTION_SOCK_ADDR, ai->ai_addr,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)MAX_PER_ADDRESS,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
 				MHD_OPTION_END);
 	r = errno;

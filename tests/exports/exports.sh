@@ -132,6 +132,10 @@ for f in sys.argv[2:]:
 got = {k: v for k, v in got.items() if v}
 assert want["X"] > 0 and got == dict(want), (got, want)
 PYEOF
+	# an --out-dir that does not exist yet is made, with the folders above it
+	"$VMTRACE" record --every 0.1s --out-dir new/a/b --format perfetto -o rec2.data -- \
+		"$BIN/demovm" --ops 500 --quiet >/dev/null 2>vt2.err || fail "record to a new --out-dir: $(cat vt2.err)"
+	ls new/a/b/*.perfetto.json >/dev/null 2>&1 || fail "nothing written to the new --out-dir"
 	;;
 
 every_push)

@@ -21,6 +21,10 @@ done
 [ -f "$libdir/libvmtrace.a" ] || fail "libvmtrace.a is not installed"
 [ -f "$libdir/pkgconfig/vmtrace.pc" ] || fail "vmtrace.pc is not installed"
 [ -f "$libdir/cmake/vmtrace/vmtraceConfig.cmake" ] || fail "the CMake package config is not installed"
+for bt in "$here"/../../scripts/*.bt; do
+	[ -x "$prefix/share/vmtrace/scripts/$(basename "$bt")" ] ||
+		fail "$(basename "$bt") is not installed under share/vmtrace/scripts"
+done
 
 # every probe of the .d file, with a non-zero semaphore, in module $1
 probes_of() {

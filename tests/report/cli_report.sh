@@ -58,6 +58,13 @@ expect 1 "vmtrace: $tmp/bad.data: not a vmtrace record, or truncated or damaged:
 head -c 1048576 /dev/zero >"$tmp/zero.data"
 expect 1 "vmtrace: $tmp/zero.data: not a vmtrace record, or truncated or damaged: line 1:" "$tmp/zero.data"
 (cd "$tmp" && expect 1 "vmtrace: vmtrace.data: No such file or directory (make one with vmtrace record)")
+# vmtrace help [COMMAND]: the overview, a command's --help, or one line
+"$vmtrace" help >"$tmp/out" && grep -q '^Commands:' "$tmp/out" || fail "help: no overview"
+"$vmtrace" help report >"$tmp/out" && grep -q '^Usage: vmtrace report' "$tmp/out" ||
+	fail "help report: not report's help"
+st=0; "$vmtrace" help nosuch >"$tmp/out" 2>"$tmp/err" || st=$?
+[ "$st" = 2 ] && [ "$(cat "$tmp/err")" = "vmtrace: unknown command 'nosuch' (see vmtrace --help)" ] ||
+	fail "help nosuch: $st $(cat "$tmp/err")"
 cp "$v1" "$tmp/vmtrace.data"
 (cd "$tmp" && "$vmtrace" report --format folded >/dev/null) || fail "default FILE"
 echo "cli_report: ok"

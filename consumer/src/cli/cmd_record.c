@@ -3,6 +3,7 @@
  * or its exit, then write the record file and print the report.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,6 +231,32 @@ static int record_all(const struct vt_cli_args *a)
 	return status;
 }
 
+/* dir and the folders above it that are missing, as mkdir -p: 0, or -1
+ * with errno. */
+static int make_dirs(const char *dir)
+{
+	char path[PATH_MAX];
+	size_t len = strlen(dir);
+
+	if (len >= sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(path, dir, len + 1);
+	for (char *p = path + 1; ; p++) {
+		if (*p == '/' || !*p) {
+			char c = *p;
+
+			*p = '\0';
+			if (mkdir(path, 0777) && errno != EEXIST)
+				return -1;
+			*p = c;
+			if (!c)
+				return 0;
+		}
+	}
+}
+
 int vt_cmd_record(int argc, char **argv)
 {
 	struct vt_cli_args a = {
@@ -272,7 +299,7 @@ int vt_cmd_record(int argc, char **argv)
 		return vt_usage_error("record", "--every needs --out-dir DIR or --push URL");
 	if (a.push_url && vt_push_check(&push, err, sizeof(err)))
 		return vt_usage_error("record", "%s", err);
-	if (a.out_dir && access(a.out_dir, W_OK | X_OK)) {
+	if (a.out_dir && (make_dirs(a.out_dir) || access(a.out_dir, W_OK | X_OK))) {
 		fprintf(stderr, "vmtrace: --out-dir %s: %s\n", a.out_dir, strerror(errno));
 		return 1;
 	}

@@ -27,7 +27,7 @@ static const struct {
 static void usage(FILE *out)
 {
 	fputs("Usage: vmtrace [-v] COMMAND [ARGS...]\n"
-	      "       vmtrace --help | --version\n"
+	      "       vmtrace help [COMMAND] | --help | --version\n"
 	      "\n"
 	      "vmtrace traces language runtimes through their USDT probes with eBPF: which\n"
 	      "classes each method allocates, method and constant cache resets, GC pauses,\n"
@@ -39,7 +39,8 @@ static void usage(FILE *out)
 	fputs("\n"
 	      "Options:\n"
 	      "  -v, --verbose  libbpf's log on stderr\n"
-	      "  -h, --help     this text (COMMAND --help: that command's)\n"
+	      "  -h, --help     this text (vmtrace help COMMAND, or COMMAND --help: that\n"
+	      "                 command's)\n"
 	      "  -V, --version  the version\n"
 	      "\n"
 	      "Examples:\n"
@@ -49,6 +50,33 @@ static void usage(FILE *out)
 	      "  vmtrace report --format json\n"
 	      "  vmtrace top -p 4242 -i 2\n"
 	      "  vmtrace serve -p 4242 --listen 127.0.0.1:9464\n", out);
+}
+
+/* argv[0] a command: run it with the rest. */
+static int run(int argc, char **argv)
+{
+	for (size_t c = 0; c < sizeof(subcommands) / sizeof(subcommands[0]); c++)
+		if (!strcmp(argv[0], subcommands[c].name))
+			return subcommands[c].run(argc, argv);
+	fprintf(stderr, "vmtrace: unknown command '%s' (see vmtrace --help)\n", argv[0]);
+	return 2;
+}
+
+/* `help [COMMAND]`: this text, or COMMAND --help. */
+static int help(int argc, char **argv)
+{
+	char help_opt[] = "--help";
+	char *args[] = { argc > 1 ? argv[1] : NULL, help_opt, NULL };
+
+	if (argc == 1) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc > 2) {
+		fprintf(stderr, "vmtrace: help takes one COMMAND, got '%s' and '%s'\n", argv[1], argv[2]);
+		return 2;
+	}
+	return run(2, args);
 }
 
 int main(int argc, char **argv)
@@ -74,9 +102,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	for (size_t c = 0; c < sizeof(subcommands) / sizeof(subcommands[0]); c++)
-		if (!strcmp(argv[i], subcommands[c].name))
-			return subcommands[c].run(argc - i, argv + i);
-	fprintf(stderr, "vmtrace: unknown command '%s' (see vmtrace --help)\n", argv[i]);
-	return 2;
+	if (!strcmp(argv[i], "help"))
+		return help(argc - i, argv + i);
+	return run(argc - i, argv + i);
 }

@@ -58,6 +58,29 @@ expect 1 "vmtrace: $tmp/bad.data: not a vmtrace record, or truncated or damaged:
 head -c 1048576 /dev/zero >"$tmp/zero.data"
 expect 1 "vmtrace: $tmp/zero.data: not a vmtrace record, or truncated or damaged: line 1:" "$tmp/zero.data"
 (cd "$tmp" && expect 1 "vmtrace: vmtrace.data: No such file or directory (make one with vmtrace record)")
+# folded with stacks: one line per stack and class, sites added up
+cat >"$tmp/sites.data" <<'REC'
+vmtrace-record 4
+runtime =ruby
+probes =object__create
+target =ruby%20x.rb
+pid 7
+duration_s 0x1p+0
+start_unix_ns 1
+sample_period 0
+has_allocations 1
+last_serial 0
+gc_collections 3 0 0 0
+stack 0 2 =main =x.rb 1 =work =x.rb 5
+alloc_stack 1 =String =Object#work =x.rb:6 3 120 3
+alloc_stack 1 =String =Object#work =x.rb:7 4 160 4
+alloc_stack 1 =Array =Object#work =x.rb:8 1 40 1
+end 14
+REC
+[ "$("$vmtrace" report "$tmp/sites.data" --format folded | sort)" = \
+  "$(printf 'main;work;Array 1\nmain;work;String 7')" ] ||
+	fail "folded stacks: $("$vmtrace" report "$tmp/sites.data" --format folded)"
+
 # vmtrace help [COMMAND]: the overview, a command's --help, or one line
 "$vmtrace" help >"$tmp/out" && grep -q '^Commands:' "$tmp/out" || fail "help: no overview"
 "$vmtrace" help report >"$tmp/out" && grep -q '^Usage: vmtrace report' "$tmp/out" ||

@@ -3,11 +3,14 @@
  * (flamegraph.pl, inferno, speedscope). Frames are the --by keys (class,
  * method, then site); the weight is the --sort number (count or bytes).
  * A runtime without allocation probes folds its calls instead (file;name).
+ * Each line is written once: rows that fold alike add up.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "report/report_fmt.h"
+#include "profile/row_index.h"
 #include "report/report_model.h"
 
 /* A frame name: ';' separates frames and a line ends at '\n', so both
@@ -43,35 +46,110 @@ static bool process_frame(FILE *out, const char *cgroup, const char *comm, int32
 	return true;
 }
 
+/* Folded lines, each once: rows that fold to the same frames (one stack
+ * and class allocated from several sites) add their weights, in the order
+ * their first row came. */
+struct line {
+	char *text;
+	uint64_t w;
+};
+
+struct lines {
+	struct line *v;
+	size_t n, cap;
+	struct vt_row_index index;
+};
+
+static void line_key(const void *row, struct vt_row_key *k)
+{
+	k->s[0] = ((const struct line *)row)->text;
+}
+
+/* Add w to the line text (taken over: freed here when a twin is there). */
+static int add_line(struct lines *ls, char *text, uint64_t w)
+{
+	struct vt_row_key key = { { text, NULL, NULL }, 0 };
+	int err;
+	long at = vt_row_index_find(&ls->index, (const char *)ls->v, ls->n, sizeof(*ls->v), line_key,
+				    &key, &err);
+
+	if (err) {
+		free(text);
+		return err;
+	}
+	if (at >= 0) {
+		ls->v[at].w += w;
+		free(text);
+		return 0;
+	}
+	if (ls->n == ls->cap) {
+		size_t cap = ls->cap ? 2 * ls->cap : 256;
+		struct line *v = realloc(ls->v, cap * sizeof(*v));
+
+		if (!v) {
+			free(text);
+			return -ENOMEM;
+		}
+		ls->v = v;
+		ls->cap = cap;
+	}
+	ls->v[ls->n] = (struct line){ text, w };
+	vt_row_index_insert(&ls->index, &key, ls->n++);
+	return 0;
+}
+
 /* With stacks: each allocation row as its whole stack, root first, then
  * the class allocated as the leaf; rows without a stack as their method.
  * A stack cut at the walk's depth starts with "[cut]". */
 static int folded_stacks(FILE *out, const struct vt_profile *p, const struct vt_report_opts *o)
 {
-	for (size_t i = 0; i < p->allocs.n; i++) {
+	struct lines ls = { 0 };
+	int err = 0;
+
+	for (size_t i = 0; i < p->allocs.n && !err; i++) {
 		const struct vt_alloc *a = &p->allocs.v[i];
 		uint64_t w = o->sort == VT_SORT_BYTES ? a->bytes : a->count;
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f;
 
 		if (!w)
 			continue;
+		f = open_memstream(&text, &len);
+		if (!f) {
+			err = -ENOMEM;
+			break;
+		}
 		const struct vt_process *pr = a->proc ? &p->procs.v[a->proc - 1] : NULL;
-		bool root = pr && process_frame(out, vt_report_by_cgroup(p, o) ? pr->cgroup : NULL,
+		bool root = pr && process_frame(f, vt_report_by_cgroup(p, o) ? pr->cgroup : NULL,
 						vt_report_by_pid(p, o) ? pr->comm : NULL, pr->pid);
 
 		if (a->stack) {
 			const struct vt_stack *s = &p->stacks.v[a->stack - 1];
 
 			if (s->cut)
-				frame(out, "[cut]", !root);
-			for (uint32_t f = 0; f < s->depth; f++)
-				frame(out, s->frames[f].name, f == 0 && !s->cut && !root);
+				frame(f, "[cut]", !root);
+			for (uint32_t fr = 0; fr < s->depth; fr++)
+				frame(f, s->frames[fr].name, fr == 0 && !s->cut && !root);
 		} else {
-			frame(out, a->method, !root);
+			frame(f, a->method, !root);
 		}
-		frame(out, a->klass, false);
-		fprintf(out, " %llu\n", (unsigned long long)w);
+		frame(f, a->klass, false);
+		if (fclose(f)) {
+			free(text);
+			err = -ENOMEM;
+			break;
+		}
+		err = add_line(&ls, text, w);
 	}
-	return 0;
+	for (size_t i = 0; i < ls.n; i++) {
+		if (!err)
+			fprintf(out, "%s %llu\n", ls.v[i].text, (unsigned long long)ls.v[i].w);
+		free(ls.v[i].text);
+	}
+	free(ls.v);
+	free(ls.index.slot);
+	return err;
 }
 
 int vt_report_folded(FILE *out, const struct vt_profile *p, const struct vt_report_opts *o)

@@ -28,8 +28,11 @@ struct vt_metrics {
 };
 
 /* GC pause histogram bounds, seconds: 10 us to 10 s in steps of about 3x */
-static const double pause_le[] = { 1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1, 3, 10 };
-#define N_PAUSE_LE (sizeof(pause_le) / sizeof(pause_le[0]))
+/* Pause buckets: the log2 buckets of microseconds every pause is counted
+ * in as it arrives (vt_gc_stats.hist, profile_gc.c), so each bucket only
+ * grows and _count is their sum; bucket i counts the pauses shorter than
+ * 2^(i+1) us, from 2 us to 2^24 us (16.8 s). */
+#define N_PAUSE_LE 24
 
 /* Signal latency buckets: the log2 histogram's bounds 2^k ns, k = 10, 12, ...
  * 34 (1 us to 17 s); bucket b holds [2^b, 2^(b+1)), so "le 2^k" is exact. */
@@ -88,24 +91,6 @@ static int admitted(struct vt_metrics *m, enum family f, int32_t pid, const char
 	return i >= 0;
 }
 
-/* The list no longer holds every pause: each log2 bucket of microseconds
- * goes under the first bound its upper edge fits (so each count is a lower
- * bound, and +Inf stays the exact count). */
-static void pause_buckets_from_hist(const struct vt_gc_stats *g, uint64_t *le_count)
-{
-	for (int h = 0; h < VT_HIST_BUCKETS; h++) {
-		double edge_s = (double)(1ull << (h < 63 ? h + 1 : 63)) * 1e-6;
-
-		for (size_t b = 0; b < N_PAUSE_LE; b++)
-			if (edge_s <= pause_le[b])
-				le_count[b] += g->hist[h];
-	}
-}
-
-/* A label value: backslash, double quote and newline escaped, and each
- * byte that is not well-formed UTF-8 (a class name from a Latin-1 source
- * file) replaced by U+FFFD, as Prometheus refuses the whole scrape over one
- * invalid label value. */
 static void label_value(FILE *out, const char *s)
 {
 	fputc('"', out);
@@ -298,38 +283,29 @@ static void gc(FILE *out, const struct vt_metrics *m, const struct vt_profile *p
 	}
 	family(out, om, "vmtrace_gc_pause_seconds", "histogram", "GC pause durations, per kind.");
 	for (int k = 0; k < VT_GC_KINDS; k++) {
-		uint64_t le_count[N_PAUSE_LE] = { 0 }, count = 0, sum_ns = 0;
+		const struct vt_gc_stats *g = &p->gc_stats[k];
+		uint64_t below = 0;
 
 		if (!vt_gc_kind_shown(p, k))
 			continue;
-		count = p->gc_stats[k].count;
-		sum_ns = p->gc_stats[k].total_ns;
-		if (vt_gc_not_kept(p, k))
-			pause_buckets_from_hist(&p->gc_stats[k], le_count);
-		for (size_t i = 0; !vt_gc_not_kept(p, k) && i < p->gc_pauses.n; i++) {
-			const struct vt_gc_pause *g = &p->gc_pauses.v[i];
-
-			if (g->kind != k)
-				continue;
-			for (size_t b = 0; b < N_PAUSE_LE; b++)
-				le_count[b] += g->duration_ns <= (uint64_t)(pause_le[b] * 1e9);
-		}
-		for (size_t b = 0; b <= N_PAUSE_LE; b++) {
+		for (int b = 0; b <= N_PAUSE_LE; b++) {
 			fputs("vmtrace_gc_pause_seconds_bucket", out);
 			target_labels(out, m, p, NULL);
-			if (b < N_PAUSE_LE)
+			if (b < N_PAUSE_LE) {
+				below += g->hist[b];
 				fprintf(out, ",kind=\"%s\",le=\"%g\"} %" PRIu64 "\n", vt_gc_kind_name(p, k),
-					pause_le[b], le_count[b]);
-			else
+					(double)(1ull << (b + 1)) * 1e-6, below);
+			} else {
 				fprintf(out, ",kind=\"%s\",le=\"+Inf\"} %" PRIu64 "\n", vt_gc_kind_name(p, k),
-					count);
+					g->count);
+			}
 		}
 		fputs("vmtrace_gc_pause_seconds_count", out);
 		target_labels(out, m, p, NULL);
-		fprintf(out, ",kind=\"%s\"} %" PRIu64 "\n", vt_gc_kind_name(p, k), count);
+		fprintf(out, ",kind=\"%s\"} %" PRIu64 "\n", vt_gc_kind_name(p, k), g->count);
 		fputs("vmtrace_gc_pause_seconds_sum", out);
 		target_labels(out, m, p, NULL);
-		fprintf(out, ",kind=\"%s\"} %.9f\n", vt_gc_kind_name(p, k), sum_ns / 1e9);
+		fprintf(out, ",kind=\"%s\"} %.9f\n", vt_gc_kind_name(p, k), g->total_ns / 1e9);
 	}
 }
 

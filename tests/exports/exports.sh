@@ -252,6 +252,15 @@ serve_flood)
 	PORT=$(sed -nE 's|.*http://127\.0\.0\.1:([0-9]+)/metrics$|\1|p' vt.err)
 	[ -n "$PORT" ] || fail "no port in: $(cat vt.err)"
 	"$PY" "$HERE/serve_flood.py" "$PORT" 64 20 5 || fail "a scraper was kept out"
+	# gzip to a client that takes it (Prometheus does), plain to one that does not
+	curl -sf --max-time 5 --compressed -D gz.headers "http://127.0.0.1:$PORT/metrics" >gz.txt ||
+		fail "gzip scrape failed"
+	grep -qi '^content-encoding: gzip' gz.headers || fail "no gzip: $(cat gz.headers)"
+	grep -q "^vmtrace_target{" gz.txt || fail "the gzipped body: $(head -3 gz.txt)"
+	curl -sf --max-time 5 -D plain.headers "http://127.0.0.1:$PORT/metrics" >plain.txt ||
+		fail "plain scrape failed"
+	! grep -qi '^content-encoding' plain.headers || fail "encoded unasked: $(cat plain.headers)"
+	grep -q "^vmtrace_target{" plain.txt || fail "the plain body: $(head -3 plain.txt)"
 	kill -INT "$VT"
 	wait "$VT" || fail "vmtrace serve exited with $?"
 	;;

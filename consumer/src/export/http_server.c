@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <netdb.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include <microhttpd.h>
 
 #include "export/http_server.h"
+#include "report/report_fmt.h"
 
 /* Connections cost a few hundred bytes each in poll mode, so there is room
  * for every scraper beside clients that hold connections open doing
@@ -19,6 +21,7 @@
 #define MAX_CONNECTIONS 1024
 #define MAX_PER_ADDRESS 256
 #define CONNECTION_TIMEOUT_S 10    /* an idle client is cut off */
+#define GZIP_FROM 1024             /* bodies this long go gzipped to who takes it */
 
 struct vt_http_server {
 	struct MHD_Daemon *d;
@@ -27,18 +30,40 @@ struct vt_http_server {
 	uint16_t port;
 };
 
+/* Does the client take gzip (Accept-Encoding: gzip, not gzip;q=0)? */
+static bool takes_gzip(struct MHD_Connection *c)
+{
+	const char *enc = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						      MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	const char *g = enc ? strstr(enc, "gzip") : NULL;
+
+	return g && strncmp(g + 4 + strspn(g + 4, " "), ";q=0", 4) != 0;
+}
+
 static enum MHD_Result queue(struct MHD_Connection *c, int status, const char *type, char *body,
 			     size_t len)
 {
 	struct MHD_Response *r;
 	enum MHD_Result ret;
+	uint8_t *packed = NULL;
+	size_t plen = 0;
+	bool gzip = len > GZIP_FROM && takes_gzip(c) &&
+		    vt_gzip((const uint8_t *)body, len, &packed, &plen) == 0;
 
+	if (gzip) {
+		free(body);
+		body = (char *)packed;
+		len = plen;
+	}
 	r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
 	if (!r) {
 		free(body);
 		return MHD_NO;
 	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	if (gzip)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
 	ret = MHD_queue_response(c, (unsigned)status, r);
 	MHD_destroy_response(r);
 	return ret;

@@ -1,10 +1,13 @@
 /*
  * report_fmt.c: printing pieces every renderer shares (report_fmt.h).
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <zlib.h>
 
 #include "report/report_fmt.h"
 
@@ -207,4 +210,37 @@ const char *vt_format_ns(uint64_t ns, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%.2f s", (double)ns / 1e9);
 	return buf;
+}
+
+/* ---- gzip ---- */
+
+int vt_gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *outlen)
+{
+	z_stream z = { 0 };
+	uLong cap;
+	int r;
+
+	/* 16 + MAX_WBITS: a gzip header and trailer, as pprof expects */
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	cap = deflateBound(&z, (uLong)len);
+	*out = malloc(cap);
+	if (!*out) {
+		deflateEnd(&z);
+		return -ENOMEM;
+	}
+	z.next_in = (Bytef *)in;
+	z.avail_in = (uInt)len;
+	z.next_out = *out;
+	z.avail_out = (uInt)cap;
+	r = deflate(&z, Z_FINISH);
+	*outlen = z.total_out;
+	deflateEnd(&z);
+	if (r != Z_STREAM_END) {
+		free(*out);
+		*out = NULL;
+		return -EIO;
+	}
+	return 0;
 }

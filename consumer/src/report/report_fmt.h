@@ -39,4 +39,8 @@ const char *vt_signal_name(int signo, char *buf, size_t len);
 /* "850 ns", "12.3 us", "4.56 ms", "1.23 s". */
 const char *vt_format_ns(uint64_t ns, char *buf, size_t len);
 
+/* in[len] as a gzip member (header and trailer, as pprof and HTTP's
+ * Content-Encoding want) in a malloc'd *out. 0, -ENOMEM or -EIO. */
+int vt_gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *outlen);
+
 #endif /* VMTRACE_REPORT_FMT_H */

@@ -23,10 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <zlib.h>
-
 #include "profile.pb-c.h"
 #include "report/pprof.h"
+#include "report/report_fmt.h"
 #include "report/report_opts.h"
 #include "profile/strtab.h"
 
@@ -400,37 +399,6 @@ static void builder_free(struct builder *b)
 	free(b->locs.id);
 }
 
-static int gzip_buffer(const uint8_t *in, size_t len, uint8_t **out, size_t *outlen)
-{
-	z_stream z = { 0 };
-	uLong cap;
-	int r;
-
-	/* 16 + MAX_WBITS: a gzip header and trailer, as pprof expects */
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
-		return -ENOMEM;
-	cap = deflateBound(&z, (uLong)len);
-	*out = malloc(cap);
-	if (!*out) {
-		deflateEnd(&z);
-		return -ENOMEM;
-	}
-	z.next_in = (Bytef *)in;
-	z.avail_in = (uInt)len;
-	z.next_out = *out;
-	z.avail_out = (uInt)cap;
-	r = deflate(&z, Z_FINISH);
-	*outlen = z.total_out;
-	deflateEnd(&z);
-	if (r != Z_STREAM_END) {
-		free(*out);
-		*out = NULL;
-		return -EIO;
-	}
-	return 0;
-}
-
 int vt_pprof_encode(const struct vt_profile *p, uint8_t **buf, size_t *len)
 {
 	struct builder b = { 0 };
@@ -520,7 +488,7 @@ int vt_pprof_encode(const struct vt_profile *p, uint8_t **buf, size_t *len)
 	if (!raw)
 		goto out;
 	perftools__profiles__profile__pack(&prof, raw);
-	err = gzip_buffer(raw, rawlen, buf, len);
+	err = vt_gzip(raw, rawlen, buf, len);
 out:
 	free(raw);
 	builder_free(&b);

@@ -61,6 +61,11 @@ pprof_fixture)
 	"$VMTRACE" report "$FIXTURES/v1.data" --format json >v1.json 2>json.err ||
 		fail "report --format json exited with $?"
 	"$PY" "$HERE/pprof_top.py" v1.pb.gz v1.json || fail "pprof and the report differ"
+	# read with no warning: the program is its mapping, the period type Go's
+	HOME=$WORK go tool pprof -raw v1.pb.gz >raw.out 2>raw.err || fail "pprof -raw failed"
+	[ ! -s raw.err ] || fail "go tool pprof warns: $(cat raw.err)"
+	grep -q '^PeriodType: space bytes$' raw.out || fail "period type: $(head -3 raw.out)"
+	grep -qE '^1: .* \./demovm +\[FN\]\[FL\]\[LN\]$' raw.out || fail "mapping: $(grep -A2 Mappings raw.out)"
 	;;
 
 pprof_live)

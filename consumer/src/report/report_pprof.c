@@ -32,6 +32,7 @@
 typedef Perftools__Profiles__Profile PbProfile;
 typedef Perftools__Profiles__Sample PbSample;
 typedef Perftools__Profiles__Location PbLocation;
+typedef Perftools__Profiles__Mapping PbMapping;
 typedef Perftools__Profiles__Line PbLine;
 typedef Perftools__Profiles__Function PbFunction;
 typedef Perftools__Profiles__ValueType PbValueType;
@@ -239,6 +240,7 @@ static uint64_t location_of(struct builder *b, const struct frame *f)
 		line->line = f->line;
 		lines[0] = line;
 		l->id = lid;
+		l->mapping_id = 1; /* the program: every frame is named already */
 		l->n_line = 1;
 		l->line = lines;
 	}
@@ -404,6 +406,8 @@ int vt_pprof_encode(const struct vt_profile *p, uint8_t **buf, size_t *len)
 	struct builder b = { 0 };
 	PbProfile prof;
 	PbValueType types[4], period_type, *type_ptrs[4] = { &types[0], &types[1], &types[2], &types[3] };
+	PbMapping program, *mappings[1] = { &program };
+	char exe[4096];
 	int64_t comment;
 	uint8_t *raw = NULL;
 	size_t rows = p->has_allocations ? p->allocs.n : p->calls.n, rawlen;
@@ -453,14 +457,25 @@ int vt_pprof_encode(const struct vt_profile *p, uint8_t **buf, size_t *len)
 		prof.n_sample_type = 1;
 	}
 	prof.sample_type = type_ptrs;
-	if (p->has_allocations && p->sample_period) {
-		perftools__profiles__value_type__init(&period_type);
-		period_type.type = types[1].type;
-		period_type.unit = types[1].unit;
-		prof.period_type = &period_type;
-		prof.period = i64(p->sample_period);
-	}
+	/* as Go's heap profiles: space in bytes, one sample per period bytes
+	 * (1: every allocation); calls one by one */
+	perftools__profiles__value_type__init(&period_type);
+	period_type.type = intern(&b.strs, p->has_allocations ? "space" : "calls");
+	period_type.unit = types[p->has_allocations ? 1 : 0].unit;
+	prof.period_type = &period_type;
+	prof.period = p->has_allocations && p->sample_period ? i64(p->sample_period) : 1;
 	prof.default_sample_type = types[p->has_allocations ? 1 : 0].type;
+	/* One mapping, the program (the command's first word): pprof then has
+	 * its main binary, and, with every function, file and line given,
+	 * symbolizes nothing. */
+	perftools__profiles__mapping__init(&program);
+	snprintf(exe, sizeof(exe), "%.*s", (int)strcspn(p->target ? p->target : "", " "),
+		 p->target ? p->target : "");
+	program.id = 1;
+	program.filename = intern(&b.strs, exe[0] ? exe : p->runtime);
+	program.has_functions = program.has_filenames = program.has_line_numbers = 1;
+	prof.n_mapping = 1;
+	prof.mapping = mappings;
 	comment = intern(&b.strs, p->target);
 	prof.n_comment = 1;
 	prof.comment = &comment;
@@ -469,6 +484,7 @@ int vt_pprof_encode(const struct vt_profile *p, uint8_t **buf, size_t *len)
 	prof.duration_nanos = !(p->duration_s > 0) ? 0 :
 			      p->duration_s * 1e9 < 9e18 ? (int64_t)(p->duration_s * 1e9) : INT64_MAX;
 	if (b.labels[0].key < 0 || b.labels[1].key < 0 || b.labels[1].str < 0 || comment < 0 ||
+	    program.filename < 0 || period_type.type < 0 ||
 	    types[0].type < 0 || types[1].type < 0 || types[0].unit < 0 || types[1].unit < 0)
 		goto out;
 	if (add_samples(&b, p))

@@ -3,7 +3,9 @@
 
 A Pyroscope-compatible ingest endpoint for the tests, on 127.0.0.1 only:
 POST /ingest?name=APP{labels}&from=S&until=S&format=pprof with the profile
-as the multipart field "profile". Each profile it takes is saved as
+as the multipart field "profile" and, beside it, "sample_type_config" (JSON:
+each sample type's units and aggregation, none cumulative, or Pyroscope
+would subtract one interval from the next). Each profile it takes is saved as
 DIR/N.pb.gz beside DIR/N.json (the query). The port it listens on goes to
 DIR/port once it listens.
 
@@ -65,12 +67,18 @@ def main():
                 return self.answer(400, "want multipart/form-data")
             msg = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
                 b"Content-Type: " + ctype.encode() + b"\r\n\r\n" + body)
-            profile = None
+            profile = config = None
             for part in msg.iter_parts():
                 if part.get_param("name", header="content-disposition") == "profile":
                     profile = part.get_payload(decode=True)
+                if part.get_param("name", header="content-disposition") == "sample_type_config":
+                    config = json.loads(part.get_payload(decode=True))
             if not profile or profile[:2] != b"\x1f\x8b":
                 return self.answer(400, "no gzipped profile part")
+            # Pyroscope's sample_type_config: no type may read as cumulative
+            if not config or any(c.get("cumulative", True) for c in config.values()) or \
+                    config.get("alloc_space", {}).get("units") != "bytes":
+                return self.answer(400, "want a sample_type_config of deltas")
             with lock:
                 state["taken"] += 1
                 n = state["taken"]

@@ -53,6 +53,16 @@ static size_t discard_body(char *p, size_t size, size_t n, void *u)
 
 enum outcome { SENT, RETRY, REFUSED };
 
+/* What each sample type of our pprof is, for Pyroscope: every interval's
+ * values are its own (deltas, never cumulative); live ones are levels,
+ * averaged rather than summed across intervals. */
+#define SAMPLE_TYPE_CONFIG                                                                      \
+	"{\"alloc_objects\":{\"units\":\"objects\",\"aggregation\":\"sum\",\"cumulative\":false},"        \
+	"\"alloc_space\":{\"units\":\"bytes\",\"aggregation\":\"sum\",\"cumulative\":false},"            \
+	"\"inuse_objects\":{\"units\":\"objects\",\"aggregation\":\"average\",\"cumulative\":false},"    \
+	"\"inuse_space\":{\"units\":\"bytes\",\"aggregation\":\"average\",\"cumulative\":false},"        \
+	"\"calls\":{\"units\":\"samples\",\"aggregation\":\"sum\",\"cumulative\":false}}"
+
 static enum outcome send_once(struct vt_pusher *p, CURL *c, const struct item *it)
 {
 	char *name_q, query[512], *url;
@@ -83,6 +93,11 @@ static enum outcome send_once(struct vt_pusher *p, CURL *c, const struct item *i
 	curl_mime_filename(part, "profile.pb.gz");
 	curl_mime_type(part, "application/octet-stream");
 	curl_mime_data(part, (const char *)it->buf, it->len);
+	part = curl_mime_addpart(mime);
+	curl_mime_name(part, "sample_type_config");
+	curl_mime_filename(part, "sample_type_config.json");
+	curl_mime_type(part, "application/json");
+	curl_mime_data(part, SAMPLE_TYPE_CONFIG, CURL_ZERO_TERMINATED);
 
 	curl_easy_reset(c);
 	curl_easy_setopt(c, CURLOPT_URL, url);

@@ -20,6 +20,7 @@ PACKAGES=(
 	curl python3-prometheus-client            # scrape /metrics and parse it in the tests
 	openjdk-17-jdk-headless php8.2-cli       # stock HotSpot (javac builds the test program) and PHP
 	heaptrack bc                              # bench/live: the peer of record --live
+	prometheus                                # a real server scrapes serve in the tests
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -245,6 +245,38 @@ serve)
 	[ "$(wc -l <l2.err)" = 1 ] || fail "more than one line: $(cat l2.err)"
 	;;
 
+prometheus)
+	# a real Prometheus scraping serve (prometheus_query.py), beside a
+	# vmtrace record of the same run for the pauses' quantiles
+	vt_need_root
+	command -v prometheus >/dev/null || fail "no prometheus (scripts/install-deps.sh installs it)"
+	start_demovm --ops 20000 --threads 2
+	"$VMTRACE" serve -p "$DV" --listen 127.0.0.1:0 --linger 60 >vt.out 2>vt.err &
+	VT=$!
+	PIDS+=("$VT")
+	wait_line vt.err '^vmtrace: serving pid'
+	PORT=$(sed -nE 's|.*http://127\.0\.0\.1:([0-9]+)/metrics$|\1|p' vt.err)
+	"$VMTRACE" record -p "$DV" -o rec.data --format json >rec.json 2>rec.err &
+	REC=$!
+	PIDS+=("$REC")
+	wait_line rec.err '^vmtrace: recording pid'
+	PPORT=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	printf 'global: {scrape_interval: 1s, evaluation_interval: 1s}\nscrape_configs:\n  - job_name: vmtrace\n    static_configs: [{targets: ["127.0.0.1:%s"]}]\n' \
+		"$PORT" >prom.yml
+	prometheus --config.file=prom.yml --storage.tsdb.path=tsdb --web.listen-address="127.0.0.1:$PPORT" \
+		>prom.log 2>&1 &
+	PIDS+=("$!")
+	sleep 3
+	kill -USR1 "$DV"
+	wait "$DV" || fail "demovm exited with $?"
+	wait "$REC" || fail "vmtrace record exited with $?: $(cat rec.err)"
+	wait_line vt.err '^vmtrace: serving its final counts'
+	sleep 4 # scrapes of the final counts
+	"$PY" "$HERE/prometheus_query.py" "$PPORT" rec.json || fail "Prometheus saw something else"
+	kill -INT "$VT"
+	wait "$VT" || fail "vmtrace serve exited with $?"
+	;;
+
 serve_flood)
 	# 64 idle and 20 trickling connections cannot keep a scraper out, and
 	# garbage gets a 400 (serve_flood.py)

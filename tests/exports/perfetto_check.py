@@ -92,7 +92,7 @@ def main():
             check(k in e, f"event without {k}: {e}")
         check(isinstance(e.get("ts"), (int, float)), f"ts not a number: {e}")
         check(e.get("pid") == rec["pid"], f"pid {e.get('pid')}, record's {rec['pid']}: {e}")
-        check(e.get("ph") in ("M", "X", "b", "e", "i"), f"unknown ph: {e}")
+        check(e.get("ph") in ("M", "X", "b", "e", "i", "C"), f"unknown ph: {e}")
         if e.get("ph") == "X":
             check(isinstance(e.get("dur"), (int, float)) and e["dur"] >= 0, f"X without dur: {e}")
         if e.get("ph") in ("b", "e", "i", "X") and all_timed:
@@ -101,7 +101,8 @@ def main():
         return
     by_ph = defaultdict(list)
     for e in evs:
-        by_ph[e["ph"]].append(e)
+        # the one process-wide instant marks the pauses not kept (below)
+        by_ph["mark" if e["ph"] == "i" and e.get("s") == "p" else e["ph"]].append(e)
 
     # GC pauses: X events, in the record's order
     timed = [p for p in rec["pauses"] if p["tid"]]
@@ -110,6 +111,24 @@ def main():
     for x, p in zip(xs, timed):
         check((ns(x["ts"]), dns(x["dur"]), x["tid"]) == (p["at"], p["dur"], p["tid"]),
               f"X {x} is not gc_pause {p}")
+    # the heap after each pause, where the runtime gives it: a counter at its end
+    heap = [x for x in xs if "heap_bytes" in x["args"]]
+    cs = by_ph["C"]
+    check(len(cs) == len(heap), f"{len(cs)} heap counter events, {len(heap)} pauses with a heap")
+    for c, x in zip(cs, heap):
+        check((c["name"], ns(c["ts"]), c["args"]) ==
+              ("heap", ns(x["ts"]) + dns(x["dur"]), {"bytes": x["args"]["heap_bytes"]}),
+              f"counter {c} is not the heap after {x}")
+    # a figure no pause has is absent, not 0
+    for key in ("heap_bytes", "allocated_bytes", "objects_collected"):
+        present = [key in x["args"] for x in xs]
+        check(all(present) or not any(present), f"{key} in some pauses' args only")
+        check(not xs or not all(present) or any(x["args"][key] for x in xs), f"{key} 0 in every pause")
+    unkept = doc.get("otherData", {}).get("gc_pauses_not_kept")
+    marks = by_ph["mark"]
+    check(isinstance(unkept, int) and len(marks) == (1 if unkept else 0) and
+          all(m["name"].startswith(f"{unkept} shorter GC pauses not drawn") for m in marks),
+          f"pauses not kept: otherData {unkept}, marks {[m['name'] for m in marks]}")
     untimed = len(rec["pauses"]) - len(timed)
     check(doc.get("otherData", {}).get("gc_pauses_without_start") == untimed,
           f"otherData says {doc.get('otherData', {}).get('gc_pauses_without_start')} pauses "

@@ -67,10 +67,14 @@ static const char golden[] =
 	"\"pid\": 10, \"tid\": 12, \"args\": {\"name\": \"thread 12\"}},\n"
 	"{\"ph\": \"X\", \"name\": \"GC minor\", \"cat\": \"gc\", \"ts\": 8.990, \"pid\": 10, "
 	"\"tid\": 11, \"dur\": 1.500, \"args\": {\"kind\": \"minor\", \"duration_ns\": 1500, "
-	"\"heap_bytes\": 4096, \"allocated_bytes\": 0, \"objects_collected\": 0}},\n"
+	"\"heap_bytes\": 4096, \"objects_collected\": 0}},\n"
+	"{\"ph\": \"C\", \"name\": \"heap\", \"cat\": \"gc\", \"ts\": 10.490, \"pid\": 10, "
+	"\"tid\": 11, \"args\": {\"bytes\": 4096}},\n"
 	"{\"ph\": \"X\", \"name\": \"GC major\", \"cat\": \"gc\", \"ts\": 10.990, \"pid\": 10, "
 	"\"tid\": 10, \"dur\": 2000.000, \"args\": {\"kind\": \"major\", \"duration_ns\": 2000000, "
-	"\"heap_bytes\": 0, \"allocated_bytes\": 0, \"objects_collected\": 7}},\n"
+	"\"heap_bytes\": 0, \"objects_collected\": 7}},\n"
+	"{\"ph\": \"C\", \"name\": \"heap\", \"cat\": \"gc\", \"ts\": 2010.990, \"pid\": 10, "
+	"\"tid\": 10, \"args\": {\"bytes\": 0}},\n"
 	"{\"ph\": \"b\", \"name\": \"SIGUSR2\", \"cat\": \"signal\", \"ts\": 0.000, \"pid\": 10, "
 	"\"tid\": 12, \"id\": \"0x0\", \"args\": {\"signo\": 12, \"latency_ns\": 4000}},\n"
 	"{\"ph\": \"e\", \"name\": \"SIGUSR2\", \"cat\": \"signal\", \"ts\": 4.000, \"pid\": 10, "
@@ -83,7 +87,7 @@ static const char golden[] =
 	"],\n"
 	"\"otherData\": {\"runtime\": \"vmtrace\", \"target\": \"demovm \\\\ --wait\", \"pid\": 10, "
 	"\"start_unix_ns\": 1764750000123456789, \"duration_s\": 0.500000000, "
-	"\"ts_origin_ns\": -3990, \"gc_pauses_without_start\": 1, "
+	"\"ts_origin_ns\": -3990, \"gc_pauses_without_start\": 1, \"gc_pauses_not_kept\": 0, "
 	"\"lost\": {\"event ring buffer full\": 2}}}\n";
 
 static void test_exact(void **state)

@@ -11,7 +11,9 @@
  * - each handled signal as a nestable async slice ("b" then "e") from its
  *   arrival to the end of its handling: the handlings of a burst overlap,
  *   which slices of one thread track may not;
- * - each method or constant cache reset as an instant ("i") on its thread.
+ * - each method or constant cache reset as an instant ("i") on its thread;
+ * - the heap's size after each pause as a counter ("C") where the runtime
+ *   gives it, and one mark for the pauses the record did not keep.
  * Times are microseconds after the record's start, with ns kept as three
  * decimals. Perfetto drops events before time 0, so when one began before
  * the start (a pause or signal straddling the start of an --every
@@ -93,9 +95,29 @@ static void metadata(FILE *out, const struct vt_profile *p, const uint32_t *thre
 	}
 }
 
-/* The pauses on the timeline; *untimed counts those without a start. */
+/* Which of a pause's figures the runtime gives: one no pause of the record
+ * has is left out of every pause's args, not printed as 0. */
+struct pause_fields {
+	bool heap, allocated, collected;
+};
+
+static struct pause_fields fields_given(const struct vt_profile *p)
+{
+	struct pause_fields f = { false, false, false };
+
+	for (size_t i = 0; i < p->gc_pauses.n; i++) {
+		f.heap |= p->gc_pauses.v[i].heap_bytes != 0;
+		f.allocated |= p->gc_pauses.v[i].allocated_bytes != 0;
+		f.collected |= p->gc_pauses.v[i].objects_collected != 0;
+	}
+	return f;
+}
+
+/* The pauses on the timeline, and the heap's size after each as a counter
+ * track where the runtime gives it; *untimed counts those without a start. */
 static void gc_pauses(FILE *out, const struct vt_profile *p, int64_t o, uint64_t *untimed)
 {
+	struct pause_fields f = fields_given(p);
 	char name[64];
 
 	for (size_t i = 0; i < p->gc_pauses.n; i++) {
@@ -112,9 +134,18 @@ static void gc_pauses(FILE *out, const struct vt_profile *p, int64_t o, uint64_t
 		print_us(out, g->duration_ns);
 		fputs(", \"args\": {\"kind\": ", out);
 		vt_json_string(out, kind);
-		fprintf(out, ", \"duration_ns\": %" PRIu64 ", \"heap_bytes\": %" PRIu64
-			", \"allocated_bytes\": %" PRIu64 ", \"objects_collected\": %" PRIu64 "}}",
-			g->duration_ns, g->heap_bytes, g->allocated_bytes, g->objects_collected);
+		fprintf(out, ", \"duration_ns\": %" PRIu64, g->duration_ns);
+		if (f.heap)
+			fprintf(out, ", \"heap_bytes\": %" PRIu64, g->heap_bytes);
+		if (f.allocated)
+			fprintf(out, ", \"allocated_bytes\": %" PRIu64, g->allocated_bytes);
+		if (f.collected)
+			fprintf(out, ", \"objects_collected\": %" PRIu64, g->objects_collected);
+		fputs("}}", out);
+		if (f.heap) {
+			event_head(out, p, "C", "heap", "gc", g->at_ns + (int64_t)g->duration_ns, o, g->tid);
+			fprintf(out, ", \"args\": {\"bytes\": %" PRIu64 "}}", g->heap_bytes);
+		}
 	}
 }
 
@@ -181,7 +212,26 @@ static void timeline_events(FILE *out, const struct vt_profile *p, int64_t o)
 	}
 }
 
-static void other_data(FILE *out, const struct vt_profile *p, int64_t o, uint64_t untimed)
+/* Pauses counted but not in the record's list (record --gc-pauses keeps the
+ * longest): one process-wide mark at the start says how many are not drawn. */
+static uint64_t not_kept(FILE *out, const struct vt_profile *p, int64_t o)
+{
+	uint64_t n = 0;
+	char name[96];
+
+	for (int k = 0; k < VT_GC_KINDS; k++)
+		n += vt_gc_not_kept(p, k);
+	if (n) {
+		snprintf(name, sizeof(name), "%" PRIu64 " shorter GC pauses not drawn (record --gc-pauses)",
+			 n);
+		event_head(out, p, "i", name, "gc", o, o, (uint32_t)p->pid);
+		fputs(", \"s\": \"p\"}", out);
+	}
+	return n;
+}
+
+static void other_data(FILE *out, const struct vt_profile *p, int64_t o, uint64_t untimed,
+		       uint64_t unkept)
 {
 	fputs("\"otherData\": {\"runtime\": ", out);
 	vt_json_string(out, p->runtime);
@@ -189,7 +239,8 @@ static void other_data(FILE *out, const struct vt_profile *p, int64_t o, uint64_
 	vt_json_string(out, p->target);
 	fprintf(out, ", \"pid\": %" PRId32 ", \"start_unix_ns\": %" PRIu64 ", \"duration_s\": %.9f"
 		", \"ts_origin_ns\": %" PRId64 ", \"gc_pauses_without_start\": %" PRIu64
-		", \"lost\": {", p->pid, p->start_unix_ns, p->duration_s, o, untimed);
+		", \"gc_pauses_not_kept\": %" PRIu64 ", \"lost\": {", p->pid, p->start_unix_ns,
+		p->duration_s, o, untimed, unkept);
 	for (size_t i = 0; i < p->lost.n; i++) {
 		fputs(i ? ", " : "", out);
 		vt_json_string(out, p->lost.v[i].what);
@@ -200,7 +251,7 @@ static void other_data(FILE *out, const struct vt_profile *p, int64_t o, uint64_
 
 int vt_report_perfetto(FILE *out, const struct vt_profile *p, const struct vt_report_opts *opts)
 {
-	uint64_t untimed = 0;
+	uint64_t untimed = 0, unkept;
 	int64_t o = origin(p);
 	size_t nthreads;
 	uint32_t *threads = timeline_threads(p, &nthreads);
@@ -211,9 +262,10 @@ int vt_report_perfetto(FILE *out, const struct vt_profile *p, const struct vt_re
 	fputs("{\"displayTimeUnit\": \"ns\",\n\"traceEvents\": [", out);
 	metadata(out, p, threads, nthreads);
 	gc_pauses(out, p, o, &untimed);
+	unkept = not_kept(out, p, o);
 	timeline_events(out, p, o);
 	fputs("\n],\n", out);
-	other_data(out, p, o, untimed);
+	other_data(out, p, o, untimed, unkept);
 	fputs("}\n", out);
 	free(threads);
 	if (untimed)

@@ -136,6 +136,9 @@ timeline)
 	"$vmtrace" report --format timeline run.data >t.html || fail "timeline report failed"
 	grep -q '^<!DOCTYPE html>' t.html && grep -q '<h2>Session</h2>' t.html && grep -q '<polyline' t.html &&
 		! grep -q 'http' t.html || fail "timeline page: no chart of Session, or a link out"
+	# both axes ticked: seconds from 0, bytes from 0
+	grep -q 'text-anchor="middle">0 s</text>' t.html && grep -q 'text-anchor="end">0</text>' t.html ||
+		fail "timeline page: axes without ticks"
 	jq -e '.timeline_step_s == 1 and ([.timeline[] | .start_s == .step and .second == .step] | all)' \
 		report.json >/dev/null || fail "default step: not steps of a second"
 	# quarter-second steps: a step begun in each quarter of the recording's

@@ -2,12 +2,14 @@
  * report_timeline.c: `--format timeline`, the record's timeline as one
  * self-contained HTML page (no script, no network): per class, an SVG chart
  * of its live bytes (allocated less freed since the start) at the end of
- * each step (record --timeline-step), and a table of allocations and frees
+ * each step (record --timeline-step), its axes ticked in bytes and seconds
+ * to the run's end, and a table of allocations and frees
  * per step. The classes are the VT_TIMELINE_CLASSES with the most bytes
  * allocated.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,11 +54,39 @@ static double step_s(const struct vt_profile *p, uint64_t n)
 	return (double)vt_series_start_ns(p, n) / 1e9;
 }
 
+/* A tick spacing of 1, 2 or 5 times a power of ten giving about n ticks
+ * over range (> 0). */
+static double tick_step(double range, int n)
+{
+	double raw = range / n, mag = pow(10, floor(log10(raw))), norm = raw / mag;
+
+	return (norm < 1.5 ? 1 : norm < 3 ? 2 : norm < 7 ? 5 : 10) * mag;
+}
+
+/* bytes as a tick label, in the ticks' own decimal steps: 500, 1.5k, 20M */
+static void byte_label(FILE *out, double v)
+{
+	static const char unit[] = " kMGTP";
+	int u = 0;
+
+	while (fabs(v) >= 1000 && u < 5)
+		v /= 1000, u++;
+	if (u)
+		fprintf(out, "%.4g%c", v, unit[u]);
+	else
+		fprintf(out, "%.4g", v);
+}
+
+#define ML 64 /* left margin: the bytes' labels */
+#define MB 22 /* bottom margin: the seconds' labels */
+
+/* Live bytes over the run: a point at the end of each step (the last at
+ * the run's end, not its step's), both axes ticked. */
 static void chart(FILE *out, const struct vt_profile *p, const struct cls *c)
 {
 	const struct vt_series *r = &p->series.v[c->first];
 	int64_t lo = 0, hi = 1;
-	uint32_t last = r[c->n - 1].step + 1;
+	double end = p->duration_s > 0 ? p->duration_s : step_s(p, r[c->n - 1].step + 1), dy, dx;
 
 	for (size_t i = 0; i < c->n; i++) {
 		if (r[i].live_bytes > hi)
@@ -64,19 +94,39 @@ static void chart(FILE *out, const struct vt_profile *p, const struct cls *c)
 		if (r[i].live_bytes < lo)
 			lo = r[i].live_bytes;
 	}
-	fprintf(out, "<svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">\n", W, H + 20, W, H + 20);
-	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#f8f8f8\" stroke=\"#ccc\"/>\n", W, H);
-	fputs("<polyline fill=\"none\" stroke=\"#c0392b\" stroke-width=\"2\" points=\"0,", out);
-	fprintf(out, "%.1f", H - (double)(0 - lo) * H / (double)(hi - lo));
-	for (size_t i = 0; i < c->n; i++)
-		fprintf(out, " %.1f,%.1f", (double)(r[i].step + 1) * W / last,
-			H - (double)(r[i].live_bytes - lo) * H / (double)(hi - lo));
-	fputs("\"/>\n", out);
-	fprintf(out, "<text x=\"4\" y=\"14\" font-size=\"12\">%" PRId64 " bytes</text>\n", hi);
-	fprintf(out, "<text x=\"4\" y=\"%d\" font-size=\"12\">0 s</text>\n", H + 16);
-	fprintf(out, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\">%.9g s</text>\n", W - 4,
-		H + 16, step_s(p, last));
-	fputs("</svg>\n", out);
+	dy = tick_step((double)(hi - lo), 4);
+	dx = tick_step(end, 6);
+	fprintf(out, "<svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">\n",
+		ML + W + 8, H + MB + 8, ML + W + 8, H + MB + 8);
+	fprintf(out, "<rect x=\"%d\" y=\"4\" width=\"%d\" height=\"%d\" fill=\"#f8f8f8\" stroke=\"#ccc\"/>\n",
+		ML, W, H);
+	/* y: live bytes, from the lowest (0, or below after frees of older objects) */
+	for (double v = ceil((double)lo / dy) * dy; v <= (double)hi; v += dy) {
+		double y = 4 + H - (v - (double)lo) * H / (double)(hi - lo);
+
+		fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+			     "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">", ML, y,
+			ML + W, y, ML - 4, y + 4);
+		byte_label(out, v);
+		fputs("</text>\n", out);
+	}
+	/* x: seconds since the probes went live, to the run's end */
+	for (double t = 0; t <= end + dx * 1e-9; t += dx) {
+		double x = ML + t * W / end;
+
+		fprintf(out, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#999\"/>"
+			     "<text x=\"%.1f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\">%.4g s</text>\n",
+			x, 4 + H, x, 4 + H + 4, x, 4 + H + 17, t);
+	}
+	fprintf(out, "<polyline fill=\"none\" stroke=\"#c0392b\" stroke-width=\"2\" points=\"%d,%.1f", ML,
+		4 + H - (double)(0 - lo) * H / (double)(hi - lo));
+	for (size_t i = 0; i < c->n; i++) {
+		double t = step_s(p, r[i].step + 1);
+
+		fprintf(out, " %.1f,%.1f", ML + (t < end ? t : end) * W / end,
+			4 + H - (double)(r[i].live_bytes - lo) * H / (double)(hi - lo));
+	}
+	fputs("\"/>\n</svg>\n", out);
 }
 
 static void table(FILE *out, const struct vt_profile *p, const struct cls *c)

@@ -181,7 +181,7 @@ static void test_folded_and_flamegraph(void **state)
 	/* the data inline: the whole tree, its total, names escaped for <script> */
 	assert_non_null(strstr(html, "var data=[\"all\",9,"));
 	assert_non_null(strstr(html, "[\"Tree#grow\",6,\"w.c:9\",[[\"Tree#grow\",6,\"w.c:9\",[[\"Node\",6,"));
-	assert_non_null(strstr(html, "\"x\\u0009y\""));
+	assert_non_null(strstr(html, "\"x\\ty\"")); /* a tab, as every JSON writer escapes it */
 	assert_null(strstr(html, " src="));
 	free(html);
 	vt_profile_free(&p);

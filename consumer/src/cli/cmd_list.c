@@ -12,6 +12,7 @@
 #include <elf.h>
 
 #include "cli/commands.h"
+#include "report/report_fmt.h"
 #include "process/usdt_notes.h"
 
 enum list_format { LIST_TEXT, LIST_JSON };
@@ -61,21 +62,6 @@ static void put_printable(FILE *out, const char *s, int width)
 		fputc(isprint((unsigned char)*s) ? *s : '?', out);
 	for (; n < width; n++)
 		fputc(' ', out);
-}
-
-static void put_json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
 }
 
 static int max_len(const struct vt_usdt_list *l, size_t field_off, int floor)
@@ -140,7 +126,7 @@ static void print_json(FILE *out, const struct vt_usdt_list *l, long pid, const 
 	fputs("{", out);
 	if (path) {
 		fputs("\"path\": ", out);
-		put_json_string(out, path);
+		vt_json_string(out, path);
 	} else {
 		fprintf(out, "\"pid\": %ld", pid);
 	}
@@ -149,14 +135,14 @@ static void print_json(FILE *out, const struct vt_usdt_list *l, long pid, const 
 		const struct vt_usdt_probe *p = &l->v[i];
 		fputs(i ? ",\n  {" : "\n  {", out);
 		fputs("\"provider\": ", out);
-		put_json_string(out, p->provider);
+		vt_json_string(out, p->provider);
 		fputs(", \"name\": ", out);
-		put_json_string(out, p->name);
+		vt_json_string(out, p->name);
 		fprintf(out, ", \"address\": %" PRIu64 ", \"semaphore\": %" PRIu64
 			", \"nargs\": %d, \"args\": ", p->pc, p->semaphore, p->nargs);
-		put_json_string(out, p->args);
+		vt_json_string(out, p->args);
 		fputs(", \"module\": ", out);
-		put_json_string(out, p->path);
+		vt_json_string(out, p->path);
 		fputc('}', out);
 	}
 	fputs(l->n ? "\n]}\n" : "]}\n", out);

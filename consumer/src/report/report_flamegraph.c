@@ -111,26 +111,11 @@ static void free_tree(struct node *n)
 	}
 }
 
-/* A JSON string safe inside <script>: '<' and '>' never appear raw. */
-static void js_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++) {
-		if (*c == '"' || *c == '\\')
-			fprintf(out, "\\%c", *c);
-		else if (*c < 0x20 || *c == '<' || *c == '>' || *c == '&' || *c == 0x7f)
-			fprintf(out, "\\u%04x", *c);
-		else
-			fputc(*c, out);
-	}
-	fputc('"', out);
-}
-
 /* [name, value, where, [children...]] */
 static void put_node(FILE *out, const struct node *n)
 {
 	fputc('[', out);
-	js_str(out, n->name);
+	vt_json_string_in(out, n->name, true);
 	fprintf(out, ",%llu,", (unsigned long long)n->value);
 	if (n->where) {
 		size_t len = strlen(n->where) + 24;
@@ -138,10 +123,10 @@ static void put_node(FILE *out, const struct node *n)
 
 		if (where) {
 			snprintf(where, len, n->line ? "%s:%lld" : "%s", n->where, (long long)n->line);
-			js_str(out, where);
+			vt_json_string_in(out, where, true);
 			free(where);
 		} else {
-			js_str(out, n->where);
+			vt_json_string_in(out, n->where, true);
 		}
 	} else {
 		fputs("\"\"", out);
@@ -238,7 +223,7 @@ int vt_report_flamegraph(FILE *out, const struct vt_profile *p, const struct vt_
 		fputs("</span><input id=\"q\" placeholder=\"search frames\" aria-label=\"search\">"
 		      "<button id=\"reset\">reset zoom</button><span id=\"info\"></span></div>\n"
 		      "<div id=\"fg\"></div>\n<script>\nvar unit=", out);
-		js_str(out, bytes ? "bytes" : "objects");
+		vt_json_string_in(out, bytes ? "bytes" : "objects", true);
 		fputs(";\nvar data=", out);
 		put_node(out, root);
 		fputs(";\n</script>\n", out);

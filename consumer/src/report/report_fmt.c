@@ -89,6 +89,11 @@ int vt_utf8_len(const unsigned char *s)
 
 void vt_json_string(FILE *out, const char *str)
 {
+	vt_json_string_in(out, str, false);
+}
+
+void vt_json_string_in(FILE *out, const char *str, bool script)
+{
 	const unsigned char *s = (const unsigned char *)(str ? str : "");
 
 	fputc('"', out);
@@ -104,7 +109,7 @@ void vt_json_string(FILE *out, const char *str)
 		case '\r': fputs("\\r", out); s++; continue;
 		case '\t': fputs("\\t", out); s++; continue;
 		}
-		if (*s < 0x20 || *s == 0x7f) {
+		if (*s < 0x20 || *s == 0x7f || (script && (*s == '<' || *s == '>' || *s == '&'))) {
 			fprintf(out, "\\u%04x", *s++);
 			continue;
 		}

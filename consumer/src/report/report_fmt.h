@@ -6,6 +6,7 @@
 #ifndef VMTRACE_REPORT_FMT_H
 #define VMTRACE_REPORT_FMT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +19,9 @@ void vt_print_log2_hist(FILE *out, const uint64_t *hist, int buckets, const char
 /* s as a JSON string literal with quotes. Invalid UTF-8 bytes become
  * U+FFFD, so the output is always valid JSON. */
 void vt_json_string(FILE *out, const char *s);
+/* The same, and with script: '<', '>' and '&' escaped too, so the literal
+ * is safe inside an HTML <script> element. */
+void vt_json_string_in(FILE *out, const char *s, bool script);
 /* name as a terminal should show it, in a new string (NULL on ENOMEM):
  * control bytes and invalid UTF-8 as \xNN and a backslash as \\, so no
  * name draws rows of its own, moves the cursor or reads as another. */

@@ -21,6 +21,7 @@ PACKAGES=(
 	openjdk-17-jdk-headless php8.2-cli       # stock HotSpot (javac builds the test program) and PHP
 	heaptrack bc                              # bench/live: the peer of record --live
 	prometheus                                # a real server scrapes serve in the tests
+	help2man man-db                           # man pages from --help, and rendering them
 )
 
 if [ "$(id -u)" -ne 0 ]; then

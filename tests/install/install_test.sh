@@ -21,6 +21,17 @@ done
 [ -f "$libdir/libvmtrace.a" ] || fail "libvmtrace.a is not installed"
 [ -f "$libdir/pkgconfig/vmtrace.pc" ] || fail "vmtrace.pc is not installed"
 [ -f "$libdir/cmake/vmtrace/vmtraceConfig.cmake" ] || fail "the CMake package config is not installed"
+# a man page per command, each rendering; completions that offer a command's options
+for page in vmtrace vmtrace-record vmtrace-report vmtrace-top vmtrace-serve vmtrace-list vmtrace-diff; do
+	f=$prefix/share/man/man1/$page.1
+	[ -f "$f" ] || fail "$page.1 is not installed"
+	out=$(MANWIDTH=80 man -l "$f" 2>&1) || fail "$page.1 does not render: $out"
+	grep -q "^NAME" <<<"$out" && grep -q "^SYNOPSIS" <<<"$out" || fail "$page.1: $out"
+done
+[ -f "$prefix/share/zsh/vendor-completions/_vmtrace" ] || fail "no zsh completion"
+got=$(bash -c 'source "$1"; COMP_WORDS=("$2" record --map); COMP_CWORD=2; _vmtrace; echo "${COMPREPLY[*]}"' \
+	_ "$prefix/share/bash-completion/completions/vmtrace" "$prefix/bin/vmtrace")
+[ "$got" = "--map-entries" ] || fail "bash completion of 'vmtrace record --map': '$got'"
 for bt in "$here"/../../scripts/*.bt; do
 	[ -x "$prefix/share/vmtrace/scripts/$(basename "$bt")" ] ||
 		fail "$(basename "$bt") is not installed under share/vmtrace/scripts"

@@ -162,6 +162,27 @@ static void test_container_ids(void **state)
 	assert_string_equal(id, "");
 	vt_container_id("/docker-abc.scope", id, sizeof(id));
 	assert_string_equal(id, "");
+	/* a container's own cgroups below it, as systemd in a container makes */
+	snprintf(path, sizeof(path), "/system.slice/docker-%s.scope/system.slice/cron.service", hex64);
+	vt_container_id(path, id, sizeof(id));
+	assert_string_equal(id, hex64);
+	snprintf(path, sizeof(path), "/machine.slice/libpod-%s.scope/container", hex64);
+	vt_container_id(path, id, sizeof(id));
+	assert_string_equal(id, hex64);
+	snprintf(path, sizeof(path), "/kubepods.slice/kubepods-burstable.slice/"
+		 "kubepods-burstable-pod0f1e2d3c_4b5a.slice/crio-%s.scope", hex64);
+	vt_container_id(path, id, sizeof(id));
+	assert_string_equal(id, hex64);
+	/* not what any runtime makes: 32 hex digits (a machine id), podman's
+	 * conmon, an id with a tail */
+	vt_container_id("/machine.slice/0123456789abcdef0123456789abcdef", id, sizeof(id));
+	assert_string_equal(id, "");
+	snprintf(path, sizeof(path), "/machine.slice/libpod-conmon-%s.scope", hex64);
+	vt_container_id(path, id, sizeof(id));
+	assert_string_equal(id, "");
+	snprintf(path, sizeof(path), "/docker/%s0", hex64);
+	vt_container_id(path, id, sizeof(id));
+	assert_string_equal(id, "");
 }
 
 int main(void)

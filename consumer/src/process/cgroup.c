@@ -54,25 +54,47 @@ static size_t hex_run(const char *s)
 	return n;
 }
 
-void vt_container_id(const char *path, char *id, size_t len)
+/* The container id of one path component, as the runtimes name their
+ * cgroups: docker-ID.scope (Docker, systemd driver), cri-containerd-ID.scope,
+ * crio-ID.scope (Kubernetes), libpod-ID.scope (Podman), or the bare ID
+ * (cgroupfs drivers: /docker/ID, /kubepods/burstable/podUID/ID). An ID is
+ * 64 hex digits in every one of them. */
+static bool component_id(const char *c, size_t clen, char *id, size_t len)
 {
 	static const char *const prefixes[] = { "docker-", "cri-containerd-", "crio-", "libpod-", "" };
-	const char *last = strrchr(path, '/');
 
-	id[0] = '\0';
-	last = last ? last + 1 : path;
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
 		size_t pl = strlen(prefixes[i]);
 
-		if (strncmp(last, prefixes[i], pl))
+		if (clen < pl + 64 || strncmp(c, prefixes[i], pl))
 			continue;
-		size_t n = hex_run(last + pl);
-		const char *end = last + pl + n;
+		const char *end = c + pl + 64;
+		size_t rest = clen - pl - 64;
 
-		if (n >= 32 && (!*end || !strcmp(end, ".scope"))) {
-			snprintf(id, len, "%.*s", (int)n, last + pl);
-			return;
+		if (hex_run(c + pl) >= 64 && (rest == 0 || (rest == 6 && !strncmp(end, ".scope", 6))) &&
+		    !isxdigit((unsigned char)end[0])) {
+			snprintf(id, len, "%.64s", c + pl);
+			return true;
 		}
+	}
+	return false;
+}
+
+void vt_container_id(const char *path, char *id, size_t len)
+{
+	const char *end = path + strlen(path);
+
+	id[0] = '\0';
+	/* the deepest container: a runtime may nest cgroups inside its own
+	 * (systemd in a container: .../docker-ID.scope/system.slice/x.service) */
+	while (end > path) {
+		const char *start = end;
+
+		while (start > path && start[-1] != '/')
+			start--;
+		if (component_id(start, (size_t)(end - start), id, len))
+			return;
+		end = start > path ? start - 1 : path;
 	}
 }
 

@@ -22,6 +22,7 @@ PACKAGES=(
 	heaptrack bc                              # bench/live: the peer of record --live
 	prometheus                                # a real server scrapes serve in the tests
 	help2man man-db                           # man pages from --help, and rendering them
+	libncurses-dev tmux                       # top's terminal, and a terminal to test it in
 )
 
 if [ "$(id -u)" -ne 0 ]; then

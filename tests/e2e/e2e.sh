@@ -306,6 +306,45 @@ links)
 	echo "links while recording: $(echo $types); semaphores 0 after it, target still running"
 	;;
 
+top_tty)
+	# top on a real terminal (tmux) of 80x24: the view from the top line,
+	# cut at the width; a resize redraws it; q quits at once with status 0
+	# and gives the screen back
+	command -v tmux >/dev/null || fail "no tmux (scripts/install-deps.sh installs it)"
+	start_running dv demovm --duration 0 --threads 2
+	sock=vt-e2e-$$
+	tmux -L "$sock" new-session -d -x 80 -y 24 \
+		"$VMTRACE top -p $DV -i 0.3; echo TOP-EXIT=\$?; sleep 60" || fail "tmux did not start"
+	PIDS+=("$(tmux -L "$sock" display-message -p '#{pid}')") # the harness ends the server
+	screen() { tmux -L "$sock" capture-pane -p; }
+	ok=0
+	for _ in $(seq 50); do
+		screen >s1.txt
+		grep -q 'ALLOCS/s' s1.txt && { ok=1; break; }
+		sleep 0.1
+	done
+	[ $ok = 1 ] || fail "no view in the terminal: $(cat s1.txt)"
+	head -1 s1.txt | grep -q "^vmtrace top - pid $DV " || fail "the first line is not top's header: $(head -3 s1.txt)"
+	[ "$(awk 'length > 80' s1.txt | wc -l)" = 0 ] || fail "lines wider than the terminal"
+	grep -q '^allocations: [1-9]' s1.txt || fail "no allocations line: $(cat s1.txt)"
+	tmux -L "$sock" resize-window -x 132 -y 30 || fail "tmux cannot resize"
+	sleep 1
+	screen >s2.txt
+	head -1 s2.txt | grep -q "^vmtrace top - pid $DV " || fail "after the resize, not top's header: $(head -3 s2.txt)"
+	[ "$(awk 'length > 80' s2.txt | wc -l)" -gt 0 ] || fail "not redrawn to the new width: $(cat s2.txt)"
+	tmux -L "$sock" send-keys q
+	ok=0
+	for _ in $(seq 10); do
+		screen >s3.txt
+		grep -q '^TOP-EXIT=' s3.txt && { ok=1; break; }
+		sleep 0.1
+	done
+	[ $ok = 1 ] || fail "q did not end top within a second: $(cat s3.txt)"
+	grep -q '^TOP-EXIT=0$' s3.txt || fail "top's status after q: $(grep TOP-EXIT s3.txt)"
+	! grep -q 'ALLOCS/s' s3.txt || fail "the terminal was not given back: $(cat s3.txt)"
+	echo "top in an 80x24 terminal: header first, lines cut; redrawn at 132x30; q quit at once"
+	;;
+
 top)
 	start_running dv demovm --duration 0
 	"$VMTRACE" top -p "$DV" -i 0.3 -n 3 >top.out 2>top.err || fail "vmtrace top exited with $?"

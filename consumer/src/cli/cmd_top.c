@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/top_screen.h"
 #include "profile/profile.h"
 #include "report/report.h"
 #include "report/report_fmt.h"
@@ -20,6 +21,7 @@
 #include "session/session_watch.h"
 
 #define DEFAULT_ROWS 20
+#define KEY_SLICE_S 0.05 /* on a terminal, keys are looked at this often */
 
 static const char usage_line[] =
 	"Usage: vmtrace top -p PID [-i SECONDS] [-n COUNT] [--top N] [options]\n"
@@ -29,8 +31,10 @@ static const char help_text[] =
 	"\n"
 	"A live view of a process's allocations per class and method, GC, cache\n"
 	"resets and signals, refreshed every interval: rates per second over the\n"
-	"last interval and totals since vmtrace attached. Ends at Ctrl-C, when the\n"
-	"target exits, or after COUNT views.\n"
+	"last interval and totals since vmtrace attached. Ends at q or Ctrl-C, when\n"
+	"the target exits, or after COUNT views. On a terminal each view fits the\n"
+	"window (and follows its resizes) and the screen is given back at the end;\n"
+	"piped, the views are printed one after the other.\n"
 	"\n"
 	"  -p, --pid PID          the process\n"
 	"      --all              every process record --all follows, now or later:\n"
@@ -225,15 +229,13 @@ static void print_rows(FILE *out, const struct vt_alloc_table *cur, const struct
 
 static void print_view(FILE *out, const struct vt_watch *w, const struct vt_profile *p,
 		       const struct vt_alloc_table *cur, const struct vt_alloc_table *prev,
-		       const struct totals *t0, double dt, size_t rows, bool clear)
+		       const struct totals *t0, double dt, size_t rows)
 {
 	struct totals t;
 	char b1[32], b2[32];
 	double rate = dt > 0 ? 1.0 / dt : 0;
 
 	totals_of(p, &t);
-	if (clear)
-		fputs("\033[H\033[2J", out);
 	print_header(out, w, p);
 	if (!p->has_allocations) {
 		fputs("allocations: this runtime has no allocation probes\n", out);
@@ -286,7 +288,7 @@ int vt_cmd_top(int argc, char **argv)
 	struct totals t0;
 	double last = 0;
 	uint64_t shown = 0;
-	bool clear = isatty(STDOUT_FILENO);
+	bool screen;
 	char err[4608];
 	int operands, r, status = 0;
 
@@ -312,13 +314,24 @@ int vt_cmd_top(int argc, char **argv)
 	}
 	vt_profile_init(&prev);
 	memset(&t0, 0, sizeof(t0));
+	screen = vt_screen_open();
 	for (;;) {
-		enum vt_wait_result how = vt_watch_wait(&w, (long long)(a.interval * 1000));
-		double now;
+		enum vt_wait_result how = VT_WAIT_TIMEOUT;
+		double now, until = vt_watch_elapsed(&w) + a.interval;
+		bool quit = false;
 
-		if (how == VT_WAIT_SIGNAL)
+		/* the interval in slices, so a key (q, a resize) is seen at once */
+		while (how == VT_WAIT_TIMEOUT && !(quit = screen && vt_screen_quit_asked())) {
+			double left = until - vt_watch_elapsed(&w);
+
+			if (left <= 0)
+				break;
+			how = vt_watch_wait(&w, (long long)((screen && left > KEY_SLICE_S ? KEY_SLICE_S : left) * 1000));
+		}
+		if (quit || how == VT_WAIT_SIGNAL)
 			break;
 		if (how == VT_WAIT_ERROR) {
+			vt_screen_close();
 			fprintf(stderr, "vmtrace: lost contact with the BPF programs\n");
 			status = 1;
 			break;
@@ -328,13 +341,27 @@ int vt_cmd_top(int argc, char **argv)
 		if (!r)
 			r = merged_rows_set(&cr, &cur);
 		if (r) {
+			vt_screen_close();
 			fprintf(stderr, "vmtrace: cannot read the counters: %s\n", strerror(-r));
 			vt_profile_free(&cur);
 			status = 1;
 			break;
 		}
-		print_view(stdout, &w, &cur, &cr, &pr, &t0, now - last, (size_t)a.report.top, clear);
-		fflush(stdout);
+		if (screen) {
+			char *text = NULL;
+			size_t len = 0;
+			FILE *f = open_memstream(&text, &len);
+
+			if (f) {
+				print_view(f, &w, &cur, &cr, &pr, &t0, now - last, (size_t)a.report.top);
+				fclose(f);
+				vt_screen_draw(text);
+			}
+			free(text);
+		} else {
+			print_view(stdout, &w, &cur, &cr, &pr, &t0, now - last, (size_t)a.report.top);
+			fflush(stdout);
+		}
 		last = now;
 		totals_of(&cur, &t0);
 		vt_profile_free(&prev);
@@ -344,12 +371,14 @@ int vt_cmd_top(int argc, char **argv)
 		memset(&cr, 0, sizeof(cr));
 		shown++;
 		if (how == VT_WAIT_EXITED) {
+			vt_screen_close();
 			fprintf(stderr, "vmtrace: pid %d exited\n", (int)w.one.target.pid);
 			break;
 		}
 		if (a.count && shown >= a.count)
 			break;
 	}
+	vt_screen_close();
 	vt_alloc_table_free(&pr);
 	vt_alloc_table_free(&cr);
 	vt_profile_free(&prev);

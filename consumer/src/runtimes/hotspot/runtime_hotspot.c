@@ -32,7 +32,6 @@
  * this needs, the probe's argument is used and counted as a loss.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks what a real Prometheus server scraped from `vmtrace serve`, through
 its HTTP API on 127.0.0.1 (exports.sh prometheus): the target is up with no
-scrape error, series came in, no pause bucket ever went down (no counter
+scrape error, series came in, no loss series moved, no pause bucket ever went down (no counter
 reset), every pause counted is a collection counted, and the p50 and p99
 Prometheus computes from the buckets lie within a bucket of those of a
 `vmtrace record` of the same run.
@@ -41,6 +41,8 @@ up = query('up{job="vmtrace"}')
 check(up and up[0]["value"][1] == "1", f"up == 1: {up}")
 allocs = query("sum(vmtrace_allocations_total)")
 check(allocs and float(allocs[0]["value"][1]) > 0, f"allocations scraped: {allocs}")
+lost = query("sum(vmtrace_lost_total)")
+check(lost and float(lost[0]["value"][1]) == 0, f"no loss series moved on a healthy run: {lost}")
 resets = query("sum(resets(vmtrace_gc_pause_seconds_bucket[5m]))")
 check(resets and float(resets[0]["value"][1]) == 0, f"no pause bucket went down: {resets}")
 counts = {r["metric"]["kind"]: float(r["value"][1])

@@ -213,6 +213,9 @@ int vt_cmd_serve(int argc, char **argv)
 	if (a.npids > 1)
 		return vt_usage_error("serve", "-p: one process at a time here (several: vmtrace record)");
 	a.session.verbose = vt_verbose();
+	/* /metrics counts cache resets and signals but shows no timeline: none
+	 * is kept, which costs no CPU and can lose nothing */
+	a.session.no_events = true;
 	listen = a.listen;
 	duration = a.duration;
 	linger = a.linger;

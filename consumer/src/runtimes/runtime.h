@@ -48,6 +48,7 @@ struct vt_attach_opts {
 	uint32_t live_max;                /* objects tracked at most, 0 = default */
 	uint64_t temp_ns;                 /* freed within this is temporary, 0 = default */
 	uint64_t series_ns;               /* per-class counts each step (record's timeline), 0 = none */
+	bool no_events;                   /* keep no timeline events (serve: nothing shows them) */
 	uint32_t gc_pauses;               /* --gc-pauses: pauses kept in the list, 0 = default */
 };
 

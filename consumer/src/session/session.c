@@ -279,6 +279,7 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 		.live_max = o->live_max,
 		.temp_ns = o->temp_ns,
 		.series_ns = o->series_ns,
+		.no_events = o->no_events,
 		.gc_pauses = o->gc_pauses,
 	};
 	r = s->rt->open(&ao, &s->state, err, errlen);

@@ -28,6 +28,7 @@ struct vt_session_opts {
 	uint32_t live_max;         /* --live-max, 0 = default */
 	uint64_t temp_ns;          /* --temp: freed sooner is temporary, 0 = default */
 	uint64_t series_ns;        /* record: the timeline's step (--timeline-step), 0 = none */
+	bool no_events;            /* serve: no timeline events (cache resets, signals) kept */
 	uint32_t gc_pauses;        /* --gc-pauses N, 0 = VT_GC_PAUSES_DEFAULT */
 };
 

@@ -184,7 +184,7 @@ static struct vt_attach_opts file_opts(const struct vt_session_opts *o, const st
 	return (struct vt_attach_opts){
 		.pid = -1, .all = true, .probes = l, .map_entries = o->map_entries,
 		.events = o->events, .no_methods = o->no_methods, .no_frame_walk = o->no_frame_walk,
-		.verbose = o->verbose, .gc_pauses = o->gc_pauses,
+		.verbose = o->verbose, .gc_pauses = o->gc_pauses, .no_events = o->no_events,
 	};
 }
 

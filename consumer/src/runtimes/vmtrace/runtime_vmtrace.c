@@ -239,6 +239,7 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 		}
 	}
 	st->skel->rodata->nr_cpus = (__u32)st->a.ncpus;
+	st->skel->rodata->targ_events = !opts->no_events;
 	struct bpf_map *counting[] = { st->skel->maps.frees, st->skel->maps.method_cache_resets,
 				       st->skel->maps.constant_cache_resets,
 				       st->skel->maps.global_serial_incs };

@@ -11,8 +11,11 @@
  * the maps, so a full ring only costs the timeline (counted). */
 static __always_inline struct vt_gc_event *timeline(__u32 type)
 {
-	struct vt_gc_event *ev = bpf_ringbuf_reserve(&gc_events, sizeof(*ev), 0);
+	struct vt_gc_event *ev;
 
+	if (!targ_events)
+		return NULL; /* nobody shows a timeline (serve) */
+	ev = bpf_ringbuf_reserve(&gc_events, sizeof(*ev), 0);
 	if (!ev) {
 		lose(VT_LOSS_TIMELINE_RINGBUF_FULL);
 		return NULL;

@@ -33,6 +33,7 @@ const volatile bool targ_use_ns = false; /* vmtrace runs in a child pid namespac
 const volatile __u64 targ_ns_dev = 0, targ_ns_ino = 0;
 const volatile __u32 nr_cpus = 1;
 const volatile bool native_stacks = false; /* --stack native: take the user stack per event */
+const volatile bool targ_events = true;    /* timeline records of cache resets and signals */
 
 /* A per-CPU counting map. Hash maps are not preallocated: preallocating
  * 16384 per-CPU elements per map costs tens of milliseconds at attach, and

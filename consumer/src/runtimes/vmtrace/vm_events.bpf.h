@@ -130,6 +130,20 @@ int BPF_USDT(on_gc_end, int kind, __u64 heap_bytes)
 		lose(VT_LOSS_GC_NO_BEGIN);
 		return 0;
 	}
+	if (st && (__u32)kind < VT_GC_KIND_SLOTS) {
+		__u64 dur = now - start->start_ns, us = dur / 1000;
+		__u32 k = (__u32)kind & 3, b = 0;
+
+		st->gc_pauses[k] += 1;
+		st->gc_pause_ns[k] += dur;
+		if (dur > st->gc_pause_max_ns[k])
+			st->gc_pause_max_ns[k] = dur;
+		for (int i = 0; i < VT_PAUSE_BUCKETS - 1 && us > 1; i++) {
+			us >>= 1;
+			b++;
+		}
+		st->gc_pause_hist[k][b & (VT_PAUSE_BUCKETS - 1)] += 1;
+	}
 	ev = bpf_ringbuf_reserve(&gc_events, sizeof(*ev), 0);
 	if (!ev) {
 		lose(VT_LOSS_GC_RINGBUF_FULL);

@@ -207,12 +207,35 @@ static int gsi_row(const void *key, const void *val, void *ctx_)
 	return v->count ? vt_profile_add_global_serial_inc(c->out, rs, v->count) : 0;
 }
 
+/* The pauses BPF counted: every one, where the ring that carries each
+ * pause's record to the list may have been full. Their count, sum, max and
+ * buckets stand in for the ring's when they hold more. */
+static void pauses_counted(const struct vt_stats *s, struct vt_profile *out)
+{
+	for (int k = 0; k < VT_GC_KIND_SLOTS && k < VT_GC_KINDS; k++) {
+		struct vt_gc_stats *g = &out->gc_stats[k];
+
+		if (s->gc_pauses[k] <= g->count)
+			continue;
+		g->count = s->gc_pauses[k];
+		g->total_ns = s->gc_pause_ns[k];
+		if (s->gc_pause_max_ns[k] > g->max_ns)
+			g->max_ns = s->gc_pause_max_ns[k];
+		for (int b = 0; b < VT_HIST_BUCKETS; b++)
+			g->hist[b] = b < VT_PAUSE_BUCKETS ? s->gc_pause_hist[k][b] : 0;
+	}
+}
+
 int vt_vmtrace_collect(void *state, struct vt_profile *out)
 {
 	struct vmtrace_state *st = state;
 	struct collect_ctx c = { .st = st, .out = out };
 	static const size_t stats_max[] = { offsetof(struct vt_stats, last_serial),
-					    offsetof(struct vt_stats, bus_dropped_total) };
+					    offsetof(struct vt_stats, bus_dropped_total),
+					    offsetof(struct vt_stats, gc_pause_max_ns[0]),
+					    offsetof(struct vt_stats, gc_pause_max_ns[1]),
+					    offsetof(struct vt_stats, gc_pause_max_ns[2]),
+					    offsetof(struct vt_stats, gc_pause_max_ns[3]) };
 	static const size_t signal_max[] = { offsetof(struct vt_signal_val, latency_max_ns) };
 	struct vt_stats stats;
 	uint64_t losses[VT_LOSS__COUNT] = { 0 };
@@ -241,7 +264,8 @@ int vt_vmtrace_collect(void *state, struct vt_profile *out)
 	if (err)
 		return err;
 
-	err = vt_adapter_read_entry(&st->a, st->skel->maps.stats, 0, &stats, stats_max, 2);
+	err = vt_adapter_read_entry(&st->a, st->skel->maps.stats, 0, &stats, stats_max,
+				    sizeof(stats_max) / sizeof(stats_max[0]));
 	if (err)
 		return err;
 	for (int k = 0; k < VT_GC_KIND_SLOTS && k < VT_GC_KINDS; k++)
@@ -252,6 +276,7 @@ int vt_vmtrace_collect(void *state, struct vt_profile *out)
 	err = vt_adapter_add_pauses(&st->a, out);
 	if (err)
 		return err;
+	pauses_counted(&stats, out);
 	size_t nev;
 	const struct vt_gc_event *ev = vt_adapter_events(&st->a, &nev);
 

@@ -91,11 +91,18 @@ struct vt_signal_val {           /* per signal number, per CPU */
 	__u64 hist[VT_LOG2_BUCKETS];
 };
 
+#define VT_PAUSE_BUCKETS 32         /* log2 of microseconds, as profile_gc.c buckets pauses */
+
 struct vt_stats {                /* per CPU, one entry */
 	__u64 alloc_bytes;           /* sum of size * weight, for bytes between collections */
 	__u64 gc_collections[4];      /* kinds 0..VT_GC_KIND_SLOTS-1; a power of two for the verifier */
 	__u64 last_serial;           /* highest global serial seen (max over CPUs) */
 	__u64 bus_dropped_total;     /* highest total_dropped from bus__dropped */
+	/* every pause timed, per kind, counted here as well as sent through the
+	 * ring: a full ring loses a pause's record, never its count */
+	__u64 gc_pauses[4], gc_pause_ns[4];
+	__u64 gc_pause_max_ns[4];    /* max over CPUs */
+	__u64 gc_pause_hist[4][VT_PAUSE_BUCKETS];
 };
 
 /* Batched counts (provider/core/include/vmtrace/batch.h; docs/probes.md): the

@@ -25,6 +25,12 @@
 #define DEFAULT_TOP 100
 #define SLICE_MS 50            /* how soon the main thread sees a scrape */
 #define SCRAPE_WAIT_S 5        /* a scrape waits this long for fresh counts at most */
+/* Snapshots: while scrapes come (one within KEEP_FRESH_S), the main thread
+ * renders the counts every FRESH_MS, and a scrape takes the last snapshot
+ * at once; a first scrape, or one after a quiet spell, waits for fresh
+ * counts. With nobody scraping, nothing is read at all. */
+#define FRESH_MS 1000
+#define KEEP_FRESH_S 60
 
 static const char usage_line[] =
 	"Usage: vmtrace serve -p PID [--listen ADDR:PORT] [--top N] [-d SECONDS] [options]\n"
@@ -37,8 +43,9 @@ static const char help_text[] =
 	"Prometheus (OpenMetrics text when the scraper asks for it, else Prometheus\n"
 	"text 0.0.4): allocations and bytes per class and method, GC collections and\n"
 	"a pause histogram, cache resets, signals and their latency, and every loss\n"
-	"counter as vmtrace_lost_total{reason=...}. Each scrape reads the counters\n"
-	"afresh. Ends at Ctrl-C or SIGTERM, after -d SECONDS, or when the target exits\n"
+	"counter as vmtrace_lost_total{reason=...}. While scrapes come, the counters\n"
+	"are read every second and a scrape takes the last reading at once. Ends at\n"
+	"Ctrl-C or SIGTERM, after -d SECONDS, or when the target exits\n"
 	"(after --linger SECONDS more of its final counts).\n"
 	"\n"
 	"  -p, --pid PID          trace this process\n"
@@ -74,7 +81,17 @@ struct exposition {
 	bool final;                /* the target is gone: what is here stays */
 	char *text[2];             /* [0] Prometheus 0.0.4, [1] OpenMetrics */
 	size_t len[2];
+	struct timespec made;      /* when text was rendered (CLOCK_MONOTONIC) */
+	struct timespec scraped;   /* the last scrape */
 };
+
+static double seconds_since(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) / 1e9;
+}
 
 static void reply_text(struct vt_http_reply *r, int status, const char *s)
 {
@@ -102,9 +119,14 @@ static void on_scrape(void *ctx, const char *path, const char *accept, struct vt
 	clock_gettime(CLOCK_REALTIME, &deadline);
 	deadline.tv_sec += SCRAPE_WAIT_S;
 	pthread_mutex_lock(&e->lock);
+	/* the snapshot, when the main thread keeps one fresh (scrapes came) */
+	bool fresh = e->text[om] && (e->final || (seconds_since(&e->scraped) < KEEP_FRESH_S &&
+						  seconds_since(&e->made) * 1000 < 2 * FRESH_MS));
+
+	clock_gettime(CLOCK_MONOTONIC, &e->scraped);
 	want = e->gen + 1;
-	e->wanted = true;
-	while (e->gen < want && !e->final)
+	e->wanted = !fresh;
+	while (!fresh && e->gen < want && !e->final)
 		if (pthread_cond_timedwait(&e->fresh, &e->lock, &deadline) == ETIMEDOUT)
 			break;
 	if (e->text[om]) {
@@ -143,6 +165,7 @@ static int refresh(struct exposition *e, struct vt_watch *w, struct vt_metrics *
 		free(text[0]);
 		free(text[1]);
 	}
+	clock_gettime(CLOCK_MONOTONIC, &e->made);
 	e->gen++;
 	e->wanted = false;
 	e->final = final;
@@ -151,14 +174,16 @@ static int refresh(struct exposition *e, struct vt_watch *w, struct vt_metrics *
 	return err;
 }
 
-static bool scrape_waiting(struct exposition *e)
+/* A scrape waits, or scrapes come and the snapshot is due. */
+static bool refresh_due(struct exposition *e)
 {
-	bool w;
+	bool due;
 
 	pthread_mutex_lock(&e->lock);
-	w = e->wanted;
+	due = e->wanted || (e->text[0] && seconds_since(&e->scraped) < KEEP_FRESH_S &&
+			    seconds_since(&e->made) * 1000 >= FRESH_MS);
 	pthread_mutex_unlock(&e->lock);
-	return w;
+	return due;
 }
 
 static void sleep_slice(void)
@@ -266,7 +291,7 @@ int vt_cmd_serve(int argc, char **argv)
 		} else if (how == VT_WAIT_SIGNAL ||
 			   (duration > 0 && vt_watch_elapsed(&w) >= duration)) {
 			break;
-		} else if (scrape_waiting(&e) && refresh(&e, &w, m, false)) {
+		} else if (refresh_due(&e) && refresh(&e, &w, m, false)) {
 			fprintf(stderr, "vmtrace: cannot read the counters\n");
 			status = 1;
 			break;

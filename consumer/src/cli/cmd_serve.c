@@ -85,14 +85,6 @@ struct exposition {
 	struct timespec scraped;   /* the last scrape */
 };
 
-static double seconds_since(const struct timespec *t)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) / 1e9;
-}
-
 static void reply_text(struct vt_http_reply *r, int status, const char *s)
 {
 	r->status = status;
@@ -120,8 +112,9 @@ static void on_scrape(void *ctx, const char *path, const char *accept, struct vt
 	deadline.tv_sec += SCRAPE_WAIT_S;
 	pthread_mutex_lock(&e->lock);
 	/* the snapshot, when the main thread keeps one fresh (scrapes came) */
-	bool fresh = e->text[om] && (e->final || (seconds_since(&e->scraped) < KEEP_FRESH_S &&
-						  seconds_since(&e->made) * 1000 < 2 * FRESH_MS));
+	bool fresh = e->text[om] &&
+		     (e->final || (vt_session_ms_since(&e->scraped) < KEEP_FRESH_S * 1000LL &&
+				   vt_session_ms_since(&e->made) < 2 * FRESH_MS));
 
 	clock_gettime(CLOCK_MONOTONIC, &e->scraped);
 	want = e->gen + 1;
@@ -180,8 +173,9 @@ static bool refresh_due(struct exposition *e)
 	bool due;
 
 	pthread_mutex_lock(&e->lock);
-	due = e->wanted || (e->text[0] && seconds_since(&e->scraped) < KEEP_FRESH_S &&
-			    seconds_since(&e->made) * 1000 >= FRESH_MS);
+	due = e->wanted ||
+	      (e->text[0] && vt_session_ms_since(&e->scraped) < KEEP_FRESH_S * 1000LL &&
+	       vt_session_ms_since(&e->made) >= FRESH_MS);
 	pthread_mutex_unlock(&e->lock);
 	return due;
 }

@@ -1,19 +1,15 @@
 /*
  * profile_live.c: the live-heap rows of a profile (struct vt_live,
- * docs/live.md) and its timeline (struct vt_series). Live rows are few
- * (one per allocating key still holding objects), so a linear search
- * finds a row's key; timeline rows are appended as they come.
+ * docs/live.md) and its timeline (struct vt_series). A live row is found
+ * by its key through the profile's row index (vt_profile_live_row,
+ * profile.c); timeline rows are appended as they come.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "profile/profile.h"
-
-static const char *nz(const char *s)
-{
-	return s ? s : "";
-}
+#include "profile/row_index.h"
 
 static int add_u64(uint64_t *to, uint64_t v)
 {
@@ -56,7 +52,7 @@ int vt_profile_add_series(struct vt_profile *p, const struct vt_series *r)
 	}
 	row = &p->series.v[p->series.n];
 	*row = *r;
-	row->klass = strdup(nz(r->klass));
+	row->klass = strdup(vt_nz(r->klass));
 	if (!row->klass)
 		return -ENOMEM;
 	p->series.n++;

@@ -2,9 +2,11 @@
 # 5 Ruby-level method calls (step, make_point, Point#initialize, row, label)
 # and 3 allocations (a Point, an Array, a String).
 #
-# Usage: ruby bench.rb ITERATIONS [--tracepoint]
+# Usage: ruby bench.rb ITERATIONS [--tracepoint] [--armed]
 #   Prints "ready", waits for a line on stdin (the tracer attaches meanwhile),
 #   runs, prints "ns_per_iter N" and exits.
+#   --armed  with vmtrace's Ruby extension loaded: wait, after the line, for
+#            the attached tracer to have turned its hooks on
 class Point
   def initialize(x)
     @x = x
@@ -34,6 +36,7 @@ TracePoint.new(:call, :return) {}.enable if ARGV.include?("--tracepoint")
 $stdout.puts "ready"
 $stdout.flush
 $stdin.gets
+sleep 0.001 until Vmtrace.armed? if ARGV.include?("--armed")
 t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
 i = 0
 while i < iterations

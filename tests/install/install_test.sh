@@ -36,6 +36,15 @@ for bt in "$here"/../../scripts/*.bt; do
 	[ -x "$prefix/share/vmtrace/scripts/$(basename "$bt")" ] ||
 		fail "$(basename "$bt") is not installed under share/vmtrace/scripts"
 done
+# vmtrace's Ruby extension, where this Ruby looks for site extensions
+# (below the prefix), loads and stays dormant
+if [ -f "$build/lib/ruby/vmtrace_ext.so" ]; then
+	ext=$(find "$prefix" -name vmtrace_ext.so -printf '%h\n' | head -n1)
+	[ -n "$ext" ] && [ -f "$ext/vmtrace.rb" ] || fail "the Ruby extension is not installed"
+	out=$(ruby -I"$ext" -rvmtrace -e 'p [Vmtrace.armed?, Vmtrace.hooks]' 2>&1) ||
+		fail "the installed Ruby extension does not load: $out"
+	[ "$out" = "[false, []]" ] || fail "the installed Ruby extension is not dormant: $out"
+fi
 
 # every probe of the .d file, with a non-zero semaphore, in module $1
 probes_of() {

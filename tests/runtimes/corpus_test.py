@@ -35,11 +35,11 @@ STDLIB_PY = "/usr/lib/python3.11"
 GC_STAT_SLACK = 2
 
 
-def record(vmtrace, tmp, argv, env=None, cwd=None):
+def record(vmtrace, tmp, argv, env=None, cwd=None, extra=()):
     data = os.path.join(tmp, "corpus.data")
     if os.path.exists(data):
         os.unlink(data)
-    r = subprocess.run([vmtrace, "record", "-o", data, "--", *argv], capture_output=True,
+    r = subprocess.run([vmtrace, "record", "-o", data, *extra, "--", *argv], capture_output=True,
                        text=True, timeout=600, env=env, cwd=cwd)
     check(r.returncode == 0, f"{argv[0]}: vmtrace record exits 0: {r.stderr.strip()[-300:]}")
     return r, report(vmtrace, data)
@@ -50,15 +50,19 @@ def nothing_lost(j, what):
     check(not lost, f"{what}: nothing lost with the default flags: {lost}")
 
 
-def ruby_total(vmtrace, tmp, what, argv, cwd=None):
+def ruby_total(vmtrace, tmp, what, argv, cwd=None, runtime="vmtrace"):
+    """Every object Ruby made, by Ruby's own count: through vmtrace's Ruby
+    extension (runtime vmtrace, counted since it was armed) or Ruby's own
+    probes (--runtime ruby)."""
     env = dict(os.environ, RUBYOPT=f"-r{GC_TOTAL_RB}")
-    r, j = record(vmtrace, tmp, argv, env=env, cwd=cwd)
+    extra = ["--runtime", runtime] if runtime != "vmtrace" else []
+    r, j = record(vmtrace, tmp, argv, env=env, cwd=cwd, extra=extra)
     lines = [l for l in r.stderr.splitlines() if l.startswith("vmtrace-gc-total ")]
     want = int(lines[-1].split()[1]) if lines else -1
     got = sum(a["count"] for a in j["allocations"])
     nothing_lost(j, what)
-    check(j["runtime"] == "ruby" and len(j["allocations"]) > 200,
-          f"{what}: ruby, {len(j['allocations'])} allocation rows")
+    check(j["runtime"] == runtime and len(j["allocations"]) > 200,
+          f"{what}: {runtime}, {len(j['allocations'])} allocation rows")
     check(want > 0 and 0 <= got - want <= GC_STAT_SLACK,
           f"{what}: every object: vmtrace {got}, Ruby's GC.stat {want}")
 
@@ -66,6 +70,11 @@ def ruby_total(vmtrace, tmp, what, argv, cwd=None):
 def case_corpus_rdoc(vmtrace, tmp):
     ruby_total(vmtrace, tmp, "rdoc", ["rdoc", "-q", "-o", os.path.join(tmp, "doc"),
                                       "/usr/lib/ruby/3.1.0/uri"])
+
+
+def case_corpus_rdoc_uprobes(vmtrace, tmp):
+    ruby_total(vmtrace, tmp, "rdoc (uprobes)", ["rdoc", "-q", "-o", os.path.join(tmp, "doc"),
+                                                "/usr/lib/ruby/3.1.0/uri"], runtime="ruby")
 
 
 def case_corpus_erb(vmtrace, tmp):
@@ -118,7 +127,7 @@ def case_corpus_javac(vmtrace, tmp):
     check(os.path.exists(os.path.join(tmp, "Allocs.class")), "javac: compiled")
 
 
-CASES = {"corpus-rdoc": case_corpus_rdoc, "corpus-erb": case_corpus_erb,
+CASES = {"corpus-rdoc": case_corpus_rdoc, "corpus-rdoc-uprobes": case_corpus_rdoc_uprobes, "corpus-erb": case_corpus_erb,
          "corpus-pydoc": case_corpus_pydoc, "corpus-compileall": case_corpus_compileall,
          "corpus-javac": case_corpus_javac}
 

@@ -68,7 +68,7 @@ def case_follow_child_wrapper(vmtrace, tmp):
     check(f"followed `{wrap} -e" in r.stderr and f"to pid {pid}: {rt.RUBY} -e" in r.stderr,
           f"wrapper: stderr names ruby's pid {pid}: {r.stderr.strip()[-300:]}")
     j, n = made(vmtrace, data)
-    check(j["runtime"] == "ruby", f"wrapper: runtime ruby: {j['runtime']}")
+    check(j["runtime"] == "vmtrace", f"wrapper: the Ruby extension's probes: {j['runtime']}")
     check(n == 3210, f"wrapper: Made objects: vmtrace {n} == made 3210")
 
 
@@ -77,7 +77,8 @@ def case_follow_env(vmtrace, tmp):
     r, data = record(vmtrace, tmp, ["env", "VMTRACE_FOLLOW_TEST=1", rt.RUBY, "-e", RB_PROGRAM])
     check(r.returncode == 0, f"env: vmtrace exits 0: {r.stderr.strip()[-300:]}")
     j, n = made(vmtrace, data)
-    check(j["runtime"] == "ruby" and n == 3210, f"env: ruby, Made objects {n} == 3210")
+    check(j["runtime"] == "vmtrace" and n == 3210,
+          f"env: the Ruby extension's probes ({j['runtime']}), Made objects {n} == 3210")
 
 
 def case_follow_none(vmtrace, tmp):

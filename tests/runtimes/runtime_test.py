@@ -142,10 +142,19 @@ def record_pid(vmtrace, argv, tmp, extra=()):
     return data, target.out
 
 
+def stock_ruby(argv, extra):
+    """These cases test Ruby's own probes: a Ruby that vmtrace starts would
+    load vmtrace's Ruby extension (ext_test.py) unless told the runtime."""
+    if argv and argv[0] == RUBY and "--runtime" not in extra:
+        return ["--runtime", "ruby", *extra]
+    return list(extra)
+
+
 def record_spawn(vmtrace, argv, tmp, extra=(), env=None, stderr=None):
     data = os.path.join(tmp, "spawn.data")
     if os.path.exists(data):
         os.unlink(data)              # a case may record twice
+    extra = stock_ruby(argv, extra)
     r = subprocess.run([vmtrace, "record", "-o", data, *extra, "--", *argv],
                        input="go\nbye\n", capture_output=True, text=True, timeout=120, env=env)
     check(r.returncode == 0, "vmtrace record -- CMD exits 0: " + r.stderr.strip()[-200:])

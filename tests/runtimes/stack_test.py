@@ -129,7 +129,7 @@ def check_refused(vmtrace, tmp, runtime, argv):
     each with a one-line reason naming it."""
     for mode in ("native", "both"):
         r = subprocess.run([vmtrace, "record", "--stack", mode, "-o", os.path.join(tmp, "n.data"),
-                            "--", *argv], capture_output=True, text=True, timeout=60)
+                            *rt.stock_ruby(argv, ()), "--", *argv], capture_output=True, text=True, timeout=60)
         check(r.returncode != 0 and f"--stack {mode}:" in r.stderr and
               len(r.stderr.strip().splitlines()) == 1,
               f"{runtime} --stack {mode} refused ({r.returncode}): {r.stderr.strip()}")

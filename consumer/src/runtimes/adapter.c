@@ -271,7 +271,10 @@ int vt_adapter_read_hash(struct vt_adapter *a, struct bpf_map *map, vt_row_fn fn
 {
 	int fd = bpf_map__fd(map);
 	size_t ksz = bpf_map__key_size(map), vsz = bpf_map__value_size(map);
-	size_t stride = vt_percpu_stride(vsz) * (size_t)a->ncpus;
+	/* a per-CPU map gives a copy per CPU, a shared one (kept with atomic
+	 * adds) one value */
+	int ncpus = bpf_map__type(map) == BPF_MAP_TYPE_PERCPU_HASH ? a->ncpus : 1;
+	size_t stride = ncpus > 1 ? vt_percpu_stride(vsz) * (size_t)ncpus : vsz;
 	__u64 in_tok = 0, out_tok = 0;
 	bool first = true;
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
@@ -290,7 +293,7 @@ int vt_adapter_read_hash(struct vt_adapter *a, struct bpf_map *map, vt_row_fn fn
 			const unsigned char *v = (const unsigned char *)a->vals + i * stride;
 			int rerr;
 
-			vt_percpu_merge(v, vsz, a->ncpus, a->merged, NULL, 0);
+			vt_percpu_merge(v, vsz, ncpus, a->merged, NULL, 0);
 			rerr = fn(k, a->merged, ctx);
 			if (rerr)
 				return rerr;

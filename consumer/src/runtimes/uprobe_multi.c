@@ -8,9 +8,11 @@
  * (include/uapi/linux/bpf.h since 6.6).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <asm/ptrace.h>
 #include <linux/bpf.h>
@@ -104,12 +106,81 @@ static void *close_one(void *arg)
 	return NULL;
 }
 
+static bool close_behind;
+
+void vt_uprobe_links_close_behind(bool on)
+{
+	close_behind = on;
+}
+
+static int fd_order(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Hand the links to a process of their own that closes them and ends, so
+ * their RCU waits (tens of milliseconds each, and the kernel takes them one
+ * after another) are not this process's. The grandchild keeps no other
+ * file: no pipe of the caller's waits for it. Only async-signal-safe calls
+ * after the fork. true when the links are handed over. */
+static bool close_in_background(struct vt_uprobe_links *l)
+{
+	int *fds = malloc((l->nfds + 1) * sizeof(*fds)), go[2];
+	size_t n = l->nfds;
+	unsigned lo = 0;
+	char c;
+	pid_t child;
+
+	if (!fds || pipe2(go, O_CLOEXEC)) {
+		free(fds);
+		return false;
+	}
+	memcpy(fds, l->fds, n * sizeof(*fds));
+	fds[n++] = go[0]; /* kept, to learn when this process let go */
+	qsort(fds, n, sizeof(*fds), fd_order);
+	child = fork();
+	if (child == 0) {
+		if (fork() != 0)
+			_exit(0); /* reaped below at once; its child is init's */
+		for (size_t i = 0; i < n; i++) {
+			if ((unsigned)fds[i] > lo)
+				syscall(SYS_close_range, lo, (unsigned)fds[i] - 1, 0);
+			lo = (unsigned)fds[i] + 1;
+		}
+		syscall(SYS_close_range, lo, ~0u, 0);
+		/* the last close of a link is the one that waits: be the last */
+		while (read(go[0], &c, 1) < 0 && errno == EINTR)
+			;
+		for (size_t i = 0; i < l->nfds; i++)
+			close(l->fds[i]);
+		_exit(0);
+	}
+	free(fds);
+	close(go[0]);
+	if (child < 0) {
+		close(go[1]);
+		return false;
+	}
+	waitpid(child, NULL, 0);
+	/* the grandchild's copies hold the links: these closes do not wait */
+	for (size_t i = 0; i < l->nfds; i++)
+		close(l->fds[i]);
+	close(go[1]);
+	return true;
+}
+
 void vt_uprobe_links_close(struct vt_uprobe_links *l)
 {
 	size_t n = l->nfds;
-	pthread_t *threads = calloc(n ? n : 1, sizeof(*threads));
-	bool *started = calloc(n ? n : 1, sizeof(*started));
+	pthread_t *threads;
+	bool *started;
 
+	if (n && close_behind && close_in_background(l))
+		n = 0;
+	threads = calloc(n ? n : 1, sizeof(*threads));
+	started = calloc(n ? n : 1, sizeof(*started));
 	for (size_t i = 0; i < n; i++) {
 		started[i] = threads && started &&
 			     !pthread_create(&threads[i], NULL, close_one, (void *)(intptr_t)l->fds[i]);

@@ -97,5 +97,9 @@ int vt_uprobe_links_uprobe(struct vt_uprobe_links *l, const struct bpf_program *
 /* Close every link, on threads of their own so the kernel's waits overlap,
  * and free what l holds; returns when all are closed. Accepts a zeroed l. */
 void vt_uprobe_links_close(struct vt_uprobe_links *l);
+/* With on, vt_uprobe_links_close() hands the links to a process of their
+ * own to close (their detach waits are then not the caller's): for a
+ * target that is gone, whose gates nobody reads again. */
+void vt_uprobe_links_close_behind(bool on);
 
 #endif /* VMTRACE_UPROBE_MULTI_H */

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtimes/uprobe_multi.h"
+#include "runtimes/ruby_ext.h"
 #include "session/follow.h"
 #include "session/session.h"
 
@@ -194,9 +196,17 @@ static bool take_program(pid_t pid, const char *exe, void *ctx)
 
 /* What a followed command's environment gets for the runtimes it may start:
  * set before the first exec, as no adapter is open yet to say it. */
-static void follow_env(const char **env, size_t max)
+static void follow_env(const char **env, size_t max, const char *runtime)
 {
+	static char rubyopt[8192];
+	char ext[4096];
 	size_t n = 0;
+
+	/* a Ruby it runs loads vmtrace's extension (ruby_ext.h), unless
+	 * another runtime's path was asked for */
+	if ((!runtime || strcmp(runtime, "vmtrace") == 0) && n < max &&
+	    !vt_ruby_ext_find(ext, sizeof(ext)) && !vt_ruby_ext_rubyopt(ext, rubyopt, sizeof(rubyopt)))
+		env[n++] = rubyopt;
 
 	if (!getenv("PYTHONTRACEMALLOC") && n < max)
 		env[n++] = "PYTHONTRACEMALLOC=1"; /* CPython's objects (runtime_python.c) */
@@ -224,7 +234,8 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 	if (r && !s->target.spawned)
 		return r;
 	if (!r && s->target.spawned)
-		r = add_dlopened_probes(s->target.exe, &s->probes, err, errlen);
+		r = add_dlopened_probes(s->target.interp ? s->target.interp : s->target.exe,
+					&s->probes, err, errlen);
 	target_label(s, what, sizeof(what));
 	if (!r)
 		r = pick_runtime(s, o, what, err, errlen);
@@ -232,7 +243,7 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 		/* a command that is no runtime itself (a shim, a wrapper, env,
 		 * make): the runtime is a program it runs (follow.h) */
 		struct follow_ctx fc = { s, o };
-		const char *env[3];
+		const char *env[4];
 
 		if (!s->target.spawned)
 			return r;
@@ -241,7 +252,7 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 				 "runtime's own command, not one that starts it", what);
 			return -ENOTSUP;
 		}
-		follow_env(env, 2);
+		follow_env(env, 3, o->runtime);
 		r = vt_follow(&s->target, env, take_program, &fc, err, errlen);
 		if (r)
 			return r;
@@ -304,6 +315,15 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 		r = s->rt->spawn_env(s->state, env, &s->spawn_note, err, errlen);
 		if (r)
 			return r;
+	}
+	/* a Ruby traced by its own probes could count inside itself */
+	if (!s->target.spawned && strcmp(s->rt->name, "ruby") == 0) {
+		char ext[4096];
+
+		if (!vt_ruby_ext_find(ext, sizeof(ext)))
+			s->spawn_note = "hint: a Ruby that loads vmtrace's extension (ruby -rvmtrace, "
+					"RUBYOPT=-rvmtrace, or require \"vmtrace\") is traced inside "
+					"itself, at a fraction of the cost of these probes";
 	}
 	r = vt_target_release(&s->target, env, err, errlen);
 	if (r)
@@ -394,8 +414,11 @@ double vt_session_elapsed(const struct vt_session *s)
 
 void vt_session_close(struct vt_session *s)
 {
+	/* a target that is gone needs no wait for its probes to go */
+	vt_uprobe_links_close_behind(s->target.exited);
 	if (s->rt && s->state)
 		s->rt->close(s->state);
+	vt_uprobe_links_close_behind(false);
 	s->state = NULL;
 	s->spawn_note = NULL;
 	vt_target_close(&s->target);

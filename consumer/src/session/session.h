@@ -39,7 +39,8 @@ struct vt_session {
 	void *state;
 	char *cmdline;             /* the traced process's command line */
 	char *followed_from;       /* the command it was followed from (follow.h), or NULL */
-	const char *spawn_note;    /* what the adapter changed in a spawned command, or NULL */
+	const char *spawn_note;    /* what the adapter changed in a spawned command, or a hint
+				      for the target (a cheaper path it could offer), or NULL */
 	struct timespec started;   /* when the probes went live */
 	struct timespec started_wall; /* the same moment on the wall clock */
 };

@@ -503,6 +503,12 @@ __attribute__((destructor)) static void batch_at_exit(void)
 		round_all(VMTRACE_BATCH_EXIT, request_now());
 }
 
+void vmtrace_batch_flush(int last)
+{
+	if (atomic_load_explicit(&registry, memory_order_acquire))
+		round_all(last ? VMTRACE_BATCH_EXIT : 0, request_now());
+}
+
 /* ---- fork ---- */
 
 static void at_fork_prepare(void)

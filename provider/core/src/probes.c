@@ -389,11 +389,25 @@ void vmtrace__global_serial_inc(uint64_t serial, const char *reason)
 	}
 }
 
+/* A thread's batch is flushed at a collection's start at most this often:
+ * a runtime that stops many times a second (Ruby stops for each step of
+ * incremental marking and lazy sweeping) would otherwise pay a whole
+ * flush for each stop. */
+#define GC_FLUSH_EVERY_NS 20000000ull
+static __thread uint64_t gc_flushed_ns __attribute__((tls_model("initial-exec")));
+
 void vmtrace__gc_begin(int kind, uint64_t heap_bytes)
 {
-	/* the allocations before this collection reach the tracer before it */
-	if (SEMAPHORE(ALLOC_BATCH))
-		vmtrace__batch_flush_self();
+	/* the allocations before this collection reach the tracer before it,
+	 * give or take GC_FLUSH_EVERY_NS */
+	if (SEMAPHORE(ALLOC_BATCH)) {
+		uint64_t now = vmtrace__now_ns();
+
+		if (now - gc_flushed_ns >= GC_FLUSH_EVERY_NS) {
+			gc_flushed_ns = now;
+			vmtrace__batch_flush_self();
+		}
+	}
 	if (SEMAPHORE(LIVE_BATCH))
 		vmtrace__live_flush_self();
 	if (SEMAPHORE(GC_BEGIN))

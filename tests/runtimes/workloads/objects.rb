@@ -11,6 +11,12 @@
 #   its own between the two counts, so the two views cover the same objects.
 #   --tracepoint  enables an empty TracePoint on :call/:return first (Ruby
 #                 fires method__entry/method__return only under one).
+#   --armed       with vmtrace's Ruby extension loaded (-rvmtrace): instead
+#                 of stopping, wait for the tracer to have armed it before
+#                 the workload; after printing, wait for it to be disarmed
+#                 (--wait-detach: the tracer is ended by the test). The
+#                 tracer counts more than the workload then: compare its
+#                 rows with sites in kw..workload (WORKLOAD_LINES).
 require "json"
 require "objspace"
 
@@ -84,12 +90,22 @@ n = Integer(ENV.fetch("OBJECTS_N", "1000"))
 TracePoint.new(:call, :return) {}.enable if ARGV.include?("--tracepoint")
 GC.disable
 Wide.new(0) # its class learns its 5 ivars: later ones get their buffer at birth
+armed = ARGV.include?("--armed")
 count_into(COUNTS_BEFORE)
-Process.kill(:STOP, $$)
+if armed
+  sleep 0.001 until Vmtrace.armed?
+else
+  Process.kill(:STOP, $$)
+end
 wide_bytes = workload(n)
-Process.kill(:STOP, $$)
+Process.kill(:STOP, $$) unless armed
 count_into(COUNTS_AFTER)
 GC.enable
 delta = {}
 CLASSES.each_with_index { |k, c| delta[k.name] = COUNTS_AFTER[c] - COUNTS_BEFORE[c] }
 $stdout.puts JSON.generate({ "objectspace" => delta, "n" => n, "wide_bytes" => wide_bytes })
+if ARGV.include?("--wait-detach")
+  $stdout.flush
+  sleep 0.01 while Vmtrace.armed?
+  $stdout.puts JSON.generate({ "hooks_after_detach" => Vmtrace.hooks })
+end

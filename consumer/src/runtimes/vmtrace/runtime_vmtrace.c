@@ -39,6 +39,7 @@
 #include "profile/profile.h"
 #include "runtimes/runtime.h"
 #include "runtimes/vmtrace/vmtrace_batch.h"
+#include "runtimes/ruby_ext.h"
 #include "process/native_symbols.h"
 #include "runtimes/vmtrace/vmtrace_names.h"
 #include "runtimes/vmtrace/vmtrace_stacks.h"
@@ -222,6 +223,12 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 		goto fail;
 	}
 	st->all = opts->all;
+	for (size_t i = 0; opts->probes && i < opts->probes->n; i++)
+		if (strcmp(opts->probes->v[i].provider, PROVIDER) == 0 &&
+		    vt_ruby_ext_is(opts->probes->v[i].path)) {
+			snprintf(st->ruby_ext, sizeof(st->ruby_ext), "%s", opts->probes->v[i].path);
+			break;
+		}
 	if (st->all)
 		st->skel->rodata->targ_all = true; /* no pid filter: every process is one */
 	else
@@ -304,6 +311,12 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 	const struct vt_usdt_list *pl = opts->probes;
 	uint32_t events = opts->events ? opts->events : VT_EVENTS_ALL;
 	bool armed_somewhere = false;
+
+	/* In Ruby each free is a hook call of its own, as dear as an
+	 * allocation: the extension counts frees when they are asked for
+	 * (--events free) or the live heap needs them (--live). */
+	if (st->ruby_ext[0] && !opts->events && !opts->live)
+		events &= ~(uint32_t)VT_EVENTS_FREE;
 
 	st->batch.pid = opts->pid;
 	st->batch.probes = opts->probes;
@@ -447,12 +460,24 @@ static int vmtrace_spawn_env(void *state, const char **env, const char **note, c
 	struct vmtrace_state *st = state;
 	size_t n = 0;
 
-	(void)errbuf, (void)errlen;
 	if (st->period_env[0])
 		env[n++] = st->period_env;
 	if (st->live_env[0])
 		env[n++] = st->live_env;
 	*note = NULL;
+	if (st->ruby_ext[0]) {
+		int err = vt_ruby_ext_rubyopt(st->ruby_ext, st->rubyopt, sizeof(st->rubyopt));
+
+		if (err) {
+			snprintf(errbuf, errlen, "cannot load vmtrace's Ruby extension from %s into the "
+				 "command (RUBYOPT): %s; --runtime ruby traces it through Ruby's own probes",
+				 st->ruby_ext, strerror(-err));
+			return err;
+		}
+		env[n++] = st->rubyopt;
+		*note = "loading vmtrace's Ruby extension (RUBYOPT=-rvmtrace): allocations counted "
+			"inside Ruby";
+	}
 	return 0;
 }
 
@@ -465,4 +490,5 @@ const struct vt_runtime vt_runtime_vmtrace = {
 	.poll = vmtrace_poll,
 	.spawn_env = vmtrace_spawn_env,
 	.finish = vmtrace_finish,
+	.dlopened = vt_ruby_ext_dlopened, /* a Ruby gets the extension (provider/ruby) */
 };

@@ -37,6 +37,8 @@ struct vmtrace_state {
 	char probes_used[512];
 	char period_env[64];        /* VMTRACE_SAMPLE_PERIOD=N for a spawned command */
 	char live_env[64];          /* VMTRACE_LIVE_TEMP_NS=N for a spawned command (--live) */
+	char ruby_ext[4096];        /* the Ruby extension's module among the probes, "" if none */
+	char rubyopt[8192];         /* RUBYOPT=... that loads it into a spawned Ruby */
 	uint64_t prev_alloc_total;  /* alloc_total of the last GC record */
 	uint64_t events_replaced;   /* timeline events the bounded log let go */
 };

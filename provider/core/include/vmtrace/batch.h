@@ -144,6 +144,15 @@ extern "C" {
  */
 extern volatile uint64_t vmtrace_batch_request;
 
+/*
+ * Deliver every thread's counts now, in a round of their own; with last,
+ * as the process's last round (VMTRACE_BATCH_EXIT). libvmtrace makes that
+ * last round itself when the process exits through exit(3); a host that
+ * ends some other way (_exit, Ruby's exit!, a fatal signal it catches)
+ * calls this first, or its last counts never reach the tracer.  (public)
+ */
+void vmtrace_batch_flush(int last);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,24 @@
+# vmtrace.rb: vmtrace inside Ruby. `require "vmtrace"` (or `ruby -rvmtrace`,
+# or RUBYOPT=-rvmtrace) loads libvmtrace into this process, dormant until a
+# `vmtrace` consumer attaches: then Ruby's own allocation, free and GC hooks
+# count into libvmtrace's batched tables, and they go off again when the
+# consumer leaves (docs/runtimes.md).
+require_relative "vmtrace_ext"
+
+module Vmtrace
+  # A fork's child has only the forking thread: it starts its own watcher,
+  # so it follows the gates of its own consumers (Puma, Unicorn, Resque).
+  module ForkWatch
+    def _fork
+      pid = super
+      Vmtrace._after_fork if pid == 0
+      pid
+    end
+  end
+  Process.singleton_class.prepend(ForkWatch)
+
+  # A death by a signal Ruby re-raises at its end skips the C exit where
+  # libvmtrace delivers its last counts: hand them over first. (exit!,
+  # which Unicorn's and Resque's children end with, is the extension's.)
+  at_exit { Vmtrace._flush(true) }
+end

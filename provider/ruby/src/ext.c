@@ -1,0 +1,187 @@
+/*
+ * ext.c: the vmtrace Ruby extension: libvmtrace inside a stock Ruby,
+ * loaded by `require "vmtrace"` (vmtrace.rb), `ruby -rvmtrace` or
+ * RUBYOPT, and by `vmtrace record -- ruby ...` on its own.
+ *
+ * Dormant until a consumer arms it. Loading turns on no hook: the probes'
+ * gates (vmtrace/vmtrace.h) are all the state there is, and the kernel
+ * raises them when a tracer attaches. A Ruby thread named "vmtrace" waits
+ * for that without the GVL, reading the gates every few milliseconds, and
+ * when what they want changes it takes the GVL and turns Ruby's internal
+ * hooks on or off (hooks.c). A command vmtrace starts has its tracer
+ * attached before Ruby runs, so loading turns the hooks on at once and
+ * nothing the program makes is missed.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <ruby/ruby.h>
+#include <ruby/thread.h>
+#include <ruby/version.h>
+
+#include "vmtrace/vmtrace.h"
+
+#include "hooks.h"
+
+#define WATCH_NS 2000000L     /* how often the waiting thread reads the gates */
+
+static unsigned applied;      /* the hooks on now */
+static VALUE armed_at = Qnil; /* GC.stat(:total_allocated_objects) as allocations were last armed */
+static VALUE sym_total_allocated;
+static volatile int watch_stop;
+static VALUE watcher;
+
+static void apply(void)
+{
+	unsigned want = vt_rb_hooks_wanted();
+
+	if (want != applied) {
+		if ((want & VT_RB_HOOK_NEWOBJ) && !(applied & VT_RB_HOOK_NEWOBJ))
+			armed_at = SIZET2NUM(rb_gc_stat(sym_total_allocated));
+		vt_rb_hooks_apply(want);
+		applied = want;
+	}
+}
+
+/* Without the GVL: until the gates want other hooks, or Ruby interrupts. */
+static void *wait_for_change(void *arg)
+{
+	struct timespec ts = { 0, WATCH_NS };
+
+	(void)arg;
+	while (!watch_stop && vt_rb_hooks_wanted() == applied)
+		nanosleep(&ts, NULL);
+	return NULL;
+}
+
+static void interrupt_wait(void *arg)
+{
+	(void)arg;
+	watch_stop = 1;
+}
+
+static VALUE watch(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		watch_stop = 0;
+		rb_thread_call_without_gvl(wait_for_change, NULL, interrupt_wait, NULL);
+		apply();
+		rb_thread_check_ints(); /* Thread#kill and the process's exit end it here */
+	}
+	return Qnil;
+}
+
+static void start_watcher(void)
+{
+	watcher = rb_thread_create(watch, NULL);
+	rb_funcall(watcher, rb_intern("name="), 1, rb_str_new_cstr("vmtrace"));
+}
+
+/* Vmtrace.armed? -> true while a consumer has allocations counted */
+static VALUE armed_p(VALUE self)
+{
+	(void)self;
+	return (applied & VT_RB_HOOK_NEWOBJ) ? Qtrue : Qfalse;
+}
+
+/* Vmtrace.armed_at_allocations -> Ruby's count of objects made
+ * (GC.stat(:total_allocated_objects)) when allocations were last armed, or
+ * nil: what a tracer counts since is the count now less this. */
+static VALUE armed_at_allocations(VALUE self)
+{
+	(void)self;
+	return armed_at;
+}
+
+/* Vmtrace.hooks -> the Ruby hooks on now: [:newobj, :freeobj, :gc] */
+static VALUE hooks(VALUE self)
+{
+	VALUE a = rb_ary_new();
+
+	(void)self;
+	if (applied & VT_RB_HOOK_NEWOBJ)
+		rb_ary_push(a, ID2SYM(rb_intern("newobj")));
+	if (applied & VT_RB_HOOK_FREEOBJ)
+		rb_ary_push(a, ID2SYM(rb_intern("freeobj")));
+	if (applied & VT_RB_HOOK_GC)
+		rb_ary_push(a, ID2SYM(rb_intern("gc")));
+	return a;
+}
+
+/* Vmtrace._after_fork: the child's own waiting thread (vmtrace.rb calls it
+ * from Process._fork; the parent's died with the fork). */
+static VALUE after_fork(VALUE self)
+{
+	(void)self;
+	start_watcher();
+	apply();
+	return Qnil;
+}
+
+/* Vmtrace._flush(last): every thread's counts to the tracer now; last:
+ * the process ends (vmtrace.rb calls it from exit! and at_exit, which end
+ * Ruby without the C exit that makes libvmtrace's last round). */
+static VALUE flush(VALUE self, VALUE last)
+{
+	(void)self;
+	vmtrace_batch_flush(RTEST(last));
+	return Qnil;
+}
+
+/* exit!, prepended to Kernel and Process: the last counts to the tracer,
+ * then Ruby's exit!, which ends the process without the C exit where
+ * libvmtrace would hand them over. In C, so it allocates nothing. */
+static VALUE exit_bang(int argc, VALUE *argv, VALUE self)
+{
+	(void)self;
+	vmtrace_batch_flush(1);
+	return rb_call_super(argc, argv);
+}
+
+static void flush_at_exit_bang(VALUE mod)
+{
+	VALUE priv = rb_define_module_under(mod, "ExitFlush");
+	VALUE pub = rb_define_module_under(mod, "ExitFlushSingleton");
+
+	rb_define_private_method(priv, "exit!", exit_bang, -1);
+	rb_define_method(pub, "exit!", exit_bang, -1);
+	rb_prepend_module(rb_mKernel, priv);
+	rb_prepend_module(rb_singleton_class(rb_mKernel), pub);
+	rb_prepend_module(rb_singleton_class(rb_mProcess), pub);
+}
+
+/* Refuse a Ruby other than the one built for: the hooks read its layout. */
+static void check_version(void)
+{
+	VALUE v = rb_const_get(rb_cObject, rb_intern("RUBY_VERSION"));
+	char want[32];
+
+	snprintf(want, sizeof(want), "%d.%d.", RUBY_API_VERSION_MAJOR, RUBY_API_VERSION_MINOR);
+	if (!RB_TYPE_P(v, T_STRING) || strncmp(RSTRING_PTR(v), want, strlen(want)) != 0)
+		rb_raise(rb_eLoadError, "vmtrace: this extension is built for Ruby %d.%d, not %s: "
+			 "build vmtrace against this Ruby's headers",
+			 RUBY_API_VERSION_MAJOR, RUBY_API_VERSION_MINOR, StringValueCStr(v));
+}
+
+void Init_vmtrace_ext(void)
+{
+	VALUE mod;
+
+	check_version();
+	mod = rb_define_module("Vmtrace");
+	rb_define_const(mod, "RUBY_BUILT_FOR",
+			rb_sprintf("%d.%d", RUBY_API_VERSION_MAJOR, RUBY_API_VERSION_MINOR));
+	rb_define_singleton_method(mod, "armed?", armed_p, 0);
+	rb_define_singleton_method(mod, "hooks", hooks, 0);
+	rb_define_singleton_method(mod, "armed_at_allocations", armed_at_allocations, 0);
+	rb_define_singleton_method(mod, "_after_fork", after_fork, 0);
+	rb_define_singleton_method(mod, "_flush", flush, 1);
+	flush_at_exit_bang(mod);
+	vt_rb_hooks_init();
+	sym_total_allocated = ID2SYM(rb_intern("total_allocated_objects"));
+	rb_gc_register_address(&armed_at);
+	apply();
+	start_watcher();
+}

@@ -1,0 +1,279 @@
+/*
+ * hooks.c: Ruby's internal events, counted into libvmtrace.
+ *
+ * NEWOBJ: each new object, by (class, innermost Ruby-level method, its
+ * file:line), through the key cache of its site (names.h), so an armed
+ * batch counts it with a lookup and two adds. Bytes are those the uprobe
+ * path counts: the slot, and for a plain object the instance-variable
+ * buffer its class gives it at birth. With --stack vm the thread's Ruby
+ * stack (rb_profile_frames) is copied into a chain libvmtrace walks
+ * (vmtrace/frames.h).
+ * FREEOBJ (only while frees are wanted): each freed object by class, with
+ * the bytes it held.
+ * GC_START/GC_ENTER/GC_EXIT: each stop of the world Ruby makes for its
+ * collector (a whole collection, or one step of incremental marking or
+ * lazy sweeping) is one gc__begin/gc__end pair, of the kind of its cycle.
+ *
+ * Hooks run under the GVL and may not allocate a Ruby object or raise:
+ * every Ruby call here only reads.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <stdint.h>
+
+#include <ruby/ruby.h>
+#include <ruby/debug.h>
+
+#include "hooks.h"
+#include "layout.h"
+#include "names.h"
+
+static size_t slot_bytes = 40;   /* GC::INTERNAL_CONSTANTS[:RVALUE_SIZE], read at init */
+static VALUE sym_major_by, sym_heap_live_slots;
+static int gc_kind;              /* the running cycle's: VMTRACE_GC_MINOR or _MAJOR */
+
+/* what an allocation is counted under when the tables could not grow */
+static struct vmtrace_key_cache oom_cache;
+#define OOM_CLASS "(vmtrace: out of memory for names)"
+
+/* Ruby's execution context of the running thread (libruby exports it). */
+extern __thread void *ruby_current_ec;
+
+/* Where the innermost frame running Ruby code is executing (its pc), read
+ * from the thread's frames (layout.h); 0 when no frame runs Ruby code.
+ * Objects a C method makes belong to its Ruby caller. */
+static uintptr_t ruby_where(void)
+{
+	uintptr_t ec = (uintptr_t)ruby_current_ec, cfp, end;
+
+	if (!ec)
+		return 0;
+	cfp = vt_rb_word(ec, VT_RB_EC_CFP);
+	end = vt_rb_word(ec, VT_RB_EC_STACK) + vt_rb_word(ec, VT_RB_EC_STACK_SIZE) * sizeof(VALUE);
+	for (; cfp && cfp + VT_RB_CFP_SIZE <= end; cfp += VT_RB_CFP_SIZE) {
+		uintptr_t pc = vt_rb_word(cfp, VT_RB_CFP_PC), ep = vt_rb_word(cfp, VT_RB_CFP_EP);
+
+		if (pc && ep && vt_rb_word(cfp, VT_RB_CFP_ISEQ) &&
+		    !(vt_rb_word(ep, 0) & VT_RB_FRAME_CFRAME))
+			return pc;
+	}
+	return 0;
+}
+
+/* The innermost frame running Ruby code and its line: C methods have line
+ * 0 in rb_profile_frames; objects they make belong to their Ruby caller,
+ * as ObjectSpace's allocation_sourceline says. */
+static VALUE ruby_frame(int *line)
+{
+	VALUE f[16];
+	int l[16], n = rb_profile_frames(0, 1, f, l);
+
+	if (n == 1 && l[0] > 0) {
+		*line = l[0];
+		return f[0];
+	}
+	n = rb_profile_frames(0, 16, f, l);
+	for (int i = 0; i < n; i++)
+		if (l[i] > 0) {
+			*line = l[i];
+			return f[i];
+		}
+	*line = 0;
+	return Qnil;
+}
+
+/* Bytes of an instance-variable buffer made with a plain object of klass:
+ * Ruby gives one at birth when the class knows more ivars than fit in the
+ * slot (rb_class_allocate_instance). */
+static uint64_t ivar_buffer_at_birth(VALUE klass)
+{
+	uintptr_t ext, tbl;
+	uint64_t n;
+
+	if (!klass || !(ext = vt_rb_word(klass, VT_RB_CLASS_EXT)) ||
+	    !(tbl = vt_rb_word(ext, VT_RB_EXT_IV_INDEX_TBL)))
+		return 0;
+	n = (uint64_t)vt_rb_word(tbl, VT_RB_ST_NUM_ENTRIES);
+	return n > VT_RB_EMBED_LEN_MAX ? n * sizeof(VALUE) : 0;
+}
+
+/* ---- stacks: the thread's Ruby frames as a chain libvmtrace walks ---- */
+
+struct chain_frame {
+	struct chain_frame *caller;
+	const char *name, *file;
+	int32_t line;
+};
+
+/* Per thread, and only a pointer in TLS: libvmtrace's initial-exec TLS puts
+ * this module's whole TLS block in the small static surplus a dlopen'ed
+ * library gets. The chain is malloc'ed at the thread's first stack. */
+static __thread struct chain_frame *chain;
+static __thread struct chain_frame *chain_top;
+
+void vt_rb_stacks_describe(void)
+{
+	struct vmtrace_frame_layout l = VMTRACE_FRAME_LAYOUT(struct chain_frame, caller, name, file, line);
+
+	vmtrace_frames_describe(&l);
+}
+
+static void take_stack(void)
+{
+	VALUE f[VMTRACE_STACK_MAX_DEPTH];
+	int l[VMTRACE_STACK_MAX_DEPTH], n, k = 0;
+
+	if (!chain) {
+		chain = malloc(sizeof(*chain) * VMTRACE_STACK_MAX_DEPTH);
+		if (!chain)
+			return; /* counted under no stack */
+		vmtrace_frames_thread((void *const *)&chain_top);
+	}
+	n = rb_profile_frames(0, VMTRACE_STACK_MAX_DEPTH, f, l);
+	for (int i = 0; i < n; i++) {
+		const struct vt_rb_frame *names = vt_rb_frame_of(f[i]);
+
+		if (!names)
+			continue;
+		chain[k] = (struct chain_frame){ NULL, names->name, names->file, l[i] };
+		if (k > 0)
+			chain[k - 1].caller = &chain[k];
+		k++;
+	}
+	chain_top = k ? &chain[0] : NULL;
+}
+
+static int stacks_armed(void)
+{
+	return vmtrace__gate_table()[VMTRACE_PROBE_STACKS_ARMED].part.semaphore != 0;
+}
+
+/* ---- the hooks ---- */
+
+static void on_newobj(VALUE tp, void *data)
+{
+	VALUE obj = rb_tracearg_object(rb_tracearg_from_tracepoint(tp));
+	VALUE klass = RBASIC(obj)->klass, frame;
+	int type = RB_BUILTIN_TYPE(obj), line;
+	uintptr_t where;
+	uint64_t bytes = slot_bytes;
+	struct vt_rb_site *s;
+
+	(void)data;
+	/* an internal object's class word may hold anything (imemo keeps data
+	 * there): only a class names a class */
+	if (type == T_IMEMO || (klass && !RB_TYPE_P(klass, T_CLASS)))
+		klass = 0;
+	where = ruby_where();
+	s = vt_rb_site_find(klass, where);
+	if (VMTRACE_UNLIKELY(!s)) {
+		/* a site's first object: its names, once */
+		frame = ruby_frame(&line);
+		s = vt_rb_site_add(klass, type, where, where ? frame : Qnil, line);
+	}
+	if (type == T_OBJECT)
+		bytes += ivar_buffer_at_birth(klass);
+	if (VMTRACE_UNLIKELY(stacks_armed()))
+		take_stack();
+	if (VMTRACE_UNLIKELY(!s)) {
+		vmtrace_alloc_cached(&oom_cache, OOM_CLASS, NULL, bytes, NULL, (void *)obj);
+		return;
+	}
+	vmtrace_alloc_cached(&s->cache, s->klass_name, s->method, bytes, s->site, (void *)obj);
+}
+
+static void on_freeobj(VALUE tp, void *data)
+{
+	VALUE obj = rb_tracearg_object(rb_tracearg_from_tracepoint(tp));
+	VALUE klass = RBASIC(obj)->klass;
+	int type = RB_BUILTIN_TYPE(obj);
+	uint64_t bytes = slot_bytes;
+	struct vt_rb_class *c;
+
+	(void)data;
+	/* a class swept before its instances in the same collection is no
+	 * class any more: its objects are counted as hidden ones */
+	if (type == T_IMEMO || (klass && !RB_TYPE_P(klass, T_CLASS)))
+		klass = 0;
+	if (type == T_OBJECT && !RB_FL_TEST_RAW(obj, ROBJECT_EMBED))
+		bytes += (uint64_t)ROBJECT(obj)->as.heap.numiv * sizeof(VALUE);
+	c = vt_rb_class_of(klass, type);
+	if (VMTRACE_UNLIKELY(!c)) {
+		vmtrace_free_cached(&oom_cache, OOM_CLASS, bytes, (void *)obj);
+		return;
+	}
+	vmtrace_free_cached(&c->free_cache, c->name, bytes, (void *)obj);
+}
+
+static uint64_t heap_bytes(void)
+{
+	return (uint64_t)rb_gc_stat(sym_heap_live_slots) * slot_bytes;
+}
+
+static void on_gc(VALUE tp, void *data)
+{
+	rb_event_flag_t ev = rb_tracearg_event_flag(rb_tracearg_from_tracepoint(tp));
+
+	(void)data;
+	if (ev & RUBY_INTERNAL_EVENT_GC_START)
+		gc_kind = NIL_P(rb_gc_latest_gc_info(sym_major_by)) ? VMTRACE_GC_MINOR : VMTRACE_GC_MAJOR;
+	if (ev & RUBY_INTERNAL_EVENT_GC_ENTER)
+		vmtrace_gc_begin(gc_kind, heap_bytes());
+	if (ev & RUBY_INTERNAL_EVENT_GC_EXIT)
+		vmtrace_gc_end(gc_kind, heap_bytes());
+}
+
+static VALUE tp_newobj, tp_freeobj, tp_gc;
+
+void vt_rb_hooks_init(void)
+{
+	VALUE consts = rb_const_get(rb_mGC, rb_intern("INTERNAL_CONSTANTS"));
+	VALUE rvalue = rb_hash_aref(consts, ID2SYM(rb_intern("RVALUE_SIZE")));
+
+	if (RB_INTEGER_TYPE_P(rvalue))
+		slot_bytes = NUM2SIZET(rvalue);
+	sym_major_by = ID2SYM(rb_intern("major_by"));
+	sym_heap_live_slots = ID2SYM(rb_intern("heap_live_slots"));
+	/* both make their symbols at their first call: make it here, where
+	 * allocating is allowed, not in a GC hook where it is a [BUG] */
+	rb_gc_stat(sym_heap_live_slots);
+	rb_gc_latest_gc_info(sym_major_by);
+	tp_newobj = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_NEWOBJ, on_newobj, NULL);
+	tp_freeobj = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_FREEOBJ, on_freeobj, NULL);
+	tp_gc = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_GC_START | RUBY_INTERNAL_EVENT_GC_ENTER |
+				       RUBY_INTERNAL_EVENT_GC_EXIT, on_gc, NULL);
+	rb_gc_register_mark_object(tp_newobj);
+	rb_gc_register_mark_object(tp_freeobj);
+	rb_gc_register_mark_object(tp_gc);
+	vt_rb_stacks_describe();
+}
+
+static void turn(VALUE tp, int on)
+{
+	if (on && !RTEST(rb_tracepoint_enabled_p(tp)))
+		rb_tracepoint_enable(tp);
+	else if (!on && RTEST(rb_tracepoint_enabled_p(tp)))
+		rb_tracepoint_disable(tp);
+}
+
+unsigned vt_rb_hooks_wanted(void)
+{
+	unsigned want = 0;
+
+	if (VMTRACE_ALLOC_ENABLED())
+		want |= VT_RB_HOOK_NEWOBJ;
+	if (VMTRACE_FREE_ENABLED())
+		want |= VT_RB_HOOK_FREEOBJ;
+	if (VMTRACE_ENABLED(GC_BEGIN) || VMTRACE_ENABLED(GC_END))
+		want |= VT_RB_HOOK_GC;
+	return want;
+}
+
+void vt_rb_hooks_apply(unsigned want)
+{
+	turn(tp_newobj, (want & VT_RB_HOOK_NEWOBJ) != 0);
+	turn(tp_freeobj, (want & VT_RB_HOOK_FREEOBJ) != 0);
+	turn(tp_gc, (want & VT_RB_HOOK_GC) != 0);
+}

@@ -1,0 +1,45 @@
+/*
+ * layout.h: the three facts about Ruby 3.1's private structures the hooks
+ * read, for which Ruby has no allocation-free public call:
+ *   - a method entry's owner, to name a frame "Owner#method";
+ *   - a class's serial, unique to each class ever made, so a cached name
+ *     is never reused for another class at the same address;
+ *   - how many instance variables a class's objects get a buffer for at
+ *     birth (the bytes of a plain object outside its slot).
+ *   - where the running thread's innermost Ruby frame is executing (its
+ *     execution context's frames), the key of an allocation's site: one
+ *     lookup by that address replaces rb_profile_frames() and a line
+ *     search on every object after a site's first.
+ * layout_check.c holds each against Ruby's own headers at build time (the
+ * MJIT header of the ruby3.1-dev package): a Ruby whose layout differs does
+ * not build.
+ */
+#ifndef VMTRACE_RUBY_LAYOUT_H
+#define VMTRACE_RUBY_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define VT_RB_CME_OWNER 32        /* rb_callable_method_entry_t.owner */
+#define VT_RB_CLASS_EXT 24        /* struct RClass.ptr (rb_classext_t *) */
+#define VT_RB_CLASS_SERIAL 32     /* struct RClass.class_serial */
+#define VT_RB_EXT_IV_INDEX_TBL 0  /* rb_classext_t.iv_index_tbl (st_table *) */
+#define VT_RB_ST_NUM_ENTRIES 16   /* st_table.num_entries */
+#define VT_RB_IMEMO_MENT 6        /* enum imemo_type: a method entry */
+#define VT_RB_IMEMO_ISEQ 7        /* ... an instruction sequence */
+#define VT_RB_EMBED_LEN_MAX 3     /* ROBJECT_EMBED_LEN_MAX: ivars kept in the slot */
+#define VT_RB_EC_STACK 0          /* rb_execution_context_t.vm_stack */
+#define VT_RB_EC_STACK_SIZE 8     /* ... .vm_stack_size, in VALUEs */
+#define VT_RB_EC_CFP 16           /* ... .cfp: the innermost frame */
+#define VT_RB_CFP_SIZE 64         /* sizeof(rb_control_frame_t); callers are at higher addresses */
+#define VT_RB_CFP_PC 0            /* rb_control_frame_t.pc */
+#define VT_RB_CFP_ISEQ 16         /* ... .iseq */
+#define VT_RB_CFP_EP 32           /* ... .ep; ep[0] holds the frame's flags */
+#define VT_RB_FRAME_CFRAME 0x80   /* VM_FRAME_FLAG_CFRAME: a C function's frame */
+
+static inline uintptr_t vt_rb_word(uintptr_t base, size_t off)
+{
+	return *(const uintptr_t *)(base + off);
+}
+
+#endif

@@ -1,0 +1,24 @@
+/*
+ * layout_check.c: compiled, never linked, against Ruby's MJIT header (the
+ * VM's own structure definitions): the build fails when layout.h does not
+ * describe the Ruby it builds for.
+ */
+#include RUBY_MJIT_HEADER
+#include "layout.h"
+
+_Static_assert(offsetof(rb_callable_method_entry_t, owner) == VT_RB_CME_OWNER, "cme owner");
+_Static_assert(offsetof(struct RClass, ptr) == VT_RB_CLASS_EXT, "class ext");
+_Static_assert(offsetof(struct RClass, class_serial) == VT_RB_CLASS_SERIAL, "class serial");
+_Static_assert(offsetof(struct rb_classext_struct, iv_index_tbl) == VT_RB_EXT_IV_INDEX_TBL,
+	       "iv index table");
+_Static_assert(offsetof(struct st_table, num_entries) == VT_RB_ST_NUM_ENTRIES, "st entries");
+_Static_assert(imemo_ment == VT_RB_IMEMO_MENT && imemo_iseq == VT_RB_IMEMO_ISEQ, "imemo types");
+_Static_assert(ROBJECT_EMBED_LEN_MAX == VT_RB_EMBED_LEN_MAX, "embedded ivars");
+_Static_assert(offsetof(rb_execution_context_t, vm_stack) == VT_RB_EC_STACK, "ec stack");
+_Static_assert(offsetof(rb_execution_context_t, vm_stack_size) == VT_RB_EC_STACK_SIZE, "ec stack size");
+_Static_assert(offsetof(rb_execution_context_t, cfp) == VT_RB_EC_CFP, "ec cfp");
+_Static_assert(sizeof(rb_control_frame_t) == VT_RB_CFP_SIZE, "cfp size");
+_Static_assert(offsetof(rb_control_frame_t, pc) == VT_RB_CFP_PC, "cfp pc");
+_Static_assert(offsetof(rb_control_frame_t, iseq) == VT_RB_CFP_ISEQ, "cfp iseq");
+_Static_assert(offsetof(rb_control_frame_t, ep) == VT_RB_CFP_EP, "cfp ep");
+_Static_assert(VM_FRAME_FLAG_CFRAME == VT_RB_FRAME_CFRAME && VM_ENV_DATA_INDEX_FLAGS == 0, "frame flags");

@@ -1,0 +1,68 @@
+/*
+ * names.h: the names libvmtrace's keys carry, made inside Ruby's hooks
+ * without allocating a Ruby object.
+ *
+ * libvmtrace keys an event by three interned C strings (class, method,
+ * site), read later by the consumer through their addresses. A Ruby event
+ * gives VALUEs instead: the object's class, and the innermost Ruby-level
+ * frame (a method entry or an instruction sequence) with its line. The site
+ * table maps each (class, frame, line) seen to the three strings and to the
+ * key's cache (vmtrace_alloc_cached), so an event after the first costs one
+ * lookup. Names are copied into memory that is never freed or moved, once
+ * per distinct text.
+ *
+ * Every call here runs under the GVL (Ruby's hooks do), so the tables take
+ * no lock.
+ */
+#ifndef VMTRACE_RUBY_NAMES_H
+#define VMTRACE_RUBY_NAMES_H
+
+#include <stdint.h>
+
+#include <ruby/ruby.h>
+
+#include "vmtrace/vmtrace.h"
+
+/* One (class, place) and what it is counted as: the place is where the
+ * innermost Ruby frame was executing (its pc), 0 when no Ruby frame ran. */
+struct vt_rb_site {
+	VALUE klass;
+	uintptr_t where;
+	uint64_t serial;              /* the class's serial: another class at klass's address misses */
+	const char *klass_name, *method, *site;
+	struct vmtrace_key_cache cache;
+};
+
+/* One class and what its frees are counted as. */
+struct vt_rb_class {
+	VALUE klass;
+	uint64_t serial;
+	const char *name;
+	struct vmtrace_key_cache free_cache;
+};
+
+/* The site of an allocation of an object of klass (0: a hidden object)
+ * made where `where` (layout.h), or NULL when it has none yet. */
+struct vt_rb_site *vt_rb_site_find(VALUE klass, uintptr_t where);
+/* ... made, of Ruby type `type`, named from frame:line (rb_profile_frames;
+ * Qnil: no Ruby frame). NULL only when memory ran out. */
+struct vt_rb_site *vt_rb_site_add(VALUE klass, int type, uintptr_t where, VALUE frame, int line);
+
+/* The class entry of klass (for frees), or NULL when memory ran out. */
+struct vt_rb_class *vt_rb_class_of(VALUE klass, int type);
+
+/* A frame's name, "Owner#method", "Owner.method", "method" or "(top
+ * level)", and its file (NULL when it has none), interned; for stacks. */
+struct vt_rb_frame {
+	const char *name, *file;
+};
+const struct vt_rb_frame *vt_rb_frame_of(VALUE frame);
+const char *vt_rb_frame_file(VALUE frame);
+
+/* A string interned: the same address for the same text, for ever. */
+const char *vt_rb_intern(const char *s, size_t len);
+
+/* The serial of a class (layout.h); 0 for no class. */
+uint64_t vt_rb_class_serial(VALUE klass);
+
+#endif

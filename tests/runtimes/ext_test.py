@@ -1,0 +1,222 @@
+"""Integration tests: vmtrace's Ruby extension (provider/ruby) in Debian's
+stock ruby: libvmtrace inside Ruby, counting through Ruby's own hooks.
+
+Exactness is checked against ObjectSpace on workloads/objects.rb, which
+makes every kind of object the stock-Ruby tests cover and counts per class
+the objects its workload made (ObjectSpace.each_object, GC off). vmtrace
+counts everything from arming on, so its rows are compared where their site
+lies in the workload's lines (kw..workload).
+
+Usage: ext_test.py VMTRACE CASE
+Cases: ext-spawn, ext-pid, ext-stack, ext-live, ext-dormant, ext-hint, ext-fork.
+Exit 0 pass, 1 fail, 77 skip (not root, or no extension built).
+"""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import runtime_test as rt
+from runtime_test import check, report
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FORK_RB = os.path.join(HERE, "workloads", "fork_ext.rb")
+
+
+def ext_dir(vmtrace):
+    return os.path.normpath(os.path.join(os.path.dirname(vmtrace), "..", "lib", "ruby"))
+
+
+def workload_lines():
+    """The lines of objects.rb from `def kw` to the end of `workload`."""
+    first = last = None
+    with open(rt.OBJECTS_RB) as f:
+        for n, text in enumerate(f, 1):
+            if text.startswith("def kw"):
+                first = n
+            if text.startswith("CLASSES = "):
+                last = n - 1
+    return first, last
+
+
+def in_workload(site):
+    first, last = workload_lines()
+    m = re.match(r"(.*):(\d+)$", site or "")
+    return bool(m) and m.group(1).endswith("objects.rb") and first <= int(m.group(2)) <= last
+
+
+def workload_counts(vmtrace, data):
+    """class -> objects vmtrace counted at the workload's sites"""
+    got = {}
+    for a in report(vmtrace, data, "--by", "site")["allocations"]:
+        if in_workload(a["site"]):
+            got[a["class"]] = got.get(a["class"], 0) + a["count"]
+    return got
+
+
+def check_objects(vmtrace, data, truth, mode):
+    got = workload_counts(vmtrace, data)
+    n = truth["n"]
+    for klass, want in truth["objectspace"].items():
+        check(got.get(klass, 0) == want, f"{mode}: {klass}: vmtrace {got.get(klass, 0)} == "
+              f"ObjectSpace {want}")
+    check(truth["objectspace"]["Point"] == n and truth["objectspace"]["Proc"] == n,
+          f"{mode}: ObjectSpace sees {n} Point and Proc")
+    j = report(vmtrace, data)
+    check(j["runtime"] == "vmtrace", f"{mode}: through the extension's probes ({j['runtime']})")
+    in_method = {a["class"]: a["count"] for a in j["allocations"] if a["method"] == "Object#workload"}
+    check(in_method.get("Point") == n and in_method.get("Wide") == n,
+          f"{mode}: Point and Wide in Object#workload ({in_method.get('Point')}, "
+          f"{in_method.get('Wide')})")
+    wide = sum(a["bytes"] for a in report(vmtrace, data, "--by", "site")["allocations"]
+               if a["class"] == "Wide" and in_workload(a["site"]))
+    check(wide == truth["wide_bytes"] == n * (40 + 5 * 8),
+          f"{mode}: Wide: slot and ivar buffer, {wide} bytes == ObjectSpace.memsize_of's "
+          f"{truth['wide_bytes']}")
+    lost = rt.real_losses(j)
+    check(not lost, f"{mode}: nothing lost {lost}")
+    return j
+
+
+def spawn_objects(vmtrace, tmp, extra, mode):
+    data = os.path.join(tmp, "ext.data")
+    r = subprocess.run([vmtrace, "record", "-o", data, "--force", *extra, "--", rt.RUBY,
+                        rt.OBJECTS_RB, "--armed"], capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, f"{mode}: record exits 0: {r.stderr.strip()[-300:]}")
+    check("loading vmtrace's Ruby extension" in r.stderr,
+          f"{mode}: record says it loads the extension: {r.stderr.strip()[:300]}")
+    said = [l for l in r.stdout.splitlines() if l.startswith('{"objectspace"')]
+    truth = json.loads(said[-1]) if said else {}
+    check(bool(said), f"{mode}: the workload printed its counts")
+    return data, truth
+
+
+def case_spawn(vmtrace, tmp):
+    """record -- ruby: the extension loaded and armed before Ruby runs."""
+    data, truth = spawn_objects(vmtrace, tmp, [], "spawn")
+    check_objects(vmtrace, data, truth, "spawn")
+
+
+def case_stack(vmtrace, tmp):
+    """--stack vm: the same counts, each under its whole Ruby stack."""
+    data, truth = spawn_objects(vmtrace, tmp, ["--stack", "vm"], "stack")
+    check_objects(vmtrace, data, truth, "stack")
+    # objects.rb's workload, called from the top level, makes 5 objects an
+    # iteration through Class#new (Array.new, Hash.new, Point, Empty, Wide)
+    # and one through Kernel#proc; C methods are frames of their own. Ruby
+    # also makes a hidden call cache or two the first time a call runs,
+    # under the same stacks: at most 3 more.
+    rows = {a["stack"]: a["count"] for a in report(vmtrace, data, "--by", "stack")["allocations"]}
+    n = truth["n"]
+    new = sum(c for st, c in rows.items() if st.endswith("(top level);Object#workload;Class#new"))
+    procs = sum(c for st, c in rows.items() if st.endswith("(top level);Object#workload;Kernel#proc"))
+    check(0 <= new - 5 * n <= 3 and 0 <= procs - n <= 3,
+          f"stack: through Object#workload's Class#new {new} == {5 * n}, Kernel#proc {procs} == {n}")
+
+
+def case_pid(vmtrace, tmp):
+    """record -p of a Ruby that loaded the extension itself: armed on
+    attach, disarmed when the recording ends (its hooks go off)."""
+    data = os.path.join(tmp, "pid.data")
+    err = os.path.join(tmp, "rec.err")
+    env = dict(os.environ, RUBYOPT=f"-I{ext_dir(vmtrace)} -rvmtrace")
+    target = subprocess.Popen([rt.RUBY, rt.OBJECTS_RB, "--armed", "--wait-detach"],
+                              stdout=subprocess.PIPE, text=True, env=env)
+    time.sleep(0.3)
+    with open(err, "w") as ef:
+        rec = subprocess.Popen([vmtrace, "record", "-p", str(target.pid), "-o", data],
+                               stdout=subprocess.DEVNULL, stderr=ef)
+    truth = json.loads(target.stdout.readline())
+    rec.send_signal(signal.SIGINT)
+    rc = rec.wait(timeout=60)
+    check(rc == 0, f"pid: record exits 0 at Ctrl-C ({rc}): {open(err).read().strip()[-300:]}")
+    after = json.loads(target.stdout.readline())
+    check(target.wait(timeout=60) == 0, "pid: the workload exits 0")
+    check(after["hooks_after_detach"] == [],
+          f"pid: Ruby's hooks off once the recording ended: {after['hooks_after_detach']}")
+    check_objects(vmtrace, data, truth, "pid")
+
+
+def case_live(vmtrace, tmp):
+    """--live: frees counted too (FREEOBJ), the live heap by class."""
+    prog = ("KEEP = []; class Kept; end; class Gone; end\n"
+            "2000.times { KEEP << Kept.new; Gone.new }\nGC.start\n")
+    data = os.path.join(tmp, "live.data")
+    r = subprocess.run([vmtrace, "record", "--live", "-o", data, "--force", "--", rt.RUBY, "-e",
+                        prog], capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, f"live: record exits 0: {r.stderr.strip()[-300:]}")
+    j = report(vmtrace, data)
+    live = {}
+    for row in j["live"]["rows"]:
+        live[row["class"]] = live.get(row["class"], 0) + row["objects"]
+    check(live.get("Kept") == 2000, f"live: 2000 Kept held at the end ({live.get('Kept')})")
+    check(live.get("Gone", 0) < 2000, f"live: Gone collected ({live.get('Gone')})")
+
+
+def case_dormant(vmtrace, tmp):
+    """Loaded and untraced: no hook on, and nothing counted."""
+    env = dict(os.environ, RUBYOPT=f"-I{ext_dir(vmtrace)} -rvmtrace")
+    r = subprocess.run([rt.RUBY, "-e", "p [Vmtrace.armed?, Vmtrace.hooks, Vmtrace::RUBY_BUILT_FOR, "
+                        "Vmtrace.armed_at_allocations]"], capture_output=True, text=True, env=env,
+                       timeout=60)
+    check(r.returncode == 0 and r.stdout.strip() == '[false, [], "3.1", nil]',
+          f"dormant: no hook on, never armed: {r.stdout.strip()} {r.stderr.strip()[-200:]}")
+
+
+def case_hint(vmtrace, tmp):
+    """record -p of a Ruby without the extension: Ruby's own probes, and a
+    line saying how to get the in-process path."""
+    target = rt.Target([rt.RUBY, rt.ALLOCS_RB])
+    err = os.path.join(tmp, "hint.err")
+    with open(err, "w") as ef:
+        rec = subprocess.Popen([vmtrace, "record", "-p", str(target.proc.pid), "-o",
+                                os.path.join(tmp, "hint.data")], stdout=subprocess.DEVNULL,
+                               stderr=ef)
+    rt.wait_attached(rec, err)
+    target.step()
+    target.expect("done")
+    rec.send_signal(signal.SIGINT)
+    rec.wait(timeout=60)
+    target.step()
+    target.proc.wait(timeout=60)
+    said = open(err).read()
+    check("-rvmtrace" in said and "ruby probes" in said,
+          f"hint: Ruby's own probes, and how to load the extension: {said.strip()[:400]}")
+
+
+def case_fork(vmtrace, tmp):
+    """A forked child (a Unicorn worker) counts its own objects: record -p
+    of the child sees exactly what the child made after the fork."""
+    env = dict(os.environ, RUBYOPT=f"-I{ext_dir(vmtrace)} -rvmtrace")
+    parent = subprocess.Popen([rt.RUBY, FORK_RB], stdout=subprocess.PIPE, text=True, env=env)
+    child = int(parent.stdout.readline().split()[1])
+    data = os.path.join(tmp, "fork.data")
+    err = os.path.join(tmp, "fork.err")
+    with open(err, "w") as ef:
+        rec = subprocess.Popen([vmtrace, "record", "-p", str(child), "-o", data],
+                               stdout=subprocess.DEVNULL, stderr=ef)
+    line = parent.stdout.readline().split()
+    rc = rec.wait(timeout=60)
+    parent.wait(timeout=60)
+    check(rc == 0, f"fork: record of the child exits 0: {open(err).read().strip()[-300:]}")
+    check(line and line[0] == "made", f"fork: the child made its objects: {line}")
+    j = report(vmtrace, data)
+    got = {a["class"]: a["count"] for a in j["allocations"] if a["class"] == "Worked"}
+    check(got.get("Worked") == int(line[1]), f"fork: the child's Worked objects, {got} == "
+          f"{line[1]}")
+
+
+CASES = {"ext-spawn": case_spawn, "ext-pid": case_pid, "ext-stack": case_stack,
+         "ext-live": case_live, "ext-dormant": case_dormant, "ext-hint": case_hint,
+         "ext-fork": case_fork}
+
+if __name__ == "__main__":
+    vm = sys.argv[1] if len(sys.argv) > 1 else ""
+    if vm and not os.path.exists(os.path.join(ext_dir(os.path.abspath(vm)), "vmtrace_ext.so")):
+        print("SKIP: no Ruby extension built beside vmtrace")
+        sys.exit(77)
+    sys.exit(rt.run(CASES, __doc__))

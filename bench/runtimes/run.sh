@@ -23,6 +23,12 @@
 #                            same BPF program (no TracePoint, no method probe)
 #   bpftrace (methods)       the same keys from a per-thread stack kept at
 #                            method__entry/return (with the TracePoint they need)
+#   ext dormant              vmtrace's Ruby extension loaded (-rvmtrace), no tracer
+#   ext (methods)            vmtrace record -p of a Ruby with the extension: counted
+#                            inside Ruby, no trap (class, method, site)
+#   ext --stack vm           + the whole Ruby stack per object
+#   ObjectSpace              ObjectSpace.trace_object_allocations (Ruby's own: file
+#                            and line of every object), no tracer
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 VMTRACE=${1:-$HERE/../../build/bin/vmtrace}
@@ -75,10 +81,11 @@ $(site_probes "$M")
 $BT_GC"
 
 . "$HERE/lib.sh"
+EXT=(env RUBYOPT="-I$(dirname "$VMTRACE")/../lib/ruby -rvmtrace")
 
 # Round robin: every repeat runs every configuration once, so a change in the
 # machine's load touches all of them alike.
-CONFIGS=(base base_tp vm_nom bt_nom vm_m bt_m vm_st)
+CONFIGS=(base base_tp vm_nom bt_nom vm_m bt_m vm_st ext_dorm ext_m ext_st objspace)
 for _ in $(seq "$REPEATS"); do
 	one_run none "" $RUBY "$HERE/bench.rb" "$ITER" >>"$TMP/base"
 	one_run none "" $RUBY "$HERE/bench.rb" "$ITER" --tracepoint >>"$TMP/base_tp"
@@ -87,6 +94,11 @@ for _ in $(seq "$REPEATS"); do
 	one_run vmtrace "" $RUBY "$HERE/bench.rb" "$ITER" >>"$TMP/vm_m"
 	one_run bpftrace "$BT_METHODS" $RUBY "$HERE/bench.rb" "$ITER" --tracepoint >>"$TMP/bt_m"
 	one_run vmtrace "--stack vm" $RUBY "$HERE/bench.rb" "$ITER" >>"$TMP/vm_st"
+	one_run none "" "${EXT[@]}" $RUBY "$HERE/bench.rb" "$ITER" >>"$TMP/ext_dorm"
+	one_run vmtrace "" "${EXT[@]}" $RUBY "$HERE/bench.rb" "$ITER" --armed >>"$TMP/ext_m"
+	one_run vmtrace "--stack vm" "${EXT[@]}" $RUBY "$HERE/bench.rb" "$ITER" --armed >>"$TMP/ext_st"
+	one_run none "" $RUBY -robjspace -e 'ObjectSpace.trace_object_allocations_start; load ARGV.shift' \
+		"$HERE/bench.rb" "$ITER" >>"$TMP/objspace"
 done
 for c in "${CONFIGS[@]}"; do
 	declare "$c=$(median <"$TMP/$c")"
@@ -103,6 +115,10 @@ row "bpftrace no-methods" "$bt_nom" ""
 row "vmtrace (methods)" "$vm_m" "$(awk -v a="$vm_m" -v b="$bt_m" 'BEGIN { printf "(bpftrace/vmtrace %.2f)", b / a }')"
 row "bpftrace (methods)" "$bt_m" ""
 row "vmtrace --stack vm" "$vm_st" "$(awk -v a="$vm_st" -v b="$bt_m" 'BEGIN { printf "(bpftrace methods/vmtrace %.2f)", b / a }')"
+row "ext dormant" "$ext_dorm" ""
+row "ext (methods)" "$ext_m" "$(awk -v a="$ext_m" -v b="$vm_m" 'BEGIN { printf "(uprobes/ext %.2f)", b / a }')"
+row "ext --stack vm" "$ext_st" "$(awk -v a="$ext_st" -v b="$vm_st" 'BEGIN { printf "(uprobes/ext %.2f)", b / a }')"
+row "ObjectSpace tracing" "$objspace" ""
 awk -v a="$vm_nom" -v m="$vm_m" -v ba="$bt_nom" -v bm="$bt_m" -v b="$base" -v t="$base_tp" 'BEGIN {
 	printf "per-method attribution over no-methods: vmtrace %.0f ns per iteration, bpftrace %.0f (%.0f ns per Ruby call, of which the TracePoint alone %.0f ns per iteration)\n", m - a, bm - ba, (bm - ba) / 5, t - b }'
 awk -v a="$vm_nom" -v s="$vm_st" 'BEGIN { printf "whole stacks over no-methods: vmtrace --stack vm / --no-methods %.2fx\n", s / a }'

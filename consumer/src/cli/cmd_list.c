@@ -11,6 +11,8 @@
 #include <string.h>
 #include <elf.h>
 
+#include "runtimes/ruby_ext.h"
+#include "runtimes/runtime.h"
 #include "cli/commands.h"
 #include "report/report_fmt.h"
 #include "process/usdt_notes.h"
@@ -94,6 +96,25 @@ static size_t count_probes(const struct vt_usdt_list *l)
 	return n;
 }
 
+/* Which of a process's paths `record` takes: the adapter of its probes,
+ * and for a Ruby whether it counts inside itself (ruby_ext.h). */
+static void print_path(FILE *out, const struct vt_usdt_list *l)
+{
+	const struct vt_runtime *rt = vt_runtime_detect(l);
+
+	for (size_t i = 0; rt && i < l->n; i++)
+		if (strcmp(l->v[i].provider, "vmtrace") == 0 && vt_ruby_ext_is(l->v[i].path)) {
+			fprintf(out, "record takes: vmtrace's Ruby extension, counting inside Ruby (%s)\n",
+				l->v[i].path);
+			return;
+		}
+	if (rt && strcmp(rt->name, "ruby") == 0)
+		fputs("record takes: Ruby's own probes, a trap per object (with vmtrace's extension "
+		      "loaded, ruby -rvmtrace, it counts inside Ruby)\n", out);
+	else if (rt)
+		fprintf(out, "record takes: the %s probes\n", rt->name);
+}
+
 static void print_text(FILE *out, const struct vt_usdt_list *l)
 {
 	int wp = max_len(l, offsetof(struct vt_usdt_probe, provider), 8);
@@ -117,6 +138,7 @@ static void print_text(FILE *out, const struct vt_usdt_list *l)
 		fputc('\n', out);
 	}
 	size_t mods = count_modules(l), probes = count_probes(l);
+	print_path(out, l);
 	fprintf(out, "%zu probe%s at %zu site%s in %zu module%s\n", probes, probes == 1 ? "" : "s",
 		l->n, l->n == 1 ? "" : "s", mods, mods == 1 ? "" : "s");
 }

@@ -5,9 +5,8 @@
  * file:line), through the key cache of its site (names.h), so an armed
  * batch counts it with a lookup and two adds. Bytes are those the uprobe
  * path counts: the slot, and for a plain object the instance-variable
- * buffer its class gives it at birth. With --stack vm the thread's Ruby
- * stack (rb_profile_frames) is copied into a chain libvmtrace walks
- * (vmtrace/frames.h).
+ * buffer its class gives it at birth. With --stack vm, under the thread's
+ * Ruby stack (stacks.c).
  * FREEOBJ (only while frees are wanted): each freed object by class, with
  * the bytes it held.
  * GC_START/GC_ENTER/GC_EXIT: each stop of the world Ruby makes for its
@@ -29,6 +28,7 @@
 #include "hooks.h"
 #include "layout.h"
 #include "names.h"
+#include "stacks.h"
 
 static size_t slot_bytes = 40;   /* GC::INTERNAL_CONSTANTS[:RVALUE_SIZE], read at init */
 static VALUE sym_major_by, sym_heap_live_slots;
@@ -99,52 +99,6 @@ static uint64_t ivar_buffer_at_birth(VALUE klass)
 	return n > VT_RB_EMBED_LEN_MAX ? n * sizeof(VALUE) : 0;
 }
 
-/* ---- stacks: the thread's Ruby frames as a chain libvmtrace walks ---- */
-
-struct chain_frame {
-	struct chain_frame *caller;
-	const char *name, *file;
-	int32_t line;
-};
-
-/* Per thread, and only a pointer in TLS: libvmtrace's initial-exec TLS puts
- * this module's whole TLS block in the small static surplus a dlopen'ed
- * library gets. The chain is malloc'ed at the thread's first stack. */
-static __thread struct chain_frame *chain;
-static __thread struct chain_frame *chain_top;
-
-void vt_rb_stacks_describe(void)
-{
-	struct vmtrace_frame_layout l = VMTRACE_FRAME_LAYOUT(struct chain_frame, caller, name, file, line);
-
-	vmtrace_frames_describe(&l);
-}
-
-static void take_stack(void)
-{
-	VALUE f[VMTRACE_STACK_MAX_DEPTH];
-	int l[VMTRACE_STACK_MAX_DEPTH], n, k = 0;
-
-	if (!chain) {
-		chain = malloc(sizeof(*chain) * VMTRACE_STACK_MAX_DEPTH);
-		if (!chain)
-			return; /* counted under no stack */
-		vmtrace_frames_thread((void *const *)&chain_top);
-	}
-	n = rb_profile_frames(0, VMTRACE_STACK_MAX_DEPTH, f, l);
-	for (int i = 0; i < n; i++) {
-		const struct vt_rb_frame *names = vt_rb_frame_of(f[i]);
-
-		if (!names)
-			continue;
-		chain[k] = (struct chain_frame){ NULL, names->name, names->file, l[i] };
-		if (k > 0)
-			chain[k - 1].caller = &chain[k];
-		k++;
-	}
-	chain_top = k ? &chain[0] : NULL;
-}
-
 static int stacks_armed(void)
 {
 	return vmtrace__gate_table()[VMTRACE_PROBE_STACKS_ARMED].part.semaphore != 0;
@@ -176,7 +130,7 @@ static void on_newobj(VALUE tp, void *data)
 	if (type == T_OBJECT)
 		bytes += ivar_buffer_at_birth(klass);
 	if (VMTRACE_UNLIKELY(stacks_armed()))
-		take_stack();
+		vt_rb_take_stack();
 	if (VMTRACE_UNLIKELY(!s)) {
 		vmtrace_alloc_cached(&oom_cache, OOM_CLASS, NULL, bytes, NULL, (void *)obj);
 		return;

@@ -36,6 +36,7 @@
 #define VT_RB_CFP_ISEQ 16         /* ... .iseq */
 #define VT_RB_CFP_EP 32           /* ... .ep; ep[0] holds the frame's flags */
 #define VT_RB_FRAME_CFRAME 0x80   /* VM_FRAME_FLAG_CFRAME: a C function's frame */
+#define VT_RB_EP_ME (-2)          /* VM_ENV_DATA_INDEX_ME_CREF: ep[-2], a frame's method entry */
 
 static inline uintptr_t vt_rb_word(uintptr_t base, size_t off)
 {

@@ -1,0 +1,138 @@
+/*
+ * stacks.c: the thread's Ruby stack as a chain libvmtrace walks (stacks.h).
+ *
+ * rb_profile_frames names every frame and finds its line, a search per
+ * frame: on a deep stack that costs more than everything else an object
+ * costs. A thread's stacks repeat, so each stack is kept, by the raw words
+ * of its frames (where each Ruby frame is executing, each C frame's method
+ * entry: layout.h), which name it exactly; an object whose stack was seen
+ * before costs a walk of those words and one comparison. A new stack is
+ * named once, through rb_profile_frames and the frame table (names.h).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ruby/ruby.h>
+#include <ruby/debug.h>
+
+#include "vmtrace/vmtrace.h"
+
+#include "layout.h"
+#include "names.h"
+#include "stacks.h"
+
+#define DEPTH VMTRACE_STACK_MAX_DEPTH
+#define KEPT 2048u                 /* stacks kept per thread, by their words' hash */
+
+struct chain_frame {
+	struct chain_frame *caller;
+	const char *name, *file;
+	int32_t line;
+};
+
+struct kept_stack {
+	uint64_t hash;
+	uint32_t nwords, nframes;
+	uintptr_t *words;
+	struct chain_frame *frames;  /* innermost first, each pointing at its caller */
+};
+
+extern __thread void *ruby_current_ec;
+
+/* Per thread, and only pointers in TLS: libvmtrace's initial-exec TLS puts
+ * this module's whole TLS block in the small static surplus a dlopen'ed
+ * library gets. */
+static __thread struct kept_stack *kept;
+static __thread struct chain_frame *chain_top;
+
+void vt_rb_stacks_describe(void)
+{
+	struct vmtrace_frame_layout l = VMTRACE_FRAME_LAYOUT(struct chain_frame, caller, name, file, line);
+
+	vmtrace_frames_describe(&l);
+}
+
+/* The raw words of the thread's frames, innermost first, and their hash. */
+static uint32_t stack_words(uintptr_t *w, uint64_t *hash)
+{
+	uintptr_t ec = (uintptr_t)ruby_current_ec, cfp, end;
+	uint64_t h = 0x9e3779b97f4a7c15ull;
+	uint32_t n = 0;
+
+	if (!ec)
+		return *hash = 0, 0;
+	cfp = vt_rb_word(ec, VT_RB_EC_CFP);
+	end = vt_rb_word(ec, VT_RB_EC_STACK) + vt_rb_word(ec, VT_RB_EC_STACK_SIZE) * sizeof(VALUE);
+	for (; cfp && cfp + VT_RB_CFP_SIZE <= end && n < DEPTH; cfp += VT_RB_CFP_SIZE) {
+		uintptr_t ep = vt_rb_word(cfp, VT_RB_CFP_EP), pc = vt_rb_word(cfp, VT_RB_CFP_PC), word;
+
+		if (!ep)
+			continue;
+		if (vt_rb_word(ep, 0) & VT_RB_FRAME_CFRAME)
+			word = vt_rb_word(ep, VT_RB_EP_ME * (int)sizeof(VALUE)) | 1; /* entries are aligned */
+		else if (pc && vt_rb_word(cfp, VT_RB_CFP_ISEQ))
+			word = pc;
+		else
+			continue;
+		w[n++] = word;
+		h = (h ^ word) * 0x100000001b3ull;
+	}
+	*hash = h ^ n;
+	return n;
+}
+
+/* Name a stack seen for the first time into k. 0, or -1 out of memory. */
+static int name_stack(struct kept_stack *k, const uintptr_t *w, uint32_t nw, uint64_t hash)
+{
+	VALUE f[DEPTH];
+	int l[DEPTH], n = rb_profile_frames(0, DEPTH, f, l);
+	uint32_t m = 0;
+
+	free(k->words);
+	free(k->frames);
+	*k = (struct kept_stack){ 0 };
+	k->words = malloc((nw ? nw : 1) * sizeof(*w));
+	k->frames = malloc((n > 0 ? (size_t)n : 1) * sizeof(*k->frames));
+	if (!k->words || !k->frames)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		const struct vt_rb_frame *names = vt_rb_frame_of(f[i]);
+
+		if (!names)
+			continue;
+		k->frames[m] = (struct chain_frame){ NULL, names->name, names->file, l[i] };
+		if (m > 0)
+			k->frames[m - 1].caller = &k->frames[m];
+		m++;
+	}
+	memcpy(k->words, w, nw * sizeof(*w));
+	k->nwords = nw;
+	k->nframes = m;
+	k->hash = hash;
+	return 0;
+}
+
+void vt_rb_take_stack(void)
+{
+	uintptr_t w[DEPTH];
+	uint64_t hash;
+	uint32_t n;
+	struct kept_stack *k;
+
+	if (!kept) {
+		kept = calloc(KEPT, sizeof(*kept));
+		if (!kept)
+			return;
+		vmtrace_frames_thread((void *const *)&chain_top);
+	}
+	n = stack_words(w, &hash);
+	k = &kept[hash % KEPT];
+	if (k->hash != hash || k->nwords != n || !k->words || memcmp(k->words, w, n * sizeof(*w))) {
+		if (name_stack(k, w, n, hash)) {
+			chain_top = NULL; /* no memory: counted under no stack */
+			return;
+		}
+	}
+	chain_top = k->nframes ? &k->frames[0] : NULL;
+}

@@ -1,0 +1,15 @@
+/*
+ * stacks.h: allocations under their whole Ruby stack (--stack vm), as the
+ * chain of frames libvmtrace walks (vmtrace/frames.h).
+ */
+#ifndef VMTRACE_RUBY_STACKS_H
+#define VMTRACE_RUBY_STACKS_H
+
+/* Describe the chain to libvmtrace; once, at load. */
+void vt_rb_stacks_describe(void);
+
+/* Point the calling thread's chain at its Ruby stack now; under the GVL,
+ * in the allocation hook. A thread whose memory ran out gets no stack. */
+void vt_rb_take_stack(void);
+
+#endif

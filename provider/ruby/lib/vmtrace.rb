@@ -4,6 +4,7 @@
 # count into libvmtrace's batched tables, and they go off again when the
 # consumer leaves (docs/runtimes.md).
 require_relative "vmtrace_ext"
+require_relative "vmtrace/events"
 
 module Vmtrace
   # A fork's child has only the forking thread: it starts its own watcher,
@@ -11,7 +12,10 @@ module Vmtrace
   module ForkWatch
     def _fork
       pid = super
-      Vmtrace._after_fork if pid == 0
+      if pid == 0
+        Vmtrace._after_fork
+        Vmtrace.events.__send__(:after_fork) if Vmtrace.instance_variable_get(:@events)
+      end
       pid
     end
   end

@@ -152,6 +152,32 @@ static void flush_at_exit_bang(VALUE mod)
 	rb_prepend_module(rb_singleton_class(rb_mProcess), pub);
 }
 
+/* Vmtrace._gc_listen(on): keep the collector's pauses for the bus */
+static VALUE gc_listen(VALUE self, VALUE on)
+{
+	(void)self;
+	vt_rb_gc_listened = RTEST(on);
+	apply();
+	return Qnil;
+}
+
+/* Vmtrace._gc_pauses -> [[kind, start_ns, duration_ns, heap_bytes], ...],
+ * the pauses kept since the last call, and the pauses not kept in all */
+static VALUE gc_pauses(VALUE self)
+{
+	struct vt_rb_gc_pause p[64];
+	uint64_t dropped;
+	unsigned n = vt_rb_gc_take(p, 64, &dropped);
+	VALUE a = rb_ary_new_capa(n);
+
+	(void)self;
+	for (unsigned i = 0; i < n; i++)
+		rb_ary_push(a, rb_ary_new_from_args(4, ID2SYM(rb_intern(p[i].kind ? "major" : "minor")),
+						    ULL2NUM(p[i].start_ns), ULL2NUM(p[i].duration_ns),
+						    ULL2NUM(p[i].heap_bytes)));
+	return rb_ary_new_from_args(2, a, ULL2NUM(dropped));
+}
+
 /* Refuse a Ruby other than the one built for: the hooks read its layout. */
 static void check_version(void)
 {
@@ -178,6 +204,8 @@ void Init_vmtrace_ext(void)
 	rb_define_singleton_method(mod, "armed_at_allocations", armed_at_allocations, 0);
 	rb_define_singleton_method(mod, "_after_fork", after_fork, 0);
 	rb_define_singleton_method(mod, "_flush", flush, 1);
+	rb_define_singleton_method(mod, "_gc_listen", gc_listen, 1);
+	rb_define_singleton_method(mod, "_gc_pauses", gc_pauses, 0);
 	flush_at_exit_bang(mod);
 	vt_rb_hooks_init();
 	sym_total_allocated = ID2SYM(rb_intern("total_allocated_objects"));

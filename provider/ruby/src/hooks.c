@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <stdint.h>
 
@@ -166,6 +167,45 @@ static uint64_t heap_bytes(void)
 	return (uint64_t)rb_gc_stat(sym_heap_live_slots) * slot_bytes;
 }
 
+/* Pauses for the Ruby bus's :gc subscribers (vmtrace.rb), kept here under
+ * the GVL until its thread takes them: a hook cannot call Ruby. */
+#define GC_RING 256
+static struct vt_rb_gc_pause gc_ring[GC_RING];
+static unsigned gc_head, gc_n;
+static uint64_t gc_ring_dropped, gc_entered_ns;
+volatile int vt_rb_gc_listened;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void gc_keep(uint64_t end_ns, uint64_t heap)
+{
+	if (gc_n == GC_RING) {
+		gc_ring_dropped++;
+		return;
+	}
+	gc_ring[(gc_head + gc_n++) % GC_RING] = (struct vt_rb_gc_pause){
+		gc_kind, gc_entered_ns, end_ns - gc_entered_ns, heap };
+}
+
+unsigned vt_rb_gc_take(struct vt_rb_gc_pause *out, unsigned max, uint64_t *dropped)
+{
+	unsigned n = 0;
+
+	while (n < max && gc_n) {
+		out[n++] = gc_ring[gc_head];
+		gc_head = (gc_head + 1) % GC_RING;
+		gc_n--;
+	}
+	*dropped = gc_ring_dropped;
+	return n;
+}
+
 static void on_gc(VALUE tp, void *data)
 {
 	rb_event_flag_t ev = rb_tracearg_event_flag(rb_tracearg_from_tracepoint(tp));
@@ -173,10 +213,18 @@ static void on_gc(VALUE tp, void *data)
 	(void)data;
 	if (ev & RUBY_INTERNAL_EVENT_GC_START)
 		gc_kind = NIL_P(rb_gc_latest_gc_info(sym_major_by)) ? VMTRACE_GC_MINOR : VMTRACE_GC_MAJOR;
-	if (ev & RUBY_INTERNAL_EVENT_GC_ENTER)
+	if (ev & RUBY_INTERNAL_EVENT_GC_ENTER) {
+		if (vt_rb_gc_listened)
+			gc_entered_ns = now_ns();
 		vmtrace_gc_begin(gc_kind, heap_bytes());
-	if (ev & RUBY_INTERNAL_EVENT_GC_EXIT)
-		vmtrace_gc_end(gc_kind, heap_bytes());
+	}
+	if (ev & RUBY_INTERNAL_EVENT_GC_EXIT) {
+		uint64_t heap = heap_bytes();
+
+		vmtrace_gc_end(gc_kind, heap);
+		if (vt_rb_gc_listened)
+			gc_keep(now_ns(), heap);
+	}
 }
 
 static VALUE tp_newobj, tp_freeobj, tp_gc;
@@ -220,7 +268,7 @@ unsigned vt_rb_hooks_wanted(void)
 		want |= VT_RB_HOOK_NEWOBJ;
 	if (VMTRACE_FREE_ENABLED())
 		want |= VT_RB_HOOK_FREEOBJ;
-	if (VMTRACE_ENABLED(GC_BEGIN) || VMTRACE_ENABLED(GC_END))
+	if (VMTRACE_ENABLED(GC_BEGIN) || VMTRACE_ENABLED(GC_END) || vt_rb_gc_listened)
 		want |= VT_RB_HOOK_GC;
 	return want;
 }

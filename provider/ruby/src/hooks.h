@@ -5,6 +5,8 @@
 #ifndef VMTRACE_RUBY_HOOKS_H
 #define VMTRACE_RUBY_HOOKS_H
 
+#include <stdint.h>
+
 enum {
 	VT_RB_HOOK_NEWOBJ = 1 << 0,   /* allocations: a tracer or subscriber of them, or their batch */
 	VT_RB_HOOK_FREEOBJ = 1 << 1,  /* frees, likewise */
@@ -17,5 +19,18 @@ void vt_rb_hooks_init(void);
 unsigned vt_rb_hooks_wanted(void);
 /* Turn the hooks to match want; under the GVL. */
 void vt_rb_hooks_apply(unsigned want);
+
+/* One stop of the world for the collector, for the Ruby bus's :gc. */
+struct vt_rb_gc_pause {
+	int kind;                     /* VMTRACE_GC_MINOR or _MAJOR */
+	uint64_t start_ns, duration_ns; /* CLOCK_MONOTONIC */
+	uint64_t heap_bytes;          /* live slots' bytes as it ended */
+};
+/* Nonzero while the Ruby bus has :gc subscribers: the GC hook stays on and
+ * keeps each pause (GVL). */
+extern volatile int vt_rb_gc_listened;
+/* Take up to max kept pauses, oldest first; *dropped: pauses not kept in
+ * all (the ring was full). Under the GVL. */
+unsigned vt_rb_gc_take(struct vt_rb_gc_pause *out, unsigned max, uint64_t *dropped);
 
 #endif

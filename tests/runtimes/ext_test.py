@@ -112,8 +112,8 @@ def case_stack(vmtrace, tmp):
     # under the same stacks: at most 3 more.
     rows = {a["stack"]: a["count"] for a in report(vmtrace, data, "--by", "stack")["allocations"]}
     n = truth["n"]
-    new = sum(c for st, c in rows.items() if st.endswith("(top level);Object#workload;Class#new"))
-    procs = sum(c for st, c in rows.items() if st.endswith("(top level);Object#workload;Kernel#proc"))
+    new = sum(c for st, c in rows.items() if st.endswith("<main>;Object#workload;Class#new"))
+    procs = sum(c for st, c in rows.items() if st.endswith("<main>;Object#workload;Kernel#proc"))
     check(0 <= new - 5 * n <= 3 and 0 <= procs - n <= 3,
           f"stack: through Object#workload's Class#new {new} == {5 * n}, Kernel#proc {procs} == {n}")
 

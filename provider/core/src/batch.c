@@ -503,6 +503,14 @@ __attribute__((destructor)) static void batch_at_exit(void)
 		round_all(VMTRACE_BATCH_EXIT, request_now());
 }
 
+void vmtrace_frames_changed(const void *top)
+{
+	struct vt_thread *t = self;
+
+	if (t && t->stacks)
+		vt_stacks_forget(t->stacks, top);
+}
+
 void vmtrace_batch_flush(int last)
 {
 	if (atomic_load_explicit(&registry, memory_order_acquire))

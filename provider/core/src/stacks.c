@@ -30,6 +30,7 @@ VMTRACE_HIDDEN volatile uint64_t vmtrace__stacks_epoch_store;
 extern volatile uint64_t vmtrace_stacks_epoch __attribute__((alias("vmtrace__stacks_epoch_store")));
 
 __thread void *const *vmtrace__stacks_root __attribute__((tls_model("initial-exec")));
+__thread int vmtrace__stacks_kept __attribute__((tls_model("initial-exec")));
 
 #define FRAME_FIELD_MAX 4096
 
@@ -56,6 +57,21 @@ int vmtrace_frames_describe(const struct vmtrace_frame_layout *l)
 void vmtrace_frames_thread(void *const *current)
 {
 	vmtrace__stacks_root = current;
+	vmtrace__stacks_kept = 0;
+}
+
+void vmtrace_frames_thread_kept(void *const *current)
+{
+	vmtrace__stacks_root = current;
+	vmtrace__stacks_kept = 1;
+}
+
+void vt_stacks_forget(struct vt_stacks *s, const void *top)
+{
+	uint32_t m = (uint32_t)((uintptr_t)top >> 4) & (VT_STACKS_MEMO - 1);
+
+	if (s->memo[m].top == top)
+		s->memo[m].top = NULL;
 }
 
 /* Is id in the known set? Inserted when not (and there is room). */

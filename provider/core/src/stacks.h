@@ -20,8 +20,11 @@
 #include "vmtrace/batch.h"
 #include "vmtrace/frames.h"
 
-#define VT_STACKS_KNOWN 4096u        /* ids remembered per thread (slots; half are used) */
+#define VT_STACKS_KNOWN 32768u       /* ids remembered per thread (slots; half are used): a real
+					 program has thousands of stacks (rdoc over two
+					 folders: 5268), and a forgotten one is sent again */
 #define VT_STACKS_PEND 8192u         /* records waiting for a flush: heads and frames */
+#define VT_STACKS_MEMO 4096u         /* ids by innermost frame, for a host whose chains are kept */
 
 struct vt_batch_buf;
 
@@ -31,6 +34,10 @@ struct vt_stacks {
 	_Atomic uint32_t npend;                      /* records appended (owner; release) */
 	uint32_t sent;                               /* records sent (under the lock) */
 	uint64_t known[VT_STACKS_KNOWN];
+	struct {
+		const void *top;                     /* a kept chain's innermost frame */
+		uint64_t id;                         /* ... and the id its walk gave */
+	} memo[VT_STACKS_MEMO];
 	struct vmtrace_batch_frame walk[VMTRACE_STACK_MAX_DEPTH];
 	struct vmtrace_batch_frame pend[VT_STACKS_PEND];
 };
@@ -41,6 +48,8 @@ extern volatile struct vmtrace_frames_desc vmtrace__frames_store VMTRACE_HIDDEN;
 extern volatile uint64_t vmtrace__stacks_epoch_store VMTRACE_HIDDEN;
 extern __thread void *const *vmtrace__stacks_root
 	__attribute__((tls_model("initial-exec"))) VMTRACE_HIDDEN;
+/* the thread's chains are kept (vmtrace_frames_thread_kept) */
+extern __thread int vmtrace__stacks_kept __attribute__((tls_model("initial-exec"))) VMTRACE_HIDDEN;
 
 /* Is a frame chain described and this thread's pointer given? */
 static inline int vt_stacks_ready(void)
@@ -119,15 +128,28 @@ uint64_t vt_stacks_take(struct vt_stacks *s, int *must_flush);
 /* The id of the calling thread's stack when s has sent its frames to this
  * consumer already, else 0 (then vt_stacks_take): the hash alone, no frame
  * copied, nothing changed. The hot path of a stacked count. */
-static inline __attribute__((always_inline)) uint64_t vt_stacks_known(const struct vt_stacks *s)
+static inline __attribute__((always_inline)) uint64_t vt_stacks_known(struct vt_stacks *s)
 {
 	uint32_t mask = VT_STACKS_KNOWN - 1, flags;
+	const void *top = *vmtrace__stacks_root;
 	uint64_t id;
 
-	if (!*vmtrace__stacks_root ||
-	    __atomic_load_n(&vmtrace__stacks_epoch_store, __ATOMIC_RELAXED) != s->epoch)
+	if (!top || __atomic_load_n(&vmtrace__stacks_epoch_store, __ATOMIC_RELAXED) != s->epoch)
 		return 0;
-	vt_stacks_walk(NULL, &id, &flags);
+	if (vmtrace__stacks_kept) {
+		/* a kept chain at this address is the stack its walk named */
+		uint32_t m = (uint32_t)((uintptr_t)top >> 4) & (VT_STACKS_MEMO - 1);
+
+		if (s->memo[m].top == top) {
+			id = s->memo[m].id;
+		} else {
+			vt_stacks_walk(NULL, &id, &flags);
+			s->memo[m].top = top;
+			s->memo[m].id = id;
+		}
+	} else {
+		vt_stacks_walk(NULL, &id, &flags);
+	}
 	for (uint32_t i = (uint32_t)(id >> 40) & mask; s->known[i]; i = (i + 1) & mask)
 		if (s->known[i] == id)
 			return id;
@@ -148,6 +170,9 @@ void vt_stacks_flush(struct vt_stacks *s, struct vt_batch_buf *buf, uint32_t rou
 
 /* Start pend over once everything in it is sent: the owner, under the lock. */
 void vt_stacks_rewind(struct vt_stacks *s);
+
+/* A kept chain at top is about to change: forget its id. */
+void vt_stacks_forget(struct vt_stacks *s, const void *top);
 
 struct vt_stacks *vt_stacks_new(void);      /* mmap'ed, zero; NULL when out of memory */
 void vt_stacks_free(struct vt_stacks *s);

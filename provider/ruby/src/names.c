@@ -197,6 +197,20 @@ static const char *frame_name_of(VALUE frame)
 	return intern_str(name);
 }
 
+/* A frame of a stack as Ruby's own backtraces name it: a method's
+ * "Owner#method", else the code's label ("block in make", "<main>"). */
+static const char *stack_frame_name(VALUE frame)
+{
+	VALUE label;
+
+	if (frame_owner(frame))
+		return frame_name_of(frame);
+	label = rb_profile_frame_label(frame);
+	if (!RB_TYPE_P(label, T_STRING))
+		return frame_name_of(frame);
+	return vt_rb_intern(RSTRING_PTR(label), (size_t)RSTRING_LEN(label));
+}
+
 const char *vt_rb_frame_file(VALUE frame)
 {
 	VALUE path;
@@ -392,7 +406,7 @@ static struct frame_entry *frame_entry_of(VALUE frame)
 		return NULL;
 	for (j = mix(frame) & (frames_cap - 1); frames[j].names.name; j = (j + 1) & (frames_cap - 1))
 		;
-	frames[j] = (struct frame_entry){ frame, { frame_name_of(frame), vt_rb_frame_file(frame) } };
+	frames[j] = (struct frame_entry){ frame, { stack_frame_name(frame), vt_rb_frame_file(frame) } };
 	if (!frames[j].names.name)
 		return NULL;
 	frames_n++;

@@ -51,8 +51,9 @@ struct vt_rb_site *vt_rb_site_add(VALUE klass, int type, uintptr_t where, VALUE 
 /* The class entry of klass (for frees), or NULL when memory ran out. */
 struct vt_rb_class *vt_rb_class_of(VALUE klass, int type);
 
-/* A frame's name, "Owner#method", "Owner.method", "method" or "(top
- * level)", and its file (NULL when it has none), interned; for stacks. */
+/* A frame of a stack: its name, "Owner#method" ("Owner.method" for a
+ * singleton's) or the label of a block or file ("block in make",
+ * "<main>"), and its file (NULL when it has none), interned. */
 struct vt_rb_frame {
 	const char *name, *file;
 };

@@ -7,7 +7,9 @@
  * of its frames (where each Ruby frame is executing, each C frame's method
  * entry: layout.h), which name it exactly; an object whose stack was seen
  * before costs a walk of those words and one comparison. A new stack is
- * named once, through rb_profile_frames and the frame table (names.h).
+ * named once, through rb_profile_frames and the frame table (names.h),
+ * and libvmtrace names a kept chain by its address after its first walk
+ * (vmtrace_frames_thread_kept).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -89,6 +91,8 @@ static int name_stack(struct kept_stack *k, const uintptr_t *w, uint32_t nw, uin
 	int l[DEPTH], n = rb_profile_frames(0, DEPTH, f, l);
 	uint32_t m = 0;
 
+	if (k->frames)
+		vmtrace_frames_changed(k->frames);
 	free(k->words);
 	free(k->frames);
 	*k = (struct kept_stack){ 0 };
@@ -124,7 +128,7 @@ void vt_rb_take_stack(void)
 		kept = calloc(KEPT, sizeof(*kept));
 		if (!kept)
 			return;
-		vmtrace_frames_thread((void *const *)&chain_top);
+		vmtrace_frames_thread_kept((void *const *)&chain_top);
 	}
 	n = stack_words(w, &hash);
 	k = &kept[hash % KEPT];

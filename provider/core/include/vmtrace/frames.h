@@ -67,6 +67,17 @@ int vmtrace_frames_describe(const struct vmtrace_frame_layout *layout);
  * updates it on every call and return); NULL: this thread has no VM stack. */
 void vmtrace_frames_thread(void *const *current);
 
+/* The same for a host that keeps each stack's chain as it is while its
+ * innermost frame stays at one address (one chain per stack, not frames
+ * pushed and popped in place), and calls vmtrace_frames_changed() before it
+ * changes or frees one: libvmtrace then names a stack by that address after
+ * its first walk, instead of walking it at every allocation. */
+void vmtrace_frames_thread_kept(void *const *current);
+
+/* The calling thread's kept chain whose innermost frame is top is about to
+ * change or go (vmtrace_frames_thread_kept). */
+void vmtrace_frames_changed(const void *top);
+
 /* For hosts with a frame struct:
  * VMTRACE_FRAME_LAYOUT(struct my_frame, caller, name, file, line). */
 #define VMTRACE_FRAME_LAYOUT(type, caller_f, name_f, file_f, line_f)                          \

@@ -8,7 +8,7 @@ counts everything from arming on, so its rows are compared where their site
 lies in the workload's lines (kw..workload).
 
 Usage: ext_test.py VMTRACE CASE
-Cases: ext-spawn, ext-pid, ext-stack, ext-live, ext-dormant, ext-hint, ext-fork.
+Cases: ext-spawn, ext-pid, ext-stack, ext-live, ext-dormant, ext-hint, ext-fork, ext-gem.
 Exit 0 pass, 1 fail, 77 skip (not root, or no extension built).
 """
 import json
@@ -210,7 +210,46 @@ def case_fork(vmtrace, tmp):
           f"{line[1]}")
 
 
-CASES = {"ext-spawn": case_spawn, "ext-pid": case_pid, "ext-stack": case_stack,
+def case_gem(vmtrace, tmp):
+    """The gem: built offline (provider/ruby/gem/build-gem.sh), installed
+    with `gem install --local` (compiled there by its extconf.rb), required
+    by a Ruby that knows nothing else of vmtrace, and traced by pid."""
+    build = os.path.dirname(os.path.dirname(vmtrace))
+    script = os.path.join(HERE, "..", "..", "provider", "ruby", "gem", "build-gem.sh")
+    r = subprocess.run([script, os.path.join(build, "generated"), tmp], capture_output=True,
+                       text=True, timeout=120)
+    check(r.returncode == 0, f"gem: gem build offline: {r.stderr.strip()[-300:]}")
+    home = os.path.join(tmp, "gems")
+    r = subprocess.run(["gem", "install", "--local", "--no-document", "--install-dir", home,
+                        os.path.join(tmp, "vmtrace.gem")], capture_output=True, text=True,
+                       timeout=300)
+    check(r.returncode == 0, f"gem: gem install --local compiles it: {r.stderr.strip()[-300:]}")
+    env = dict(os.environ, GEM_HOME=home, GEM_PATH=home)
+    env.pop("RUBYOPT", None)
+    prog = ('require "vmtrace"; class Gemmed; end; puts $LOADED_FEATURES.grep(/vmtrace_ext/)[0]; '
+            '$stdout.flush; sleep 0.001 until Vmtrace.armed?; 3000.times { Gemmed.new }; '
+            'puts "made"; $stdout.flush; sleep 0.01 while Vmtrace.armed?')
+    target = subprocess.Popen([rt.RUBY, "-e", prog], stdout=subprocess.PIPE, text=True, env=env)
+    so = target.stdout.readline().strip()
+    check(so.startswith(home), f"gem: the gem's extension is loaded: {so}")
+    data = os.path.join(tmp, "gem.data")
+    err = os.path.join(tmp, "gem.err")
+    with open(err, "w") as ef:
+        rec = subprocess.Popen([vmtrace, "record", "-p", str(target.pid), "-o", data],
+                               stdout=subprocess.DEVNULL, stderr=ef)
+    made = target.stdout.readline().strip()
+    rec.send_signal(signal.SIGINT)
+    rc = rec.wait(timeout=60)
+    target.wait(timeout=60)
+    check(rc == 0 and made == "made", f"gem: recorded by pid ({rc}, {made}): "
+          f"{open(err).read().strip()[-300:]}")
+    j = report(vmtrace, data)
+    got = sum(a["count"] for a in j["allocations"] if a["class"] == "Gemmed")
+    check(j["runtime"] == "vmtrace" and got == 3000,
+          f"gem: through the gem's probes ({j['runtime']}), 3000 Gemmed == {got}")
+
+
+CASES = {"ext-spawn": case_spawn, "ext-gem": case_gem, "ext-pid": case_pid, "ext-stack": case_stack,
          "ext-live": case_live, "ext-dormant": case_dormant, "ext-hint": case_hint,
          "ext-fork": case_fork}
 

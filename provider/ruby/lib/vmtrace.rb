@@ -3,7 +3,11 @@
 # `vmtrace` consumer attaches: then Ruby's own allocation, free and GC hooks
 # count into libvmtrace's batched tables, and they go off again when the
 # consumer leaves (docs/runtimes.md).
-require_relative "vmtrace_ext"
+begin
+  require_relative "vmtrace_ext"     # beside it: the build tree, cmake --install
+rescue LoadError
+  require "vmtrace_ext"              # the gem's extension directory
+end
 require_relative "vmtrace/events"
 
 module Vmtrace

@@ -6,7 +6,7 @@
  * batch counts it with a lookup and two adds. Bytes are those the uprobe
  * path counts: the slot, and for a plain object the instance-variable
  * buffer its class gives it at birth. With --stack vm, under the thread's
- * Ruby stack (stacks.c).
+ * Ruby stack (rb_stacks.c).
  * FREEOBJ (only while frees are wanted): each freed object by class, with
  * the bytes it held.
  * GC_START/GC_ENTER/GC_EXIT: each stop of the world Ruby makes for its
@@ -29,7 +29,7 @@
 #include "hooks.h"
 #include "layout.h"
 #include "names.h"
-#include "stacks.h"
+#include "rb_stacks.h"
 
 static size_t slot_bytes = 40;   /* GC::INTERNAL_CONSTANTS[:RVALUE_SIZE], read at init */
 static VALUE sym_major_by, sym_heap_live_slots;

@@ -1,5 +1,5 @@
 /*
- * stacks.c: the thread's Ruby stack as a chain libvmtrace walks (stacks.h).
+ * rb_stacks.c: the thread's Ruby stack as a chain libvmtrace walks (rb_stacks.h).
  *
  * rb_profile_frames names every frame and finds its line, a search per
  * frame: on a deep stack that costs more than everything else an object
@@ -22,7 +22,7 @@
 
 #include "layout.h"
 #include "names.h"
-#include "stacks.h"
+#include "rb_stacks.h"
 
 #define DEPTH VMTRACE_STACK_MAX_DEPTH
 #define KEPT 2048u                 /* stacks kept per thread, by their words' hash */

@@ -1,9 +1,9 @@
 /*
- * stacks.h: allocations under their whole Ruby stack (--stack vm), as the
+ * rb_stacks.h: allocations under their whole Ruby stack (--stack vm), as the
  * chain of frames libvmtrace walks (vmtrace/frames.h).
  */
-#ifndef VMTRACE_RUBY_STACKS_H
-#define VMTRACE_RUBY_STACKS_H
+#ifndef VMTRACE_RUBY_RB_STACKS_H
+#define VMTRACE_RUBY_RB_STACKS_H
 
 /* Describe the chain to libvmtrace; once, at load. */
 void vt_rb_stacks_describe(void);

@@ -1,0 +1,22 @@
+#!/bin/bash
+# build-gem.sh GENERATED_DIR OUT_DIR: stage vmtrace's Ruby extension with
+# libvmtrace's sources and the probe header generated from probes/vmtrace.d
+# (GENERATED_DIR/vmtrace_probes.h), and build the gem offline into OUT_DIR.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+src=$here/../..
+gen=$1 out=$2
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+ext=$stage/ext/vmtrace
+mkdir -p "$ext/include/vmtrace" "$stage/lib" "$out"
+cp "$here/vmtrace.gemspec" "$stage/"
+cp "$here/extconf.rb" "$ext/"
+cp "$src/ruby/src/"*.c "$src/ruby/src/"*.h "$ext/"
+cp "$src/core/src/"*.c "$src/core/src/"*.h "$ext/"
+cp "$src/core/include/vmtrace/"*.h "$ext/include/vmtrace/"
+cp "$gen/vmtrace_probes.h" "$ext/"
+cp -r "$src/ruby/lib/." "$stage/lib/"
+sed -n 's/^project(vmtrace VERSION \([0-9.]*\).*/\1/p' "$src/../CMakeLists.txt" >"$stage/VERSION"
+(cd "$stage" && gem build --silent vmtrace.gemspec -o "$out/vmtrace.gem" >/dev/null)
+echo "$out/vmtrace.gem"

@@ -4,7 +4,7 @@
 Checks what `vmtrace serve --all` exposed, read with python3-prometheus-client's
 own parsers (metrics_check.py's): both formats carry the same samples of
 the pids named (the other processes' may change between two scrapes); each
-demovm pid has a vmtrace_target series and its allocations and bytes per
+demovm pid has a vmtrace_target_info series and its allocations and bytes per
 class and method, labelled with its pid, comm, runtime and cgroup, equal its
 truth exactly for every key with a series of its own (every key when the
 truths' keys fit in TOP); each family has at most TOP series besides the
@@ -46,7 +46,7 @@ def main():
     for k in set(mine(prom)) & set(mine(final)):
         check("value of %r" % (k,), prom[k], final[k])
 
-    targets = {dict(lab).get("pid"): dict(lab) for (n, lab) in final if n == "vmtrace_target"}
+    targets = {dict(lab).get("pid"): dict(lab) for (n, lab) in final if n == "vmtrace_target_info"}
     keys = sum(len({(r["class"], r["method"]) for r in t["allocations"]}) for t in truths.values())
     for name, field in (("vmtrace_allocations_total", "count"), ("vmtrace_allocated_bytes_total", "bytes")):
         fam = [(dict(lab), v) for (n, lab), v in final.items() if n == name]
@@ -88,7 +88,7 @@ def main():
     if keys <= top:
         for pid in truths:
             if pid not in targets:
-                problems.append("no vmtrace_target series of pid %s" % pid)
+                problems.append("no vmtrace_target_info series of pid %s" % pid)
 
     problems += went_down(early, final)
 

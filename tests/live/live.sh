@@ -103,7 +103,7 @@ diff)
 		fail "csv diff: $(cat diff.csv)"
 	"$vmtrace" diff base.data new.data --format folded >diff.folded || fail "folded diff failed"
 	awk '$2 != $3' diff.folded >changed.folded
-	[ "$(cat changed.folded)" = "Session;Registry#remember;$site 0 80" ] ||
+	[ "$(cat changed.folded)" = "Registry#remember;$site;Session 0 80" ] ||
 		fail "folded diff: $(cat changed.folded)"
 	"$vmtrace" diff base.data >/dev/null 2>err && fail "diff with one file was accepted"
 	"$vmtrace" diff base.data missing.data >/dev/null 2>err && fail "a missing file was accepted"

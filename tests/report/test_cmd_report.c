@@ -217,14 +217,14 @@ static void test_reports(void **state)
 	(void)state;
 	r = run_report(record, "--format", "folded", NULL);
 	assert_int_equal(r.status, 0);
-	assert_string_equal(r.out, "Point;Geometry#translate 4\nBig;load 1\n");
+	assert_string_equal(r.out, "Geometry#translate;Point 4\nload;Big 1\n");
 	assert_string_equal(r.err, "");
 	run_free(&r);
 
 	/* options after FILE, --opt=value, and the same parser run twice */
 	r = run_report("--sort=bytes", record, "--by", "site", "--format=folded", "--top", "2", NULL);
 	assert_int_equal(r.status, 0);
-	assert_string_equal(r.out, "Big;load;- 4096\nPoint;Geometry#translate;g.c:1 96\n");
+	assert_string_equal(r.out, "load;-;Big 4096\nGeometry#translate;g.c:1;Point 96\n");
 	run_free(&r);
 
 	r = run_report(record, "--format", "json", "--by", "class", NULL);

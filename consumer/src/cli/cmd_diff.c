@@ -25,7 +25,7 @@ static const char help_text[] =
 	"then bytes, then count. Unchanged rows are left out.\n"
 	"\n"
 	"  --format F  text (default); json (docs/json-schema.md, \"diff\"); csv; or\n"
-	"              folded: `class;method;site BASE NEW` lines, the input of\n"
+	"              folded: `method;site;class BASE NEW` lines, the input of\n"
 	"              flamegraph.pl's differential mode\n"
 	"  --sort S    folded's weight: allocation count (default) or bytes\n"
 	"  --top N     the first N changed rows (0: all)\n"
@@ -146,13 +146,14 @@ static void print_folded(const struct vt_diff *d, enum vt_sort sort, size_t top)
 		if ((!r->base[c] && !r->now[c]) || (top && shown == top))
 			continue;
 		shown++;
-		frame(*r->klass ? r->klass : "-");
-		fputc(';', stdout);
+		/* as report's folded lines: the code, then the class as the leaf */
 		frame(*r->method ? r->method : "-");
 		if (*r->site) {
 			fputc(';', stdout);
 			frame(r->site);
 		}
+		fputc(';', stdout);
+		frame(*r->klass ? r->klass : "-");
 		printf(" %" PRIu64 " %" PRIu64 "\n", r->base[c], r->now[c]);
 	}
 }

@@ -397,23 +397,23 @@ static void lost(FILE *out, const struct vt_metrics *m, const struct vt_profile 
 	}
 }
 
-/* vmtrace_target: the one target with its probes; under --all each process
- * the first `top` met, and one "(other)" series counting the rest. */
+/* vmtrace_target_info: the one target with its probes; under --all each
+ * process the first `top` met (an info metric: 1 each, as Prometheus names
+ * them), and vmtrace_targets_other: how many have no series of their own. */
 static int targets(FILE *out, struct vt_metrics *m, const struct vt_profile *p, bool om)
 {
 	uint64_t other = 0;
 
 	if (m->comm) {
-		family(out, om, "vmtrace_target", "gauge", "The traced process and its probes; always 1.");
-		fputs("vmtrace_target", out);
+		family(out, om, "vmtrace_target_info", "gauge", "The traced process and its probes; always 1.");
+		fputs("vmtrace_target_info", out);
 		target_labels(out, m, p, NULL);
 		fputs(",probes=", out);
 		label_value(out, p->probes);
 		fputs("} 1\n", out);
 		return 0;
 	}
-	family(out, om, "vmtrace_target", "gauge",
-	       "Each traced process (1); \"(other)\": how many have no series of their own.");
+	family(out, om, "vmtrace_target_info", "gauge", "Each traced process with series of its own; 1 each.");
 	for (size_t i = 0; i < p->procs.n; i++) {
 		int ok = admitted(m, FAM_PROC, p->procs.v[i].pid, "", "");
 
@@ -423,15 +423,13 @@ static int targets(FILE *out, struct vt_metrics *m, const struct vt_profile *p, 
 			other++;
 			continue;
 		}
-		fputs("vmtrace_target", out);
+		fputs("vmtrace_target_info", out);
 		target_labels(out, m, p, &p->procs.v[i]);
 		fputs("} 1\n", out);
 	}
-	if (other || m->keys[FAM_PROC].n >= m->top) {
-		fputs("vmtrace_target", out);
-		other_labels(out, m, p);
-		fprintf(out, "} %" PRIu64 "\n", other);
-	}
+	family(out, om, "vmtrace_targets_other", "gauge",
+	       "Traced processes past --top, with no series of their own.");
+	fprintf(out, "vmtrace_targets_other %" PRIu64 "\n", other);
 	return 0;
 }
 

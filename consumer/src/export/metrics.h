@@ -24,7 +24,7 @@ struct vt_metrics;
  * the target's name for the labels. all: the profile is of every process
  * (record --all's): allocations are keyed and labelled by their process
  * (pid, comm, cgroup, container id, runtime) within the same bound, the
- * first `top` processes have a vmtrace_target series, and what the profile
+ * first `top` processes have a vmtrace_target_info series, and what the profile
  * sums over the processes carries the runtimes alone (comm unused). NULL on
  * -ENOMEM. */
 struct vt_metrics *vt_metrics_new(size_t top, const char *comm, bool all);

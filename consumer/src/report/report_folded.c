@@ -1,7 +1,9 @@
 /*
  * report_folded.c: "frame;frame weight" lines for flame graph tools
- * (flamegraph.pl, inferno, speedscope). Frames are the --by keys (class,
- * method, then site); the weight is the --sort number (count or bytes).
+ * (flamegraph.pl, inferno, speedscope). Frames run from the code to what
+ * it made, as with stacks: the method, then the site, then the class as
+ * the leaf (as many of them as --by keeps); the weight is the --sort
+ * number (count or bytes). `vmtrace diff --format folded` writes the same.
  * A runtime without allocation probes folds its calls instead (file;name).
  * Each line is written once: rows that fold alike add up.
  */
@@ -184,12 +186,12 @@ int vt_report_folded(FILE *out, const struct vt_profile *p, const struct vt_repo
 		const struct vt_alloc_row *r = &t.rows[i];
 		bool first = !process_frame(out, r->cgroup, r->comm, r->pid);
 
-		if (o->by != VT_BY_METHOD && o->by != VT_BY_STACK)
-			frame(out, r->klass, first), first = false;
 		if (o->by != VT_BY_CLASS)
 			frame(out, r->method, first), first = false;
 		if (o->by == VT_BY_SITE)
-			frame(out, r->site, first);
+			frame(out, r->site, first), first = false;
+		if (o->by != VT_BY_METHOD && o->by != VT_BY_STACK)
+			frame(out, r->klass, first);
 		fprintf(out, " %llu\n",
 			(unsigned long long)(o->sort == VT_SORT_BYTES ? r->bytes : r->count));
 	}

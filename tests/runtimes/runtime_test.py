@@ -7,7 +7,7 @@ vmtrace by pid or by spawning it, and checks the report's JSON exactly.
 Usage: runtime_test.py VMTRACE CASE
 Cases: ruby-pid, ruby-spawn, ruby-spawn-rubyopt, ruby-spawn-no-methods,
        ruby-crosscheck, ruby-silent, ruby-objects, ruby-objects-methods, python-pid,
-       python-spawn, python-objects, python-sizes, top-python, top-ruby. Exit 0 pass, 1 fail, 77 skip (not root).
+       python-spawn, python-objects, python-sizes, python-pauses-counted, top-python, top-ruby. Exit 0 pass, 1 fail, 77 skip (not root).
 """
 import json
 import os
@@ -581,6 +581,24 @@ def case_python_sizes(vmtrace, tmp):
           f"python sizes: only str is noted as its fixed part: {notes}")
 
 
+def case_python_pauses_counted(vmtrace, tmp):
+    """Collections faster than the ring drains: each pause's record may be
+    lost (counted), never its count (pauses counted in BPF)."""
+    data = os.path.join(tmp, "pauses.data")
+    n = 300000
+    r = subprocess.run([vmtrace, "record", "-o", data, "--", PYTHON, "-c",
+                        f"import gc\nfor _ in range({n}): gc.collect(0)"],
+                       capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, f"pauses: record exits 0: {r.stderr.strip()[-200:]}")
+    j = report(vmtrace, data)
+    gen0 = [k for k in j["gc"]["kinds"] if k["name"] == "gen0"][0]
+    lost = {l["what"]: l["count"] for l in j["lost"]}
+    check(gen0["collections"] >= n and gen0["pauses"] == gen0["collections"],
+          f"pauses: every gen0 collection a pause ({gen0['pauses']} of {gen0['collections']})")
+    check(lost.get("gc pause buffer full", 0) > 0,
+          f"pauses: the ring did lose records meanwhile ({lost.get('gc pause buffer full')})")
+
+
 def top_last_gc(vmtrace, argv):
     """vmtrace top on a workload of the Target kind: the gc line of its last
     view."""
@@ -634,7 +652,7 @@ def case_top_ruby(vmtrace, tmp):
           f"top, ruby: Foo in Object#make_foo shown: {rows}")
 
 
-CASES = {"ruby-pid": case_ruby_pid, "ruby-spawn": case_ruby_spawn,
+CASES = {"python-pauses-counted": case_python_pauses_counted, "ruby-pid": case_ruby_pid, "ruby-spawn": case_ruby_spawn,
          "ruby-spawn-rubyopt": case_ruby_spawn_rubyopt,
          "ruby-spawn-no-methods": case_ruby_spawn_no_methods,
          "ruby-crosscheck": case_ruby_crosscheck, "ruby-silent": case_ruby_silent,

@@ -2,6 +2,7 @@
  * adapter.c: the plumbing every runtime adapter shares (adapter.h).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include <bpf/libbpf.h>
 
 #include "runtimes/adapter.h"
+#include "runtimes/pause_maps.h"
 #include "runtimes/percpu.h"
 
 static bool permission_error(int err)
@@ -367,6 +369,29 @@ static int add_gc_stats(struct vt_adapter *a, struct vt_profile *out)
 
 		if (err)
 			return err;
+	}
+	return 0;
+}
+
+int vt_adapter_pauses_counted(struct vt_adapter *a, struct bpf_map *map)
+{
+	static const size_t max_off[] = { offsetof(struct vt_pause_count, max_ns) };
+
+	for (uint32_t k = 0; k < VT_GC_KINDS && k < VT_PAUSE_KINDS; k++) {
+		struct vt_pause_count c;
+		struct vt_gc_stats *g = &a->gc[k];
+		int err = vt_adapter_read_entry(a, map, k, &c, max_off, 1);
+
+		if (err)
+			return err;
+		if (c.count <= g->count)
+			continue; /* the ring had them all */
+		g->count = c.count;
+		g->total_ns = c.total_ns;
+		if (c.max_ns > g->max_ns)
+			g->max_ns = c.max_ns;
+		for (int b = 0; b < VT_HIST_BUCKETS; b++)
+			g->hist[b] = b < VT_PAUSE_LOG2_BUCKETS ? c.hist[b] : 0;
 	}
 	return 0;
 }

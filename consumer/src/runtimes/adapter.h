@@ -128,6 +128,10 @@ const char *vt_usdt_probe_path(const struct vt_usdt_list *pl, const char *provid
  * delivered, the gc_keep longest (out->gc_pauses) and the longest since the
  * previous call (out->gc_fresh, which starts again empty), into out. */
 int vt_adapter_add_pauses(struct vt_adapter *a, struct vt_profile *out);
+/* The pauses a stock runtime's BPF program counted (pauses.bpf.h, its
+ * pause_counts map) replace the ring's per kind where they are more: a full
+ * ring lost records, not counts. Before vt_adapter_add_pauses. */
+int vt_adapter_pauses_counted(struct vt_adapter *a, struct bpf_map *map);
 /* Fixed-size key field -> C string (the BPF side NUL-terminates, but a field
  * is never trusted to). */
 void vt_key_string(char *dst, size_t dlen, const char *src, size_t slen);

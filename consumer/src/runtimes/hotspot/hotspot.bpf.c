@@ -27,6 +27,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
 #include "runtimes/common.bpf.h"
+#include "runtimes/pauses.bpf.h"
 #include "runtimes/procs.bpf.h"
 #include "runtimes/hotspot/hotspot_maps.h"
 
@@ -489,6 +490,7 @@ int BPF_USDT(hs_gc_end)
 	full = *s & 1;
 	*s = 0;
 	add(full ? VT_HS_C_GC_FULL : VT_HS_C_GC_PARTIAL, 1);
+	vt_pause_counted(full, now > start ? now - start : 0);
 	e = bpf_ringbuf_reserve(&gc_events, sizeof(*e), 0);
 	if (!e) {
 		add(VT_HS_L_GC_BUF_FULL, 1);

@@ -200,7 +200,9 @@ static int hotspot_collect(void *state, struct vt_profile *out)
 	out->has_allocations = true;
 	out->gc_collections[0] += c[VT_HS_C_GC_PARTIAL];
 	out->gc_collections[1] += c[VT_HS_C_GC_FULL];
-	err = vt_adapter_add_pauses(&st->a, out);
+	err = vt_adapter_pauses_counted(&st->a, st->skel->maps.pause_counts);
+	if (!err)
+		err = vt_adapter_add_pauses(&st->a, out);
 	if (err)
 		return err;
 	return vt_adapter_add_losses(out, loss_names, c, VT_HS_L_SIZE_FROM_ARG, VT_HS_COUNTERS);

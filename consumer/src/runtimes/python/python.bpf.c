@@ -29,6 +29,7 @@
 #include <bpf/usdt.bpf.h>
 #include "runtimes/common.bpf.h"
 #include "runtimes/procs.bpf.h"
+#include "runtimes/pauses.bpf.h"
 #include "runtimes/python/python_maps.h"
 
 #ifndef E2BIG
@@ -474,6 +475,7 @@ int BPF_USDT(py_gc_done, long collected)
 	if (gen >= VT_PY_GENS)
 		gen = VT_PY_GENS - 1;
 	add(VT_PY_C_GC0 + gen, 1);
+	vt_pause_counted(gen, now - s->start);
 	if (collected > 0)
 		add(VT_PY_C_COLLECTED, collected);
 	e = bpf_ringbuf_reserve(&gc_events, sizeof(*e), 0);

@@ -251,7 +251,9 @@ static int python_collect(void *state, struct vt_profile *out)
 
 	for (int g = 0; g < VT_PY_GENS && g < VT_GC_KINDS; g++)
 		out->gc_collections[g] += c[VT_PY_C_GC0 + g];
-	err = vt_adapter_add_pauses(&st->a, out);
+	err = vt_adapter_pauses_counted(&st->a, st->skel->maps.pause_counts);
+	if (!err)
+		err = vt_adapter_add_pauses(&st->a, out);
 	if (err)
 		return err;
 	return vt_adapter_add_losses(out, loss_names, c, VT_PY_L_UNREADABLE, VT_PY_COUNTERS);

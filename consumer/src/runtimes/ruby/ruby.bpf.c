@@ -29,6 +29,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/usdt.bpf.h>
 #include "runtimes/common.bpf.h"
+#include "runtimes/pauses.bpf.h"
 #include "runtimes/ruby/ruby_maps.h"
 #include "runtimes/procs.bpf.h"
 
@@ -505,6 +506,7 @@ int BPF_USDT(rb_gc_end)
 	s->start[phase] = 0;
 	add(phase == VT_RB_GC_MARK ? VT_RB_C_GC_MARK : VT_RB_C_GC_SWEEP, 1);
 	add(phase == VT_RB_GC_MARK ? VT_RB_C_GC_NS_MARK : VT_RB_C_GC_NS_SWEEP, now - start);
+	vt_pause_counted((__u32)phase, now - start);
 	e = bpf_ringbuf_reserve(&gc_events, sizeof(*e), 0);
 	if (!e) {
 		add(VT_RB_L_GC_BUF_FULL, 1);

@@ -208,7 +208,9 @@ static int ruby_collect(void *state, struct vt_profile *out)
 
 	out->gc_collections[VT_RB_GC_MARK] += c[VT_RB_C_GC_MARK];
 	out->gc_collections[VT_RB_GC_SWEEP] += c[VT_RB_C_GC_SWEEP];
-	err = vt_adapter_add_pauses(&st->a, out);
+	err = vt_adapter_pauses_counted(&st->a, st->skel->maps.pause_counts);
+	if (!err)
+		err = vt_adapter_add_pauses(&st->a, out);
 	if (err)
 		return err;
 

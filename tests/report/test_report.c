@@ -509,14 +509,14 @@ static void test_folded_exact(void **state)
 	(void)state;
 	small_profile(&p);
 	assert_render(&p, VT_FORMAT_FOLDED, VT_BY_CLASS_METHOD, VT_SORT_COUNT, 0,
-		      "Point;Shape#new 100\n"
-		      "String;Geometry#translate 50\n"
-		      "Point;Geometry#translate 50\n");
+		      "Shape#new;Point 100\n"
+		      "Geometry#translate;String 50\n"
+		      "Geometry#translate;Point 50\n");
 	assert_render(&p, VT_FORMAT_FOLDED, VT_BY_SITE, VT_SORT_BYTES, 0,
-		      "String;Geometry#translate;geo.c:11 6400\n"
-		      "Point;Shape#new;- 3200\n"
-		      "Point;Geometry#translate;geo.c:10 1280\n"
-		      "Point;Geometry#translate;geo.c:12 320\n");
+		      "Geometry#translate;geo.c:11;String 6400\n"
+		      "Shape#new;-;Point 3200\n"
+		      "Geometry#translate;geo.c:10;Point 1280\n"
+		      "Geometry#translate;geo.c:12;Point 320\n");
 	assert_render(&p, VT_FORMAT_FOLDED, VT_BY_CLASS, VT_SORT_COUNT, 1, "Point 150\n");
 	assert_render(&p, VT_FORMAT_FOLDED, VT_BY_METHOD, VT_SORT_BYTES, 0,
 		      "Geometry#translate 8000\n"
@@ -526,7 +526,7 @@ static void test_folded_exact(void **state)
 	/* ';' would split a frame and '\n' a line */
 	vt_profile_init(&p);
 	assert_int_equal(vt_profile_add_alloc(&p, "a;b", "x\ny", "", 2, 2, 2), 0);
-	assert_render(&p, VT_FORMAT_FOLDED, VT_BY_CLASS_METHOD, VT_SORT_COUNT, 0, "a:b;x?y 2\n");
+	assert_render(&p, VT_FORMAT_FOLDED, VT_BY_CLASS_METHOD, VT_SORT_COUNT, 0, "x?y;a:b 2\n");
 	vt_profile_free(&p);
 }
 

@@ -8,7 +8,7 @@ counts everything from arming on, so its rows are compared where their site
 lies in the workload's lines (kw..workload).
 
 Usage: ext_test.py VMTRACE CASE
-Cases: ext-spawn, ext-pid, ext-stack, ext-live, ext-dormant, ext-hint, ext-fork, ext-gem.
+Cases: ext-spawn, ext-pid, ext-stack, ext-live, ext-dormant, ext-hint, ext-fork, ext-gem, ext-serials.
 Exit 0 pass, 1 fail, 77 skip (not root, or no extension built).
 """
 import json
@@ -249,7 +249,24 @@ def case_gem(vmtrace, tmp):
           f"gem: through the gem's probes ({j['runtime']}), 3000 Gemmed == {got}")
 
 
-CASES = {"ext-spawn": case_spawn, "ext-gem": case_gem, "ext-pid": case_pid, "ext-stack": case_stack,
+def case_serials(vmtrace, tmp):
+    """Ruby's global serials as cache resets: a constant defined resets
+    every constant cache, a class made bumps the class serial; each seen
+    at the extension's next look (every 2 ms), so 20 changes 10 ms apart are
+    at least 15 events each."""
+    prog = "sleep 0.05\n20.times { |i| Object.const_set(:\"K#{i}\", i); Class.new; sleep 0.01 }\n"
+    data = os.path.join(tmp, "serials.data")
+    r = subprocess.run([vmtrace, "record", "--events", "cache", "-o", data, "--force", "--",
+                        rt.RUBY, "-e", prog], capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, f"serials: record exits 0: {r.stderr.strip()[-300:]}")
+    j = report(vmtrace, data)
+    consts = sum(c["count"] for c in j["constant_cache_resets"] if c["name"] == "(every constant cache)")
+    serials = sum(c["count"] for c in j["global_serial_incs"] if c["reason"].startswith("class serial"))
+    check(15 <= consts <= 21, f"serials: constant cache resets {consts} of 20 constants")
+    check(15 <= serials <= 41, f"serials: class serial increments {serials} for 20 classes")
+
+
+CASES = {"ext-spawn": case_spawn, "ext-gem": case_gem, "ext-serials": case_serials, "ext-pid": case_pid, "ext-stack": case_stack,
          "ext-live": case_live, "ext-dormant": case_dormant, "ext-hint": case_hint,
          "ext-fork": case_fork}
 

@@ -23,6 +23,7 @@
 #include "vmtrace/vmtrace.h"
 
 #include "hooks.h"
+#include "layout.h"
 
 #define WATCH_NS 2000000L     /* how often the waiting thread reads the gates */
 
@@ -44,14 +45,41 @@ static void apply(void)
 	}
 }
 
+/* Ruby 3.1's global serials (libruby exports them): the constant caches'
+ * state, bumped when any constant changes, and the class serial, bumped
+ * when a class is made or its methods change (its method caches go). */
+extern vt_rb_serial_t ruby_vm_global_constant_state, ruby_vm_class_serial;
+static vt_rb_serial_t seen_constant_state, seen_class_serial;
+
+/* While a tracer wants them, each change of the serials seen at a look
+ * (every WATCH_NS: changes between two looks are one event, with the
+ * latest serial). */
+static void look_at_serials(void)
+{
+	vt_rb_serial_t c = __atomic_load_n(&ruby_vm_global_constant_state, __ATOMIC_RELAXED);
+	vt_rb_serial_t k = __atomic_load_n(&ruby_vm_class_serial, __ATOMIC_RELAXED);
+
+	if (c != seen_constant_state && seen_constant_state)
+		vmtrace_constant_cache_reset("(every constant cache)", (uint64_t)c);
+	if (k != seen_class_serial && seen_class_serial)
+		vmtrace_global_serial_inc((uint64_t)k, "class serial (a class made or its methods changed)");
+	seen_constant_state = c;
+	seen_class_serial = k;
+}
+
 /* Without the GVL: until the gates want other hooks, or Ruby interrupts. */
 static void *wait_for_change(void *arg)
 {
 	struct timespec ts = { 0, WATCH_NS };
 
 	(void)arg;
-	while (!watch_stop && vt_rb_hooks_wanted() == applied)
+	while (!watch_stop && vt_rb_hooks_wanted() == applied) {
+		if (VMTRACE_ENABLED(CONSTANT_CACHE_RESET) || VMTRACE_ENABLED(GLOBAL_SERIAL_INC))
+			look_at_serials();
+		else
+			seen_constant_state = seen_class_serial = 0;
 		nanosleep(&ts, NULL);
+	}
 	return NULL;
 }
 

@@ -16,12 +16,8 @@
  * Hooks run under the GVL and may not allocate a Ruby object or raise:
  * every Ruby call here only reads.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
 #include <stdint.h>
+#include <time.h>
 
 #include <ruby/ruby.h>
 #include <ruby/debug.h>

@@ -6,6 +6,8 @@
  *     is never reused for another class at the same address;
  *   - how many instance variables a class's objects get a buffer for at
  *     birth (the bytes of a plain object outside its slot).
+ *   - the type of the VM's global serials, which the extension reports as
+ *     cache resets;
  *   - where the running thread's innermost Ruby frame is executing (its
  *     execution context's frames), the key of an allocation's site: one
  *     lookup by that address replaces rb_profile_frames() and a line
@@ -37,6 +39,10 @@
 #define VT_RB_CFP_EP 32           /* ... .ep; ep[0] holds the frame's flags */
 #define VT_RB_FRAME_CFRAME 0x80   /* VM_FRAME_FLAG_CFRAME: a C function's frame */
 #define VT_RB_EP_ME (-2)          /* VM_ENV_DATA_INDEX_ME_CREF: ep[-2], a frame's method entry */
+
+/* rb_serial_t, of the VM's global serials (ruby_vm_class_serial,
+ * ruby_vm_global_constant_state, which libruby exports) */
+typedef unsigned long long vt_rb_serial_t;
 
 static inline uintptr_t vt_rb_word(uintptr_t base, size_t off)
 {

@@ -11,6 +11,7 @@ PACKAGES=(
 	libcmocka-dev libclang-rt-14-dev          # unit tests, sanitizers and libFuzzer
 	bpftrace ruby python3.11 python3          # bpftrace tests, stock runtimes
 	ruby3.1-dev ruby-stackprof                # the Ruby extension's headers; bench/runtimes' Ruby peer
+	python3.11-dev                            # the CPython extension's headers (internal ones too)
 	jq                                        # test scripts compare JSON
 	libjansson-dev                            # the report fuzzer parses its JSON output
 	nodejs                                    # runs the flame graph page's script in its test

@@ -1,5 +1,6 @@
 """Integration tests: vmtrace's Ruby extension (provider/ruby) in Debian's
-stock ruby: libvmtrace inside Ruby, counting through Ruby's own hooks.
+stock ruby: libvmtrace inside Ruby, counting through Ruby's own hooks; and
+its CPython extension (provider/python) in python3.11 (case py-lines).
 
 Exactness is checked against ObjectSpace on workloads/objects.rb, which
 makes every kind of object the stock-Ruby tests cover and counts per class
@@ -8,7 +9,7 @@ counts everything from arming on, so its rows are compared where their site
 lies in the workload's lines (kw..workload).
 
 Usage: ext_test.py VMTRACE CASE
-Cases: ext-spawn, ext-pid, ext-stack, ext-live, ext-dormant, ext-hint, ext-fork, ext-gem, ext-serials.
+Cases: ext-spawn, ext-pid, ext-stack, ext-live, ext-dormant, ext-hint, ext-fork, ext-gem, ext-serials, py-lines.
 Exit 0 pass, 1 fail, 77 skip (not root, or no extension built).
 """
 import json
@@ -25,6 +26,7 @@ from runtime_test import check, report
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FORK_RB = os.path.join(HERE, "workloads", "fork_ext.rb")
+PY_LINES = os.path.join(HERE, "workloads", "py_lines.py")
 
 
 def ext_dir(vmtrace):
@@ -266,7 +268,40 @@ def case_serials(vmtrace, tmp):
     check(15 <= serials <= 41, f"serials: class serial increments {serials} for 20 classes")
 
 
-CASES = {"ext-spawn": case_spawn, "ext-gem": case_gem, "ext-serials": case_serials, "ext-pid": case_pid, "ext-stack": case_stack,
+def case_py_lines(vmtrace, tmp):
+    """vmtrace's CPython extension (provider/python), imported by the
+    program and traced by pid: the bytes and allocations at a line equal
+    what tracemalloc's snapshot holds there (every object of the line kept,
+    tracemalloc started after arming, so both see the same allocations)."""
+    pydir = os.path.normpath(os.path.join(os.path.dirname(vmtrace), "..", "lib", "python"))
+    env = dict(os.environ, PYTHONPATH=pydir)
+    target = subprocess.Popen([rt.PYTHON, PY_LINES], stdout=subprocess.PIPE, text=True, env=env)
+    check(target.stdout.readline().strip() == "ready", "py: the workload imported vmtrace")
+    data = os.path.join(tmp, "py.data")
+    err = os.path.join(tmp, "py.err")
+    with open(err, "w") as ef:
+        rec = subprocess.Popen([vmtrace, "record", "-p", str(target.pid), "-o", data],
+                               stdout=subprocess.DEVNULL, stderr=ef)
+    truth = json.loads(target.stdout.readline())
+    rec.send_signal(signal.SIGINT)
+    rc = rec.wait(timeout=60)
+    check(rc == 0, f"py: record exits 0: {open(err).read().strip()[-300:]}")
+    check(target.wait(timeout=60) == 0, "py: the workload ends once the tracer left")
+    j = report(vmtrace, data, "--by", "site")
+    site = f"{truth['file']}:{truth['line']}"
+    rows = [a for a in j["allocations"] if a["site"] == site]
+    got_bytes = sum(a["bytes"] for a in rows)
+    got_count = sum(a["count"] for a in rows)
+    check(j["runtime"] == "vmtrace" and truth["count"] == 2000,
+          f"py: through the extension ({j['runtime']}); tracemalloc holds {truth['count']} objects")
+    check(got_bytes == truth["bytes"] and got_count == truth["count"],
+          f"py: {site}: vmtrace {got_count} allocations, {got_bytes} bytes == tracemalloc's "
+          f"{truth['count']}, {truth['bytes']}")
+    check(all(a["class"] == "(object memory)" and a["method"] == "make" for a in rows),
+          f"py: in make, object memory (no type guessed): {rows}")
+
+
+CASES = {"ext-spawn": case_spawn, "py-lines": case_py_lines, "ext-gem": case_gem, "ext-serials": case_serials, "ext-pid": case_pid, "ext-stack": case_stack,
          "ext-live": case_live, "ext-dormant": case_dormant, "ext-hint": case_hint,
          "ext-fork": case_fork}
 

@@ -1,0 +1,53 @@
+#!/bin/bash
+# bench/runtimes/run_pydoc_ext.sh: what counting every allocation by line
+# costs a real Python program, pydoc -w over several modules, timed from
+# inside the program (pydoc_driver.py), side by side in one run: untraced,
+# tracemalloc with 1 and 25 frames, and vmtrace record -p of the program
+# with vmtrace's CPython extension imported (bytes by function and line).
+# Needs root.
+#
+# Usage: bench/runtimes/run_pydoc_ext.sh [VMTRACE] [REPEATS]
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+VMTRACE=$(readlink -f "${1:-$HERE/../../build/bin/vmtrace}")
+REPEATS=${2:-5}
+PY=/usr/bin/python3.11
+PYDIR=$(dirname "$VMTRACE")/../lib/python
+MODS=(json email.message argparse http.client)
+[ "$(id -u)" = 0 ] || { echo "run_pydoc_ext.sh: needs root (BPF)" >&2; exit 1; }
+ls "$PYDIR"/vmtrace.*.so >/dev/null 2>&1 || { echo "run_pydoc_ext.sh: no CPython extension in $PYDIR" >&2; exit 1; }
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+cd "$TMP"
+
+secs() { awk '/^seconds/ { print $2 }' "$1"; }
+run_config() {
+	case $1 in
+	base) "$PY" "$HERE/pydoc_driver.py" "${MODS[@]}" >out ;;
+	tm1) "$PY" -X tracemalloc=1 "$HERE/pydoc_driver.py" "${MODS[@]}" >out ;;
+	tm25) "$PY" -X tracemalloc=25 "$HERE/pydoc_driver.py" "${MODS[@]}" >out ;;
+	ext)
+		PYTHONPATH=$PYDIR "$PY" "$HERE/pydoc_driver.py" --armed "${MODS[@]}" >out &
+		local p=$!
+		until grep -q ready out 2>/dev/null; do sleep 0.01; done
+		"$VMTRACE" record -p "$p" -o rec.data --force >/dev/null 2>rec.err
+		wait "$p" ;;
+	esac
+	secs out
+}
+CONFIGS=(base tm1 tm25 ext)
+NAMES=("untraced" "tracemalloc 1 frame" "tracemalloc 25 frames" "vmtrace ext (by line)")
+for _ in $(seq "$REPEATS"); do
+	for c in "${CONFIGS[@]}"; do
+		run_config "$c" >>"$TMP/$c.t"
+	done
+done
+stat() { sort -n "$TMP/$1.t" | awk '{ v[NR] = $1 } END { print v[1], v[int((NR + 1) / 2)] }'; }
+read -r _ base <<<"$(stat base)"
+echo "pydoc -w ${MODS[*]}; python $($PY -c 'import sys; print(sys.version.split()[0])'); the run timed from inside, $REPEATS runs each, round robin"
+printf "%-24s %9s %9s %9s\n" configuration "min s" "median s" "median/untraced"
+for i in "${!CONFIGS[@]}"; do
+	read -r mn md <<<"$(stat "${CONFIGS[$i]}")"
+	awk -v n="${NAMES[$i]}" -v a="$mn" -v b="$md" -v u="$base" \
+		'BEGIN { printf "%-24s %9.3f %9.3f %9.2fx\n", n, a, b, b / u }'
+done

@@ -1,0 +1,332 @@
+/*
+ * module.c: vmtrace's CPython extension (`import vmtrace`): libvmtrace
+ * inside CPython 3.11, counting the bytes Python's allocators give, by
+ * function and line.
+ *
+ * Dormant until a consumer arms it: importing installs nothing. A thread of
+ * the extension's own (no Python thread, no GIL) reads the probes' gates
+ * every 2 ms; when allocations are wanted or no longer, it asks the
+ * interpreter (Py_AddPendingCall, safe from any thread) to run apply() in
+ * the main thread with the GIL, which wraps the object and memory domains'
+ * allocators (PyMem_SetAllocator, as tracemalloc does) or puts back the ones
+ * it found.
+ *
+ * Armed, each allocation through those domains counts its requested size
+ * (the bytes tracemalloc counts) under the Python function running and the
+ * line it is at (the thread's innermost interpreter frame), through
+ * libvmtrace's cached keys. Allocations are not typed: the allocator runs
+ * before an object's type is set, so the class says which domain it was,
+ * "(object memory)" or "(PyMem memory)", never a guessed type. A realloc
+ * counts its new size. The hook makes no Python object: a site's names are
+ * made once, at its first allocation, with the hook's own allocations
+ * passed through uncounted.
+ */
+#define PY_SSIZE_T_CLEAN
+#define Py_BUILD_CORE 1
+#include <Python.h>
+#include "internal/pycore_frame.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "vmtrace/vmtrace.h"
+
+#define WATCH_NS 2000000L
+#define OBJ_CLASS "(object memory)"
+#define MEM_CLASS "(PyMem memory)"
+
+/* ---- sites: (code, instruction) -> names and key cache ---- */
+
+struct site {
+	const void *code, *instr;     /* the frame's code object and its prev_instr */
+	const char *method, *file_line;
+	struct vmtrace_key_cache obj_cache, mem_cache;
+};
+
+static struct site *sites;
+static size_t sites_cap, sites_n;
+
+static uint64_t mix(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	return h;
+}
+
+static uint64_t site_hash(const void *code, const void *instr)
+{
+	return mix((uint64_t)(uintptr_t)code * 31 + (uint64_t)(uintptr_t)instr);
+}
+
+static int sites_grow(void)
+{
+	size_t cap = sites_cap ? sites_cap * 2 : 4096;
+	struct site *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -1;
+	for (size_t i = 0; i < sites_cap; i++) {
+		size_t j;
+
+		if (!sites[i].method)
+			continue;
+		for (j = site_hash(sites[i].code, sites[i].instr) & (cap - 1); t[j].method; j = (j + 1) & (cap - 1))
+			;
+		t[j] = sites[i];
+	}
+	free(sites);
+	sites = t;
+	sites_cap = cap;
+	return 0;
+}
+
+/* an interned copy, never freed: libvmtrace's keys are these addresses */
+static const char *keep(const char *s)
+{
+	static char **kept;
+	static size_t kept_n, kept_cap;
+	char *c;
+
+	for (size_t i = 0; i < kept_n; i++) /* names repeat across sites of a function */
+		if (strcmp(kept[i], s) == 0)
+			return kept[i];
+	if (kept_n == kept_cap) {
+		size_t cap = kept_cap ? kept_cap * 2 : 1024;
+		char **k = realloc(kept, cap * sizeof(*k));
+
+		if (!k)
+			return NULL;
+		kept = k;
+		kept_cap = cap;
+	}
+	c = strdup(s);
+	if (c)
+		kept[kept_n++] = c;
+	return c;
+}
+
+static struct site *site_of(_PyInterpreterFrame *f)
+{
+	const void *code = f ? (const void *)f->f_code : NULL, *instr = f ? (const void *)f->prev_instr : NULL;
+	size_t j;
+	char buf[1200];
+	const char *name = "(no Python frame)", *file = NULL;
+	int line = 0;
+	struct site *s;
+
+	if (sites_cap)
+		for (j = site_hash(code, instr) & (sites_cap - 1); sites[j].method; j = (j + 1) & (sites_cap - 1))
+			if (sites[j].code == code && sites[j].instr == instr)
+				return &sites[j];
+	if (2 * (sites_n + 1) > sites_cap && sites_grow())
+		return NULL;
+	if (f) {
+		PyCodeObject *co = f->f_code;
+		int lasti = _PyInterpreterFrame_LASTI(f);
+		PyObject *et, *ev, *tb;
+
+		/* an allocation may come while the program's exception is set:
+		 * keep it, whatever the calls below do */
+		PyErr_Fetch(&et, &ev, &tb);
+		name = PyUnicode_AsUTF8(co->co_qualname);
+		file = PyUnicode_AsUTF8(co->co_filename);
+		line = PyCode_Addr2Line(co, (lasti < 0 ? 0 : lasti) * (int)sizeof(_Py_CODEUNIT));
+		if (!name)
+			name = "?";
+		PyErr_Clear();
+		PyErr_Restore(et, ev, tb);
+	}
+	for (j = site_hash(code, instr) & (sites_cap - 1); sites[j].method; j = (j + 1) & (sites_cap - 1))
+		;
+	s = &sites[j];
+	*s = (struct site){ .code = code, .instr = instr, .method = keep(name) };
+	if (file) {
+		snprintf(buf, sizeof(buf), "%s:%d", file, line);
+		s->file_line = keep(buf);
+	}
+	if (!s->method) {
+		s->method = NULL;
+		return NULL;
+	}
+	sites_n++;
+	return s;
+}
+
+/* ---- the allocator wrappers ---- */
+
+static PyMemAllocatorEx orig_obj, orig_mem;
+static int in_hook; /* under the GIL: the hook's own allocations pass through */
+static struct vmtrace_key_cache oom_cache;
+
+static void count(int obj, size_t size, void *p)
+{
+	PyThreadState *ts;
+	_PyInterpreterFrame *f = NULL;
+	struct site *s;
+
+	if (!p || in_hook)
+		return;
+	in_hook = 1;
+	ts = _PyThreadState_UncheckedGet();
+	if (ts && ts->cframe)
+		f = ts->cframe->current_frame;
+	s = site_of(f);
+	if (!s)
+		vmtrace_alloc_cached(&oom_cache, "(vmtrace: out of memory for names)", NULL, size, NULL, p);
+	else if (obj)
+		vmtrace_alloc_cached(&s->obj_cache, OBJ_CLASS, s->method, size, s->file_line, p);
+	else
+		vmtrace_alloc_cached(&s->mem_cache, MEM_CLASS, s->method, size, s->file_line, p);
+	in_hook = 0;
+}
+
+#define WRAP(dom, orig, obj)                                                              \
+	static void *dom##_malloc(void *ctx, size_t n)                                    \
+	{                                                                                 \
+		void *p = orig.malloc(orig.ctx, n);                                       \
+		(void)ctx;                                                                \
+		count(obj, n, p);                                                         \
+		return p;                                                                 \
+	}                                                                                 \
+	static void *dom##_calloc(void *ctx, size_t k, size_t n)                          \
+	{                                                                                 \
+		void *p = orig.calloc(orig.ctx, k, n);                                    \
+		(void)ctx;                                                                \
+		count(obj, k * n, p);                                                     \
+		return p;                                                                 \
+	}                                                                                 \
+	static void *dom##_realloc(void *ctx, void *old, size_t n)                        \
+	{                                                                                 \
+		void *p = orig.realloc(orig.ctx, old, n);                                 \
+		(void)ctx;                                                                \
+		count(obj, n, p);                                                         \
+		return p;                                                                 \
+	}                                                                                 \
+	static void dom##_free(void *ctx, void *p)                                        \
+	{                                                                                 \
+		(void)ctx;                                                                \
+		orig.free(orig.ctx, p);                                                   \
+	}
+WRAP(obj, orig_obj, 1)
+WRAP(mem, orig_mem, 0)
+
+static PyMemAllocatorEx ours_obj = { NULL, obj_malloc, obj_calloc, obj_realloc, obj_free };
+static PyMemAllocatorEx ours_mem = { NULL, mem_malloc, mem_calloc, mem_realloc, mem_free };
+
+/* ---- arming ---- */
+
+static int installed;          /* the wrappers are in (GIL) */
+static volatile int pending;   /* an apply() is asked for and has not run */
+
+static int apply(void *arg)
+{
+	int want = VMTRACE_ALLOC_ENABLED() != 0;
+
+	(void)arg;
+	if (want && !installed) {
+		PyMem_GetAllocator(PYMEM_DOMAIN_OBJ, &orig_obj);
+		PyMem_GetAllocator(PYMEM_DOMAIN_MEM, &orig_mem);
+		PyMem_SetAllocator(PYMEM_DOMAIN_OBJ, &ours_obj);
+		PyMem_SetAllocator(PYMEM_DOMAIN_MEM, &ours_mem);
+		installed = 1;
+	} else if (!want && installed) {
+		PyMem_SetAllocator(PYMEM_DOMAIN_OBJ, &orig_obj);
+		PyMem_SetAllocator(PYMEM_DOMAIN_MEM, &orig_mem);
+		installed = 0;
+	}
+	pending = 0;
+	return 0;
+}
+
+static void *watch(void *arg)
+{
+	struct timespec ts = { 0, WATCH_NS };
+
+	(void)arg;
+	for (;;) {
+		int want = VMTRACE_ALLOC_ENABLED() != 0;
+
+		if (want != __atomic_load_n(&installed, __ATOMIC_RELAXED) && !pending) {
+			pending = 1;
+			if (Py_AddPendingCall(apply, NULL) < 0)
+				pending = 0; /* the queue was full: the next look asks again */
+		}
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+static void start_watcher(void)
+{
+	pthread_t t;
+	pthread_attr_t a;
+	sigset_t all, old;
+
+	/* no signal for this thread: Python handles them in the main one */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	pthread_create(&t, &a, watch, NULL);
+	pthread_attr_destroy(&a);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* ---- the module ---- */
+
+/* vmtrace.armed() -> True while a consumer has allocations counted */
+static PyObject *armed(PyObject *self, PyObject *unused)
+{
+	(void)self, (void)unused;
+	return PyBool_FromLong(installed);
+}
+
+/* vmtrace._flush(last): every thread's counts to the tracer now */
+static PyObject *flush(PyObject *self, PyObject *last)
+{
+	(void)self;
+	vmtrace_batch_flush(PyObject_IsTrue(last) > 0);
+	Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+	{ "armed", armed, METH_NOARGS, "True while a vmtrace consumer has allocations counted." },
+	{ "_flush", flush, METH_O, "Hand every thread's counts to the tracer now." },
+	{ NULL, NULL, 0, NULL },
+};
+
+static struct PyModuleDef module = {
+	PyModuleDef_HEAD_INIT, "vmtrace",
+	"vmtrace's provider inside CPython: dormant until a vmtrace consumer attaches.",
+	-1, methods, NULL, NULL, NULL, NULL,
+};
+
+static void at_fork_child(void)
+{
+	pending = 0;
+	start_watcher();
+}
+
+PyMODINIT_FUNC PyInit_vmtrace(void)
+{
+	PyObject *m;
+
+	if (Py_Version >> 16 != (PY_VERSION_HEX >> 16)) {
+		PyErr_Format(PyExc_ImportError, "vmtrace: this extension is built for CPython %d.%d, "
+			     "not %lu.%lu: build vmtrace against this Python's headers",
+			     PY_MAJOR_VERSION, PY_MINOR_VERSION, Py_Version >> 24, (Py_Version >> 16) & 0xff);
+		return NULL;
+	}
+	m = PyModule_Create(&module);
+	if (!m)
+		return NULL;
+	apply(NULL); /* a spawned process's tracer is there already */
+	start_watcher();
+	pthread_atfork(NULL, NULL, at_fork_child);
+	return m;
+}

@@ -1,0 +1,37 @@
+"""py_lines.py: a CPython workload with vmtrace's extension imported, for
+ext_test.py's python cases. Prints "ready", waits for a tracer to arm the
+extension, starts tracemalloc, makes N bytes objects of SIZE at one line and
+keeps them all, then prints one JSON line: that line's number and what
+tracemalloc's snapshot holds at it (statistics("lineno"), 1 frame). Then
+waits for the tracer to leave (disarmed) and exits.
+"""
+import json
+import sys
+import time
+import tracemalloc
+
+import vmtrace
+
+N = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+SIZE = 1000
+
+
+def make(keep):
+    for i in range(N):
+        keep[i] = bytes(SIZE)  # the line: every object kept
+
+
+print("ready", flush=True)
+while not vmtrace.armed():
+    time.sleep(0.001)
+tracemalloc.start()
+keep = [None] * N
+make(keep)
+snap = tracemalloc.take_snapshot()
+line = make.__code__.co_firstlineno + 2
+held = {(s.traceback[0].filename, s.traceback[0].lineno): (s.size, s.count)
+        for s in snap.statistics("lineno")}
+size, count = held.get((__file__, line), (0, 0))
+print(json.dumps({"file": __file__, "line": line, "bytes": size, "count": count}), flush=True)
+while vmtrace.armed():
+    time.sleep(0.01)

@@ -1,14 +1,17 @@
 """pydoc_driver.py: pydoc -w over modules, timed from inside, for
 run_pydoc_ext.sh. With --armed (vmtrace's CPython extension imported),
-prints "ready" and waits for a tracer to arm the extension first; prints
-"seconds S" for the pydoc run alone."""
+prints "ready" and waits for a tracer to arm the extension first; with
+--import, imports it and runs dormant; prints "seconds S" for the pydoc run
+alone."""
 import os
 import runpy
 import sys
 import time
 
 armed = "--armed" in sys.argv
-mods = [a for a in sys.argv[1:] if a != "--armed"]
+mods = [a for a in sys.argv[1:] if a not in ("--armed", "--import")]
+if "--import" in sys.argv:
+    import vmtrace  # noqa: F401 (loaded, dormant)
 if armed:
     import vmtrace
     print("ready", flush=True)

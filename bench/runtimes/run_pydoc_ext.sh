@@ -2,8 +2,9 @@
 # bench/runtimes/run_pydoc_ext.sh: what counting every allocation by line
 # costs a real Python program, pydoc -w over several modules, timed from
 # inside the program (pydoc_driver.py), side by side in one run: untraced,
-# tracemalloc with 1 and 25 frames, and vmtrace record -p of the program
-# with vmtrace's CPython extension imported (bytes by function and line).
+# the extension imported and dormant, tracemalloc with 1 and 25 frames, and
+# vmtrace record -p of the program with vmtrace's CPython extension imported
+# (bytes by function and line).
 # Needs root.
 #
 # Usage: bench/runtimes/run_pydoc_ext.sh [VMTRACE] [REPEATS]
@@ -24,6 +25,7 @@ secs() { awk '/^seconds/ { print $2 }' "$1"; }
 run_config() {
 	case $1 in
 	base) "$PY" "$HERE/pydoc_driver.py" "${MODS[@]}" >out ;;
+	dormant) PYTHONPATH=$PYDIR "$PY" "$HERE/pydoc_driver.py" --import "${MODS[@]}" >out ;;
 	tm1) "$PY" -X tracemalloc=1 "$HERE/pydoc_driver.py" "${MODS[@]}" >out ;;
 	tm25) "$PY" -X tracemalloc=25 "$HERE/pydoc_driver.py" "${MODS[@]}" >out ;;
 	ext)
@@ -35,8 +37,8 @@ run_config() {
 	esac
 	secs out
 }
-CONFIGS=(base tm1 tm25 ext)
-NAMES=("untraced" "tracemalloc 1 frame" "tracemalloc 25 frames" "vmtrace ext (by line)")
+CONFIGS=(base dormant tm1 tm25 ext)
+NAMES=("untraced" "ext dormant" "tracemalloc 1 frame" "tracemalloc 25 frames" "vmtrace ext (by line)")
 for _ in $(seq "$REPEATS"); do
 	for c in "${CONFIGS[@]}"; do
 		run_config "$c" >>"$TMP/$c.t"

@@ -9,7 +9,7 @@ counts everything from arming on, so its rows are compared where their site
 lies in the workload's lines (kw..workload).
 
 Usage: ext_test.py VMTRACE CASE
-Cases: ext-spawn, ext-pid, ext-stack, ext-live, ext-dormant, ext-hint, ext-fork, ext-gem, ext-serials, py-lines.
+Cases: ext-spawn, ext-pid, ext-stack, ext-live, ext-dormant, ext-hint, ext-fork, ext-gem, ext-serials, py-lines, py-spawn.
 Exit 0 pass, 1 fail, 77 skip (not root, or no extension built).
 """
 import json
@@ -27,6 +27,7 @@ from runtime_test import check, report
 HERE = os.path.dirname(os.path.abspath(__file__))
 FORK_RB = os.path.join(HERE, "workloads", "fork_ext.rb")
 PY_LINES = os.path.join(HERE, "workloads", "py_lines.py")
+PY_SPAWN = os.path.join(HERE, "workloads", "py_spawn.py")
 
 
 def ext_dir(vmtrace):
@@ -301,7 +302,26 @@ def case_py_lines(vmtrace, tmp):
           f"py: in make, object memory (no type guessed): {rows}")
 
 
-CASES = {"ext-spawn": case_spawn, "py-lines": case_py_lines, "ext-gem": case_gem, "ext-serials": case_serials, "ext-pid": case_pid, "ext-stack": case_stack,
+def case_py_spawn(vmtrace, tmp):
+    """record --runtime vmtrace -- python3.11: the extension imported before
+    the program (a sitecustomize on PYTHONPATH), and said so; a kept line's
+    bytes equal tracemalloc's snapshot there."""
+    data = os.path.join(tmp, "pys.data")
+    r = subprocess.run([vmtrace, "record", "--runtime", "vmtrace", "-o", data, "--force", "--",
+                        rt.PYTHON, PY_SPAWN], capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, f"py spawn: record exits 0: {r.stderr.strip()[-300:]}")
+    check("loading vmtrace's CPython extension" in r.stderr,
+          f"py spawn: record says it loads the extension: {r.stderr.strip()[:300]}")
+    said = [l for l in r.stdout.splitlines() if l.startswith('{"file"')]
+    truth = json.loads(said[-1]) if said else {"file": "", "line": 0, "bytes": -1, "count": -1}
+    site = f"{truth['file']}:{truth['line']}"
+    rows = [a for a in report(vmtrace, data, "--by", "site")["allocations"] if a["site"] == site]
+    got = (sum(a["count"] for a in rows), sum(a["bytes"] for a in rows))
+    check(truth["count"] == 2000 and got == (truth["count"], truth["bytes"]),
+          f"py spawn: {site}: vmtrace {got} == tracemalloc's {(truth['count'], truth['bytes'])}")
+
+
+CASES = {"ext-spawn": case_spawn, "py-lines": case_py_lines, "py-spawn": case_py_spawn, "ext-gem": case_gem, "ext-serials": case_serials, "ext-pid": case_pid, "ext-stack": case_stack,
          "ext-live": case_live, "ext-dormant": case_dormant, "ext-hint": case_hint,
          "ext-fork": case_fork}
 

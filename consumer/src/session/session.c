@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "runtimes/uprobe_multi.h"
+#include "runtimes/python_ext.h"
 #include "runtimes/ruby_ext.h"
 #include "session/follow.h"
 #include "session/session.h"
@@ -236,6 +237,23 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 	if (!r && s->target.spawned)
 		r = add_dlopened_probes(s->target.interp ? s->target.interp : s->target.exe,
 					&s->probes, err, errlen);
+	/* --runtime vmtrace of a Python: vmtrace's CPython extension, which
+	 * it imports at start (python_ext.h); without it, CPython's own probes */
+	if (!r && s->target.spawned && o->runtime && strcmp(o->runtime, "vmtrace") == 0 &&
+	    vt_python_ext_program(s->target.interp ? s->target.interp : s->target.exe)) {
+		char ext[PATH_MAX];
+
+		if (vt_python_ext_find(ext, sizeof(ext))) {
+			snprintf(err, errlen, "--runtime vmtrace: vmtrace's CPython extension is not "
+				 "built or installed here (provider/python)");
+			return -ENOENT;
+		}
+		r = vt_usdt_read_file(ext, &s->probes);
+		if (r) {
+			snprintf(err, errlen, "cannot read the probes of %s: %s", ext, strerror(-r));
+			return r;
+		}
+	}
 	target_label(s, what, sizeof(what));
 	if (!r)
 		r = pick_runtime(s, o, what, err, errlen);

@@ -39,6 +39,7 @@
 #include "profile/profile.h"
 #include "runtimes/runtime.h"
 #include "runtimes/vmtrace/vmtrace_batch.h"
+#include "runtimes/python_ext.h"
 #include "runtimes/ruby_ext.h"
 #include "process/native_symbols.h"
 #include "runtimes/vmtrace/vmtrace_names.h"
@@ -223,12 +224,16 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 		goto fail;
 	}
 	st->all = opts->all;
-	for (size_t i = 0; opts->probes && i < opts->probes->n; i++)
-		if (strcmp(opts->probes->v[i].provider, PROVIDER) == 0 &&
-		    vt_ruby_ext_is(opts->probes->v[i].path)) {
-			snprintf(st->ruby_ext, sizeof(st->ruby_ext), "%s", opts->probes->v[i].path);
-			break;
-		}
+	for (size_t i = 0; opts->probes && i < opts->probes->n; i++) {
+		const char *path = opts->probes->v[i].path;
+
+		if (strcmp(opts->probes->v[i].provider, PROVIDER) != 0)
+			continue;
+		if (vt_ruby_ext_is(path))
+			snprintf(st->ruby_ext, sizeof(st->ruby_ext), "%s", path);
+		else if (vt_python_ext_is(path))
+			snprintf(st->python_ext, sizeof(st->python_ext), "%s", path);
+	}
 	if (st->all)
 		st->skel->rodata->targ_all = true; /* no pid filter: every process is one */
 	else
@@ -477,6 +482,17 @@ static int vmtrace_spawn_env(void *state, const char **env, const char **note, c
 		env[n++] = st->rubyopt;
 		*note = "loading vmtrace's Ruby extension (RUBYOPT=-rvmtrace): allocations counted "
 			"inside Ruby";
+	} else if (st->python_ext[0]) {
+		int err = vt_python_ext_env(st->python_ext, st->rubyopt, sizeof(st->rubyopt));
+
+		if (err) {
+			snprintf(errbuf, errlen, "cannot load vmtrace's CPython extension from %s into "
+				 "the command (PYTHONPATH): %s", st->python_ext, strerror(-err));
+			return err;
+		}
+		env[n++] = st->rubyopt;
+		*note = "loading vmtrace's CPython extension (PYTHONPATH, a sitecustomize that "
+			"imports vmtrace): bytes counted inside CPython by function and line";
 	}
 	return 0;
 }

@@ -38,7 +38,9 @@ struct vmtrace_state {
 	char period_env[64];        /* VMTRACE_SAMPLE_PERIOD=N for a spawned command */
 	char live_env[64];          /* VMTRACE_LIVE_TEMP_NS=N for a spawned command (--live) */
 	char ruby_ext[4096];        /* the Ruby extension's module among the probes, "" if none */
-	char rubyopt[8192];         /* RUBYOPT=... that loads it into a spawned Ruby */
+	char python_ext[4096];      /* the CPython extension's module among them, "" if none */
+	char rubyopt[8192];         /* RUBYOPT=... (PYTHONPATH=...) that loads one into a spawned
+				       Ruby (Python) */
 	uint64_t prev_alloc_total;  /* alloc_total of the last GC record */
 	uint64_t events_replaced;   /* timeline events the bounded log let go */
 };

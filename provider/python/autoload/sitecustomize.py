@@ -1,0 +1,16 @@
+# sitecustomize.py: first on sys.path when `vmtrace record --runtime vmtrace
+# -- python3 ...` starts a Python: imports vmtrace's CPython extension before
+# the program runs, then the sitecustomize this one hides, if there is one.
+import importlib.util
+import os
+import sys
+
+import vmtrace  # noqa: F401 (armed at once: the tracer is attached already)
+
+_here = os.path.dirname(os.path.abspath(__file__))
+for _dir in sys.path:
+    _path = os.path.join(_dir or ".", "sitecustomize.py")
+    if os.path.abspath(_dir or ".") != _here and os.path.isfile(_path):
+        _spec = importlib.util.spec_from_file_location("_vmtrace_hidden_sitecustomize", _path)
+        _spec.loader.exec_module(importlib.util.module_from_spec(_spec))
+        break

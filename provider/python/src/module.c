@@ -85,29 +85,56 @@ static int sites_grow(void)
 	return 0;
 }
 
-/* an interned copy, never freed: libvmtrace's keys are these addresses */
+/* an interned copy, never freed: libvmtrace's keys are these addresses.
+ * Open addressing by the text's hash: names repeat across a function's
+ * sites, and a program has thousands of sites. */
+static char **kept;
+static size_t kept_n, kept_cap;
+
+static uint64_t text_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static int kept_grow(void)
+{
+	size_t cap = kept_cap ? kept_cap * 2 : 1024;
+	char **t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -1;
+	for (size_t i = 0; i < kept_cap; i++) {
+		size_t j;
+
+		if (!kept[i])
+			continue;
+		for (j = text_hash(kept[i]) & (cap - 1); t[j]; j = (j + 1) & (cap - 1))
+			;
+		t[j] = kept[i];
+	}
+	free(kept);
+	kept = t;
+	kept_cap = cap;
+	return 0;
+}
+
 static const char *keep(const char *s)
 {
-	static char **kept;
-	static size_t kept_n, kept_cap;
-	char *c;
+	size_t j;
 
-	for (size_t i = 0; i < kept_n; i++) /* names repeat across sites of a function */
-		if (strcmp(kept[i], s) == 0)
-			return kept[i];
-	if (kept_n == kept_cap) {
-		size_t cap = kept_cap ? kept_cap * 2 : 1024;
-		char **k = realloc(kept, cap * sizeof(*k));
-
-		if (!k)
-			return NULL;
-		kept = k;
-		kept_cap = cap;
-	}
-	c = strdup(s);
-	if (c)
-		kept[kept_n++] = c;
-	return c;
+	if (2 * (kept_n + 1) > kept_cap && kept_grow())
+		return NULL;
+	for (j = text_hash(s) & (kept_cap - 1); kept[j]; j = (j + 1) & (kept_cap - 1))
+		if (strcmp(kept[j], s) == 0)
+			return kept[j];
+	kept[j] = strdup(s);
+	if (kept[j])
+		kept_n++;
+	return kept[j];
 }
 
 static struct site *site_of(_PyInterpreterFrame *f)

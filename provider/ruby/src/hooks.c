@@ -17,7 +17,6 @@
  * every Ruby call here only reads.
  */
 #include <stdint.h>
-#include <time.h>
 
 #include <ruby/ruby.h>
 #include <ruby/debug.h>
@@ -25,6 +24,7 @@
 #include "hooks.h"
 #include "layout.h"
 #include "names.h"
+#include "primitives.h"
 #include "rb_stacks.h"
 
 static size_t slot_bytes = 40;   /* GC::INTERNAL_CONSTANTS[:RVALUE_SIZE], read at init */
@@ -171,14 +171,6 @@ static unsigned gc_head, gc_n;
 static uint64_t gc_ring_dropped, gc_entered_ns;
 volatile int vt_rb_gc_listened;
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void gc_keep(uint64_t end_ns, uint64_t heap)
 {
 	if (gc_n == GC_RING) {
@@ -211,7 +203,7 @@ static void on_gc(VALUE tp, void *data)
 		gc_kind = NIL_P(rb_gc_latest_gc_info(sym_major_by)) ? VMTRACE_GC_MINOR : VMTRACE_GC_MAJOR;
 	if (ev & RUBY_INTERNAL_EVENT_GC_ENTER) {
 		if (vt_rb_gc_listened)
-			gc_entered_ns = now_ns();
+			gc_entered_ns = vmtrace__now_ns();
 		vmtrace_gc_begin(gc_kind, heap_bytes());
 	}
 	if (ev & RUBY_INTERNAL_EVENT_GC_EXIT) {
@@ -219,7 +211,7 @@ static void on_gc(VALUE tp, void *data)
 
 		vmtrace_gc_end(gc_kind, heap);
 		if (vt_rb_gc_listened)
-			gc_keep(now_ns(), heap);
+			gc_keep(vmtrace__now_ns(), heap);
 	}
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/python3.11
 """Integration tests: vmtrace on Debian's stock OpenJDK 17 through HotSpot's
-own USDT probes in libjvm.so. workloads/Allocs.java allocates known numbers
+own USDT probes in libjvm.so (--runtime hotspot; vmtrace's JVM agent, the
+default, has jvm_agent_test.py). workloads/Allocs.java allocates known numbers
 of its own classes from known methods; each case records it (spawned, or
 attached by pid) and checks the report's JSON exactly: counts, sizes, the
 method each allocation ran in, and the System.gc() collections.
@@ -148,7 +149,7 @@ def case_java_pid_flag_off(vmtrace, tmp):
     classes = compile_workload(tmp)
     java = rt.Target([JAVA, "-Xmx256m", "-cp", classes, "Allocs"])
     try:
-        r = subprocess.run([vmtrace, "record", "-p", str(java.proc.pid), "-o",
+        r = subprocess.run([vmtrace, "record", "--runtime", "hotspot", "-p", str(java.proc.pid), "-o",
                             os.path.join(tmp, "off.data")], capture_output=True, text=True,
                            timeout=60)
     finally:

@@ -128,6 +128,8 @@ def record_pid(vmtrace, argv, tmp, extra=()):
     if os.path.exists(data):
         os.unlink(data)              # a case may record twice
     target = Target(argv)
+    if argv[0] == JAVA:
+        extra = stock_ruby(argv, extra)
     with open(err, "w") as ef:
         rec = subprocess.Popen([vmtrace, "record", "-p", str(target.proc.pid), "-o", data,
                                 *extra], stdout=subprocess.DEVNULL, stderr=ef)
@@ -142,11 +144,17 @@ def record_pid(vmtrace, argv, tmp, extra=()):
     return data, target.out
 
 
+JAVA = "/usr/bin/java"
+
+
 def stock_ruby(argv, extra):
-    """These cases test Ruby's own probes: a Ruby that vmtrace starts would
-    load vmtrace's Ruby extension (ext_test.py) unless told the runtime."""
+    """These cases test the runtimes' own probes: a Ruby (a JVM) that vmtrace
+    starts or attaches to would load vmtrace's Ruby extension (ext_test.py;
+    its JVM agent, jvm_agent_test.py) unless told the runtime."""
     if argv and argv[0] == RUBY and "--runtime" not in extra:
         return ["--runtime", "ruby", *extra]
+    if argv and argv[0] == JAVA and "--runtime" not in extra:
+        return ["--runtime", "hotspot", *extra]
     return list(extra)
 
 

@@ -320,6 +320,7 @@ static int take(const char *cmd, int opt, const char *arg, struct vt_cli_args *a
 	case VT_OPT_SAMPLE:
 		if (vt_parse_bytes(arg, &a->session.sample_period))
 			return vt_usage_error(cmd, "--sample: '%s' is not a number of bytes", arg);
+		a->session.sample_set = true;
 		if (a->session.sample_period > VT_SAMPLE_MAX)
 			return vt_usage_error(cmd, "--sample: '%s' is more than 1024G bytes", arg);
 		return 0;

@@ -341,7 +341,7 @@ int vt_cmd_record(int argc, char **argv)
 		return 1;
 	}
 	fprintf(stderr, "vmtrace: recording pid %d (%s probes: %s)%s\n", (int)s.target.pid,
-		s.rt->name, a.session.sample_period ? "sampled" : "exact",
+		s.rt->name, s.sample_period ? "sampled" : "exact",
 		a.duration > 0 ? "" : "; Ctrl-C to stop");
 	if (s.spawn_note)
 		fprintf(stderr, "vmtrace: %s: %s\n", s.rt->name, s.spawn_note);

@@ -542,7 +542,7 @@ int vt_profile_add_event(struct vt_profile *p, const struct vt_event *e)
 
 const char *vt_gc_kind_name(const struct vt_profile *p, int kind)
 {
-	static const char *const generic[VT_GC_KINDS] = { "minor", "major", "kind2" };
+	static const char *const generic[VT_GC_KINDS] = { "minor", "major", "pause" };
 	static const char *const python[VT_GC_KINDS] = { "gen0", "gen1", "gen2" };
 	static const char *const ruby[VT_GC_KINDS] = { "mark", "sweep", "kind2" };
 

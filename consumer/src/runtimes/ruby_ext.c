@@ -10,48 +10,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "runtimes/provider_find.h"
 #include "runtimes/ruby_ext.h"
 
-static int file_in(const char *dir, char *path, size_t len)
-{
-	char p[PATH_MAX + 64], real[PATH_MAX];
-	struct stat sb;
-
-	if (!dir || !*dir)
-		return -ENOENT;
-	snprintf(p, sizeof(p), "%s/%s", dir, VT_RUBY_EXT_FILE);
-	if (stat(p, &sb) || !S_ISREG(sb.st_mode) || !realpath(p, real) || strlen(real) >= len)
-		return -ENOENT;
-	memcpy(path, real, strlen(real) + 1);
-	return 0;
-}
+#ifndef VT_RUBY_EXT_INSTALL_DIR
+#define VT_RUBY_EXT_INSTALL_DIR NULL
+#endif
 
 int vt_ruby_ext_find(char *path, size_t len)
 {
-	char exe[PATH_MAX], dir[PATH_MAX + 16];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (!file_in(getenv("VMTRACE_RUBY_EXT_DIR"), path, len))
-		return 0;
-	if (n > 0) {
-		exe[n] = '\0';
-		/* the build tree: bin/vmtrace beside lib/ruby/ */
-		snprintf(dir, sizeof(dir), "%s/../lib/ruby", dirname(exe));
-		if (!file_in(dir, path, len))
-			return 0;
-	}
-#ifdef VT_RUBY_EXT_INSTALL_DIR
-	if (!file_in(VT_RUBY_EXT_INSTALL_DIR, path, len))
-		return 0;
-#endif
-	return -ENOENT;
+	return vt_provider_find(VT_RUBY_EXT_FILE, "VMTRACE_RUBY_EXT_DIR", "lib/ruby", VT_RUBY_EXT_INSTALL_DIR,
+				path, len);
 }
 
 bool vt_ruby_ext_is(const char *path)
 {
-	const char *base = path ? strrchr(path, '/') : NULL;
-
-	return base && strcmp(base + 1, VT_RUBY_EXT_FILE) == 0;
+	return vt_provider_is(path, VT_RUBY_EXT_FILE);
 }
 
 int vt_ruby_ext_dlopened(const char *exe, char *path, size_t len)

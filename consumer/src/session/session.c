@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "runtimes/uprobe_multi.h"
+#include "process/jvm_attach.h"
+#include "runtimes/jvm_agent.h"
 #include "runtimes/python_ext.h"
 #include "runtimes/ruby_ext.h"
 #include "session/follow.h"
@@ -76,6 +78,15 @@ static void runtime_names(char *buf, size_t len)
 			break;
 		used += (size_t)n;
 	}
+}
+
+/* the module of l's first probe of provider, or NULL */
+static const char *provider_path(const struct vt_usdt_list *l, const char *provider)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i].provider && strcmp(l->v[i].provider, provider) == 0)
+			return l->v[i].path;
+	return NULL;
 }
 
 static bool has_provider(const struct vt_usdt_list *l, const char *provider)
@@ -216,10 +227,54 @@ static void follow_env(const char **env, size_t max, const char *runtime)
 	env[n] = NULL;
 }
 
+/* Put vmtrace's JVM agent into the JVM: its probes for a java about to
+ * start (the adapter adds -agentpath), the attach mechanism for a running
+ * one. A running JVM that will not take it is left to HotSpot's probes,
+ * unless --runtime vmtrace asked for the agent; *why says what happened. */
+static int use_jvm_agent(struct vt_session *s, const struct vt_session_opts *o, char *why, size_t whylen,
+			 char *err, size_t errlen)
+{
+	char agent[PATH_MAX];
+	int r;
+
+	if (vt_jvm_agent_find(agent, sizeof(agent))) {
+		if (o->runtime) {
+			snprintf(err, errlen, "--runtime vmtrace: vmtrace's JVM agent is not built or "
+				 "installed here (provider/jvm)");
+			return -ENOENT;
+		}
+		return 0; /* HotSpot's own probes */
+	}
+	if (!s->target.spawned) {
+		r = vt_jvm_attach_load(s->target.pid, agent, NULL, why, whylen);
+		if (r) {
+			if (o->runtime) {
+				snprintf(err, errlen, "%s", why);
+				return r;
+			}
+			return 0;
+		}
+		why[0] = '\0';
+		vt_usdt_list_free(&s->probes);
+		r = vt_target_probes(&s->target, &s->probes, err, errlen);
+		if (!r && !has_provider(&s->probes, "vmtrace")) {
+			snprintf(err, errlen, "JVM %d took vmtrace's agent %s, but its probes are not there",
+				 (int)s->target.pid, agent);
+			return -ENOENT;
+		}
+		return r;
+	}
+	r = vt_usdt_read_file(agent, &s->probes);
+	if (r)
+		snprintf(err, errlen, "cannot read the probes of %s: %s", agent, strerror(-r));
+	return r;
+}
+
 int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char *err, size_t errlen)
 {
 	char what[4200];
 	bool followed = false;
+	char *jvm_why = s->note_buf; /* why a running JVM has not taken the agent, or "" */
 	int r;
 
 	memset(s, 0, sizeof(*s));
@@ -254,6 +309,11 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 			return r;
 		}
 	}
+	/* a java it starts, or a running JVM: vmtrace's agent inside it
+	 * (jvm_agent.h), unless another runtime's path is asked for */
+	if (!r && (!o->runtime || strcmp(o->runtime, "vmtrace") == 0) && has_provider(&s->probes, "hotspot") &&
+	    !has_provider(&s->probes, "vmtrace"))
+		r = use_jvm_agent(s, o, jvm_why, sizeof(s->note_buf), err, errlen);
 	target_label(s, what, sizeof(what));
 	if (!r)
 		r = pick_runtime(s, o, what, err, errlen);
@@ -292,12 +352,19 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 		return -ENOTSUP;
 	}
 
+	/* a running JVM is sampled unless --sample says otherwise: its
+	 * threads would be exact only from their next allocation buffer */
+	s->sample_period = o->sample_period;
+	if (!s->target.spawned && !o->sample_set && provider_path(&s->probes, "vmtrace") &&
+	    vt_jvm_agent_is(provider_path(&s->probes, "vmtrace")))
+		s->sample_period = VT_JVM_AGENT_ATTACH_PERIOD;
+
 	struct vt_attach_opts ao = {
 		.pid = s->target.pid,
 		.probes = &s->probes,
 		.argv = o->cmd,
 		.map_entries = o->map_entries,
-		.sample_period = o->sample_period,
+		.sample_period = s->sample_period,
 		.events = o->events,
 		.no_methods = o->no_methods,
 		.no_frame_walk = o->no_frame_walk,
@@ -312,6 +379,12 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 		.gc_pauses = o->gc_pauses,
 	};
 	r = s->rt->open(&ao, &s->state, err, errlen);
+	if (r && jvm_why[0]) {
+		char hotspot[512];
+
+		snprintf(hotspot, sizeof(hotspot), "%s", err);
+		snprintf(err, errlen, "%s; and through HotSpot's probes: %s", jvm_why, hotspot);
+	}
 	if (r)
 		return r;
 	/* time zero of the timeline: the probes are live and a spawned target
@@ -333,6 +406,11 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 		r = s->rt->spawn_env(s->state, env, &s->spawn_note, err, errlen);
 		if (r)
 			return r;
+	}
+	if (jvm_why[0]) {
+		snprintf(jvm_why + strlen(jvm_why), sizeof(s->note_buf) - strlen(jvm_why),
+			 "; traced through HotSpot's probes instead");
+		s->spawn_note = jvm_why;
 	}
 	/* a Ruby traced by its own probes could count inside itself */
 	if (!s->target.spawned && strcmp(s->rt->name, "ruby") == 0) {

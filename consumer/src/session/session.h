@@ -19,6 +19,7 @@ struct vt_session_opts {
 	const char *runtime;       /* --runtime, or NULL: detect */
 	uint32_t map_entries;      /* --map-entries, 0 = default */
 	uint64_t sample_period;    /* --sample BYTES, 0 = exact */
+	bool sample_set;           /* --sample was given (0 too) */
 	uint32_t events;           /* --events: enum vt_event_set, 0 = all */
 	bool no_methods;
 	bool no_frame_walk;        /* --no-frame-walk */
@@ -41,6 +42,8 @@ struct vt_session {
 	char *followed_from;       /* the command it was followed from (follow.h), or NULL */
 	const char *spawn_note;    /* what the adapter changed in a spawned command, or a hint
 				      for the target (a cheaper path it could offer), or NULL */
+	char note_buf[640];        /* a note the session made itself (spawn_note may point here) */
+	uint64_t sample_period;    /* the period in force: --sample's, or a runtime's default */
 	struct timespec started;   /* when the probes went live */
 	struct timespec started_wall; /* the same moment on the wall clock */
 };

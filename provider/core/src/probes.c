@@ -114,15 +114,28 @@ uint64_t vmtrace_sample_period_effective(void)
 
 /* The sampled allocation's weight: 1/p for p = 1 - exp(-size/period),
  * rounded to a neighbouring integer at random so its mean stays 1/p. */
-static __attribute__((noinline)) uint64_t sampled_weight(struct sampler *s, uint64_t size,
-							 uint64_t period)
+static uint64_t weight_of(struct sampler *s, uint64_t size, uint64_t period)
 {
-	vmtrace__sample_left = draw_gap(s, period);
-
 	double p = -expm1(-(double)size / (double)period);
 	double w = p > 0 ? 1.0 / p : (double)period;
 	uint64_t whole = (uint64_t)w;
 	return whole + (uniform01(s) < w - (double)whole ? 1 : 0);
+}
+
+static __attribute__((noinline)) uint64_t sampled_weight(struct sampler *s, uint64_t size,
+							 uint64_t period)
+{
+	vmtrace__sample_left = draw_gap(s, period);
+	return weight_of(s, size, period);
+}
+
+/* The thread samples at a new period: its countdown drawn afresh, and
+ * sample__armed fired (its one site). */
+static __attribute__((noinline)) void new_period(struct sampler *s, uint64_t period)
+{
+	s->period = period;
+	vmtrace__sample_left = draw_gap(s, period);
+	VMTRACE_SAMPLE_ARMED(period);
 }
 
 /* Weight of an allocation of `size` bytes that the countdown sampled, or 0
@@ -135,11 +148,8 @@ static inline uint64_t sample_weight(uint64_t size)
 
 	if (period == 0)
 		return 1;
-	if (VMTRACE_UNLIKELY(s->period != period)) {
-		s->period = period;
-		vmtrace__sample_left = draw_gap(s, period);
-		VMTRACE_SAMPLE_ARMED(period);
-	}
+	if (VMTRACE_UNLIKELY(s->period != period))
+		new_period(s, period);
 	vmtrace__sample_left -= (int64_t)size;
 	if (vmtrace__sample_left > 0)
 		return 0;
@@ -149,12 +159,11 @@ static inline uint64_t sample_weight(uint64_t size)
 /* ---- the out-of-line halves of the host's macros ---- */
 
 /* A batching tracer and a per-event one (bpftrace) may both be attached:
- * each gets every event, with the same weight. */
-static __attribute__((noinline)) void alloc_general(const char *klass, const char *method, uint64_t size,
-						    const char *site, const void *addr)
+ * each gets every event, with the same weight (0: not sampled). */
+static void alloc_weighted(const char *klass, const char *method, uint64_t size, const char *site,
+			   const void *addr, uint64_t weight)
 {
 	if (SEMAPHORE(OBJECT_ALLOC) | SEMAPHORE(ALLOC_BATCH) | SEMAPHORE(LIVE_BATCH)) {
-		uint64_t weight = sample_weight(size);
 		if (weight && addr && SEMAPHORE(LIVE_BATCH))
 			vmtrace__live_add(VMTRACE_LIVE_ALLOC, (uint64_t)addr, (uint64_t)klass,
 					  (uint64_t)method, (uint64_t)site, size, weight);
@@ -175,6 +184,30 @@ static __attribute__((noinline)) void alloc_general(const char *klass, const cha
 		struct vmtrace_event ev = { .u.alloc = { klass, method, size, site, 1 } };
 		publish(VMTRACE_EV_ALLOC, &ev);
 	}
+}
+
+static __attribute__((noinline)) void alloc_general(const char *klass, const char *method, uint64_t size,
+						    const char *site, const void *addr)
+{
+	uint64_t weight = 0;
+
+	if (SEMAPHORE(OBJECT_ALLOC) | SEMAPHORE(ALLOC_BATCH) | SEMAPHORE(LIVE_BATCH))
+		weight = sample_weight(size);
+	alloc_weighted(klass, method, size, site, addr, weight);
+}
+
+void vmtrace_alloc_sampled(const char *klass, const char *method, uint64_t size, const char *site,
+			   const void *addr, uint64_t period)
+{
+	struct sampler *s = &sampler;
+	uint64_t weight = 1;
+
+	if (period) {
+		if (VMTRACE_UNLIKELY(s->period != period))
+			new_period(s, period); /* the countdown is not this host's: unused */
+		weight = weight_of(s, size, period);
+	}
+	alloc_weighted(klass, method, size, site, addr, weight ? weight : 1);
 }
 
 /* The batched exact case first, a leaf with a small frame: only the batch

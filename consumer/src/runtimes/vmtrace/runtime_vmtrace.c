@@ -39,6 +39,7 @@
 #include "profile/profile.h"
 #include "runtimes/runtime.h"
 #include "runtimes/vmtrace/vmtrace_batch.h"
+#include "runtimes/jvm_agent.h"
 #include "runtimes/python_ext.h"
 #include "runtimes/ruby_ext.h"
 #include "process/native_symbols.h"
@@ -233,6 +234,14 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 			snprintf(st->ruby_ext, sizeof(st->ruby_ext), "%s", path);
 		else if (vt_python_ext_is(path))
 			snprintf(st->python_ext, sizeof(st->python_ext), "%s", path);
+		else if (vt_jvm_agent_is(path))
+			snprintf(st->jvm_agent, sizeof(st->jvm_agent), "%s", path);
+	}
+	if (st->jvm_agent[0] && opts->live) {
+		snprintf(errbuf, errlen, "--live: vmtrace's JVM agent sees allocations, not frees (JVMTI "
+			 "tells no object's end); the allocations are there without --live");
+		err = -ENOTSUP;
+		goto fail;
 	}
 	if (st->all)
 		st->skel->rodata->targ_all = true; /* no pid filter: every process is one */
@@ -471,7 +480,7 @@ static int vmtrace_spawn_env(void *state, const char **env, const char **note, c
 		env[n++] = st->live_env;
 	*note = NULL;
 	if (st->ruby_ext[0]) {
-		int err = vt_ruby_ext_rubyopt(st->ruby_ext, st->rubyopt, sizeof(st->rubyopt));
+		int err = vt_ruby_ext_rubyopt(st->ruby_ext, st->load_env, sizeof(st->load_env));
 
 		if (err) {
 			snprintf(errbuf, errlen, "cannot load vmtrace's Ruby extension from %s into the "
@@ -479,20 +488,34 @@ static int vmtrace_spawn_env(void *state, const char **env, const char **note, c
 				 st->ruby_ext, strerror(-err));
 			return err;
 		}
-		env[n++] = st->rubyopt;
+		env[n++] = st->load_env;
 		*note = "loading vmtrace's Ruby extension (RUBYOPT=-rvmtrace): allocations counted "
 			"inside Ruby";
 	} else if (st->python_ext[0]) {
-		int err = vt_python_ext_env(st->python_ext, st->rubyopt, sizeof(st->rubyopt));
+		int err = vt_python_ext_env(st->python_ext, st->load_env, sizeof(st->load_env));
 
 		if (err) {
 			snprintf(errbuf, errlen, "cannot load vmtrace's CPython extension from %s into "
 				 "the command (PYTHONPATH): %s", st->python_ext, strerror(-err));
 			return err;
 		}
-		env[n++] = st->rubyopt;
+		env[n++] = st->load_env;
 		*note = "loading vmtrace's CPython extension (PYTHONPATH, a sitecustomize that "
 			"imports vmtrace): bytes counted inside CPython by function and line";
+	} else if (st->jvm_agent[0]) {
+		int err = vt_jvm_agent_tool_options(st->jvm_agent, st->load_env, sizeof(st->load_env));
+
+		if (err) {
+			snprintf(errbuf, errlen, "cannot load vmtrace's JVM agent from %s into the command "
+				 "(JAVA_TOOL_OPTIONS): %s; --runtime hotspot traces it through HotSpot's "
+				 "own probes", st->jvm_agent, strerror(-err));
+			return err;
+		}
+		env[n++] = st->load_env;
+		*note = st->sample_period ? "loading vmtrace's JVM agent (-agentpath in JAVA_TOOL_OPTIONS): "
+					    "allocations sampled by JVMTI inside the JVM"
+					  : "loading vmtrace's JVM agent (-agentpath in JAVA_TOOL_OPTIONS): "
+					    "every allocation counted inside the JVM";
 	}
 	return 0;
 }

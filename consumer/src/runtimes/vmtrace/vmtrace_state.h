@@ -39,8 +39,9 @@ struct vmtrace_state {
 	char live_env[64];          /* VMTRACE_LIVE_TEMP_NS=N for a spawned command (--live) */
 	char ruby_ext[4096];        /* the Ruby extension's module among the probes, "" if none */
 	char python_ext[4096];      /* the CPython extension's module among them, "" if none */
-	char rubyopt[8192];         /* RUBYOPT=... (PYTHONPATH=...) that loads one into a spawned
-				       Ruby (Python) */
+	char jvm_agent[4096];       /* the JVM agent among them, "" if none */
+	char load_env[8192];        /* RUBYOPT=..., PYTHONPATH=... or JAVA_TOOL_OPTIONS=... that
+				       loads one of them into a spawned runtime */
 	uint64_t prev_alloc_total;  /* alloc_total of the last GC record */
 	uint64_t events_replaced;   /* timeline events the bounded log let go */
 };

@@ -92,7 +92,9 @@ extern vmtrace_gate vmtrace_gates[VMTRACE_PROBE__COUNT];
 VMTRACE__THROUGH_GOT(vmtrace__gate_table, vmtrace_gate, vmtrace_gates)
 
 /* GC kinds, the `kind` argument of gc__begin / gc__end. */
-enum vmtrace_gc_kind { VMTRACE_GC_MINOR = 0, VMTRACE_GC_MAJOR = 1 };
+/* PAUSE: a stop of the world whose kind the host cannot tell (a JVM's, as
+ * JVMTI reports it) */
+enum vmtrace_gc_kind { VMTRACE_GC_MINOR = 0, VMTRACE_GC_MAJOR = 1, VMTRACE_GC_PAUSE = 2 };
 
 #define VMTRACE_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
@@ -555,6 +557,15 @@ extern volatile uint64_t vmtrace_sample_period;
 /* The period in force for this process right now: vmtrace_sample_period if a
  * consumer holds sample__armed, else 0. */
 uint64_t vmtrace_sample_period_effective(void);
+
+/* An allocation a host that samples by itself (a JVM's JVMTI allocation
+ * sampling) picked, at a mean of `period` bytes between samples, drawn as a
+ * Poisson process over the bytes allocated (docs/sampling.md): counted with
+ * the weight that makes the sums unbiased, 1/(1 - exp(-size/period)); period
+ * 0, every allocation, with weight 1. libvmtrace's own countdown is not
+ * applied. Call it while VMTRACE_ALLOC_ENABLED().                (public) */
+void vmtrace_alloc_sampled(const char *klass, const char *method, uint64_t size, const char *site,
+			   const void *addr, uint64_t period);
 
 #ifdef __cplusplus
 }

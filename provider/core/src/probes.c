@@ -159,9 +159,10 @@ static inline uint64_t sample_weight(uint64_t size)
 /* ---- the out-of-line halves of the host's macros ---- */
 
 /* A batching tracer and a per-event one (bpftrace) may both be attached:
- * each gets every event, with the same weight (0: not sampled). */
-static void alloc_weighted(const char *klass, const char *method, uint64_t size, const char *site,
-			   const void *addr, uint64_t weight)
+ * each gets every event, with the same weight (0: not sampled). The only
+ * frame with the probe's site: native stacks show it as alloc_general. */
+static __attribute__((noinline)) void alloc_general(const char *klass, const char *method, uint64_t size,
+						    const char *site, const void *addr, uint64_t weight)
 {
 	if (SEMAPHORE(OBJECT_ALLOC) | SEMAPHORE(ALLOC_BATCH) | SEMAPHORE(LIVE_BATCH)) {
 		if (weight && addr && SEMAPHORE(LIVE_BATCH))
@@ -186,16 +187,6 @@ static void alloc_weighted(const char *klass, const char *method, uint64_t size,
 	}
 }
 
-static __attribute__((noinline)) void alloc_general(const char *klass, const char *method, uint64_t size,
-						    const char *site, const void *addr)
-{
-	uint64_t weight = 0;
-
-	if (SEMAPHORE(OBJECT_ALLOC) | SEMAPHORE(ALLOC_BATCH) | SEMAPHORE(LIVE_BATCH))
-		weight = sample_weight(size);
-	alloc_weighted(klass, method, size, site, addr, weight);
-}
-
 void vmtrace_alloc_sampled(const char *klass, const char *method, uint64_t size, const char *site,
 			   const void *addr, uint64_t period)
 {
@@ -207,7 +198,7 @@ void vmtrace_alloc_sampled(const char *klass, const char *method, uint64_t size,
 			new_period(s, period); /* the countdown is not this host's: unused */
 		weight = weight_of(s, size, period);
 	}
-	alloc_weighted(klass, method, size, site, addr, weight ? weight : 1);
+	alloc_general(klass, method, size, site, addr, weight);
 }
 
 /* The batched exact case first, a leaf with a small frame: only the batch
@@ -241,7 +232,8 @@ void vmtrace__alloc_at(const char *klass, const char *method, uint64_t size, con
 		vmtrace__batch_count_stack((uint64_t)klass, (uint64_t)method, (uint64_t)site, size, 1);
 		return;
 	}
-	alloc_general(klass, method, size, site, addr);
+	alloc_general(klass, method, size, site, addr,
+		      SEMAPHORE(OBJECT_ALLOC) | SEMAPHORE(ALLOC_BATCH) | SEMAPHORE(LIVE_BATCH) ? sample_weight(size) : 0);
 }
 
 static __attribute__((noinline)) void free_general(const char *klass, uint64_t size, const void *addr)

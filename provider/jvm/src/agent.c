@@ -19,6 +19,7 @@
 #include <jni.h>
 #include <jvmti.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,15 +53,20 @@ struct jstack {
 static __thread struct jstack *self_stack;
 static __thread int warming; /* warm_up() waits for this thread's next sample */
 
+#define JVM_DEFAULT_INTERVAL (512 * 1024) /* JVMTI's sampling interval until one is set */
 #define WARM_UP_BYTES (1 << 20)
 #define WARM_UP_TRIES 64
+
+static pthread_key_t stack_key; /* frees a thread's chain as it ends */
 
 static struct jstack *thread_stack(void)
 {
 	if (!self_stack) {
 		self_stack = calloc(1, sizeof(*self_stack));
-		if (self_stack)
+		if (self_stack) {
+			pthread_setspecific(stack_key, self_stack);
 			vmtrace_frames_thread((void *const *)&self_stack->top);
+		}
 	}
 	return self_stack;
 }
@@ -104,7 +110,8 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *j, JNIEnv *env, jthread thread, j
 	const char *cname;
 	struct jvm_site *site;
 
-	(void)j, (void)env, (void)thread;
+	/* no address: the object moves, and JVMTI tells no free */
+	(void)j, (void)env, (void)thread, (void)object;
 	if (warming) {
 		warming = 0; /* the thread's first sample: see warm_up() */
 		return;
@@ -123,11 +130,11 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *j, JNIEnv *env, jthread thread, j
 	}
 	site = jvm_site_of(cname, m, at);
 	if (!site)
-		vmtrace_alloc_sampled(cname, "(vmtrace: site not named)", (uint64_t)size, NULL, object, period);
+		vmtrace_alloc_sampled(cname, "(vmtrace: site not named)", (uint64_t)size, NULL, NULL, period);
 	else if (period || st)
-		vmtrace_alloc_sampled(cname, site->method, (uint64_t)size, site->file_line, object, period);
+		vmtrace_alloc_sampled(cname, site->method, (uint64_t)size, site->file_line, NULL, period);
 	else
-		vmtrace_alloc_cached(&site->cache, cname, site->method, (uint64_t)size, site->file_line, object);
+		vmtrace_alloc_cached(&site->cache, cname, site->method, (uint64_t)size, site->file_line, NULL);
 	if (st)
 		st->top = NULL;
 }
@@ -219,10 +226,10 @@ static int start_watcher(JNIEnv *env)
 }
 
 /* JVMTI's sampler takes a new interval at a thread's next sample, so the
- * main thread, made before the agent set interval 0, would count its first
- * ~512 KiB (the JVM's default interval, drawn at random) unseen. Large
+ * main thread, made before the agent set its interval, would go to its first
+ * sample at the JVM's default (exact: its first ~512 KiB unseen). Large
  * arrays of its own, garbage at once, take it to that sample, which is not
- * counted; from then on every allocation of the thread is. */
+ * counted; from then on the thread samples at the agent's interval. */
 static void warm_up(JNIEnv *env)
 {
 	warming = 1;
@@ -241,7 +248,7 @@ static void warm_up(JNIEnv *env)
 static void JNICALL on_vm_init(jvmtiEnv *j, JNIEnv *env, jthread thread)
 {
 	(void)j, (void)thread;
-	if (alloc_on && alloc_period == 0)
+	if (alloc_on && alloc_period != JVM_DEFAULT_INTERVAL)
 		warm_up(env);
 	start_watcher(env);
 }
@@ -271,7 +278,10 @@ static int setup(JavaVM *vm, int live)
 				"GC events, tags, lines; JVMTI error %d)\n", (int)err);
 		return JNI_ERR;
 	}
-	jvm_names_init(jv);
+	if (jvm_names_init(jv) || pthread_key_create(&stack_key, free)) {
+		fprintf(stderr, "vmtrace: the agent is out of memory; it stays off\n");
+		return JNI_ERR;
+	}
 	vmtrace_frames_describe(&VMTRACE_FRAME_LAYOUT(struct jframe, caller, name, file, line));
 	memset(&cb, 0, sizeof(cb));
 	cb.SampledObjectAlloc = on_sampled_alloc;

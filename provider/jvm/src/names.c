@@ -43,12 +43,13 @@ static char **interned;
 static size_t interned_used;
 static uint64_t lost;
 
-void jvm_names_init(jvmtiEnv *jvmti)
+int jvm_names_init(jvmtiEnv *jvmti)
 {
 	jv = jvmti;
 	slots = calloc(SLOTS, sizeof(*slots));
 	classes = calloc(CLASSES, sizeof(*classes));
 	interned = calloc(INTERNED, sizeof(*interned));
+	return slots && classes && interned ? 0 : -1;
 }
 
 uint64_t jvm_names_lost(void)
@@ -184,7 +185,8 @@ const char *jvm_class_name(jclass k)
 	return name;
 }
 
-/* Under the lock: make a method's names. */
+/* Under the lock: make a method's names. The class is a local reference,
+ * gone when the event's callback returns. */
 static struct jvm_method *method_make(jmethodID m)
 {
 	struct jvm_method *jm = calloc(1, sizeof(*jm));

@@ -28,8 +28,8 @@ struct jvm_site {
 	struct vmtrace_key_cache cache;
 };
 
-/* The agent's JVMTI environment, before any lookup. */
-void jvm_names_init(jvmtiEnv *jvmti);
+/* The agent's JVMTI environment, before any lookup; 0, or -1 (out of memory). */
+int jvm_names_init(jvmtiEnv *jvmti);
 
 /* The name of class k ("java.lang.String", "int[]"), found by the tag the
  * agent gives each class it has named; NULL when it could not be made. */

@@ -21,7 +21,8 @@ PACKAGES=(
 	libmicrohttpd-dev libcurl4-openssl-dev    # serve's /metrics endpoint, record --push
 	curl python3-prometheus-client            # scrape /metrics and parse it in the tests
 	openjdk-17-jdk-headless php8.2-cli       # stock HotSpot (javac builds the test program) and PHP
-	heaptrack bc                              # bench/live: the peer of record --live
+	heaptrack bc                              # bench/live and run_pydoc_ext.sh: a peer of record --live
+	python3-scalene                           # bench/runtimes/run_pydoc_ext.sh: the Python peer that samples
 	prometheus                                # a real server scrapes serve in the tests
 	help2man man-db                           # man pages from --help, and rendering them
 	libncurses-dev tmux                       # top's terminal, and a terminal to test it in

@@ -2,9 +2,11 @@
 # bench/runtimes/run_pydoc_ext.sh: what counting every allocation by line
 # costs a real Python program, pydoc -w over several modules, timed from
 # inside the program (pydoc_driver.py), side by side in one run: untraced,
-# the extension imported and dormant, tracemalloc with 1 and 25 frames, and
-# vmtrace record -p of the program with vmtrace's CPython extension imported
-# (bytes by function and line).
+# the extension imported and dormant, tracemalloc with 1 and 25 frames,
+# scalene's memory and CPU sampling, heaptrack (every malloc, whole native
+# stacks), and vmtrace record -p of the program with vmtrace's CPython
+# extension imported: bytes by function and line, by whole Python stack
+# (--stack vm), and sampled by bytes (--sample 512K).
 # Needs root.
 #
 # Usage: bench/runtimes/run_pydoc_ext.sh [VMTRACE] [REPEATS]
@@ -17,6 +19,8 @@ PYDIR=$(dirname "$VMTRACE")/../lib/python
 MODS=(json email.message argparse http.client)
 [ "$(id -u)" = 0 ] || { echo "run_pydoc_ext.sh: needs root (BPF)" >&2; exit 1; }
 ls "$PYDIR"/vmtrace.*.so >/dev/null 2>&1 || { echo "run_pydoc_ext.sh: no CPython extension in $PYDIR" >&2; exit 1; }
+"$PY" -c "import scalene" 2>/dev/null || { echo "run_pydoc_ext.sh: needs python3-scalene" >&2; exit 1; }
+command -v heaptrack >/dev/null || { echo "run_pydoc_ext.sh: needs heaptrack" >&2; exit 1; }
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 cd "$TMP"
@@ -28,17 +32,26 @@ run_config() {
 	dormant) PYTHONPATH=$PYDIR "$PY" "$HERE/pydoc_driver.py" --import "${MODS[@]}" >out ;;
 	tm1) "$PY" -X tracemalloc=1 "$HERE/pydoc_driver.py" "${MODS[@]}" >out ;;
 	tm25) "$PY" -X tracemalloc=25 "$HERE/pydoc_driver.py" "${MODS[@]}" >out ;;
-	ext)
-		PYTHONPATH=$PYDIR "$PY" "$HERE/pydoc_driver.py" --armed "${MODS[@]}" >out &
-		local p=$!
-		until grep -q ready out 2>/dev/null; do sleep 0.01; done
-		"$VMTRACE" record -p "$p" -o rec.data --force >/dev/null 2>rec.err
-		wait "$p" ;;
+	scalene) "$PY" -m scalene --cli --memory --outfile scalene.txt "$HERE/pydoc_driver.py" "${MODS[@]}" >out ;;
+	heaptrack) heaptrack -o heaptrack.data "$PY" "$HERE/pydoc_driver.py" "${MODS[@]}" >out 2>/dev/null ;;
+	ext) traced "" ;;
+	ext_stack) traced "--stack vm" ;;
+	ext_sampled) traced "--sample 512K" ;;
 	esac
 	secs out
 }
-CONFIGS=(base dormant tm1 tm25 ext)
-NAMES=("untraced" "ext dormant" "tracemalloc 1 frame" "tracemalloc 25 frames" "vmtrace ext (by line)")
+# the program with the extension imported, waiting until vmtrace record -p arms it
+traced() {
+	PYTHONPATH=$PYDIR "$PY" "$HERE/pydoc_driver.py" --armed "${MODS[@]}" >out &
+	local p=$!
+	until grep -q ready out 2>/dev/null; do sleep 0.01; done
+	# shellcheck disable=SC2086 # $1: options, split
+	"$VMTRACE" record -p "$p" -o rec.data --force $1 >/dev/null 2>rec.err
+	wait "$p"
+}
+CONFIGS=(base dormant tm1 tm25 scalene heaptrack ext ext_stack ext_sampled)
+NAMES=("untraced" "ext dormant" "tracemalloc 1 frame" "tracemalloc 25 frames" "scalene --memory"
+       "heaptrack" "vmtrace ext (by line)" "vmtrace ext --stack vm" "vmtrace ext --sample 512K")
 for _ in $(seq "$REPEATS"); do
 	for c in "${CONFIGS[@]}"; do
 		run_config "$c" >>"$TMP/$c.t"

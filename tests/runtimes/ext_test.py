@@ -27,6 +27,8 @@ from runtime_test import check, report
 HERE = os.path.dirname(os.path.abspath(__file__))
 FORK_RB = os.path.join(HERE, "workloads", "fork_ext.rb")
 PY_LINES = os.path.join(HERE, "workloads", "py_lines.py")
+PY_SAMPLED = os.path.join(HERE, "workloads", "py_sampled.py")
+PY_STACKS = os.path.join(HERE, "workloads", "py_stacks.py")
 PY_SPAWN = os.path.join(HERE, "workloads", "py_spawn.py")
 
 
@@ -321,7 +323,59 @@ def case_py_spawn(vmtrace, tmp):
           f"py spawn: {site}: vmtrace {got} == tracemalloc's {(truth['count'], truth['bytes'])}")
 
 
-CASES = {"ext-spawn": case_spawn, "py-lines": case_py_lines, "py-spawn": case_py_spawn, "ext-gem": case_gem, "ext-serials": case_serials, "ext-pid": case_pid, "ext-stack": case_stack,
+def py_line_rows(vmtrace, data, path, marker):
+    """The report's rows at the line of path that holds marker."""
+    with open(path) as f:
+        line = next(i for i, l in enumerate(f, 1) if marker in l)
+    site = f"{path}:{line}"
+    return [a for a in report(vmtrace, data, "--by", "site")["allocations"] if a["site"] == site]
+
+
+def case_py_sampled(vmtrace, tmp):
+    """--sample with the CPython extension: the countdown by bytes in the
+    process (docs/sampling.md). Exact, each line's bytes are what the
+    workload's construction says; sampled at 64 KiB, each within 5%."""
+    runs = {}
+    for mode, extra in (("exact", []), ("sampled", ["--sample", "64K"])):
+        data = os.path.join(tmp, f"{mode}.data")
+        r = subprocess.run([vmtrace, "record", "--runtime", "vmtrace", *extra, "-o", data, "--force",
+                            "--", rt.PYTHON, PY_SAMPLED], capture_output=True, text=True, timeout=120)
+        check(r.returncode == 0, f"{mode}: record exits 0: {r.stderr.strip()[-300:]}")
+        runs[mode] = data
+    for marker, count, size in (("SMALL_LINE", 3_000_000, 133), ("BIG_LINE", 100_000, 10033)):
+        exact = py_line_rows(vmtrace, runs["exact"], PY_SAMPLED, marker)
+        got = (sum(a["count"] for a in exact), sum(a["bytes"] for a in exact))
+        check(got == (count, count * size), f"exact: {marker}: {got} == {(count, count * size)}")
+        est = py_line_rows(vmtrace, runs["sampled"], PY_SAMPLED, marker)
+        n, b = sum(a["count"] for a in est), sum(a["bytes"] for a in est)
+        samples = sum(a["samples"] for a in est)
+        check(abs(n - count) <= 0.05 * count and abs(b - count * size) <= 0.05 * count * size,
+              f"sampled: {marker}: {n} objects, {b} bytes within 5% of {count}, {count * size} "
+              f"({samples} samples)")
+
+
+def case_py_stacks(vmtrace, tmp):
+    """--stack vm with the CPython extension: each call path of
+    py_stacks.py with the objects its construction says. Each leaf() call
+    makes 200 bytes objects, and a range and its iterator for its loop
+    (the small ints it counts with are CPython's cached ones): 202."""
+    data = os.path.join(tmp, "stacks.data")
+    r = subprocess.run([vmtrace, "record", "--runtime", "vmtrace", "--stack", "vm", "-o", data,
+                        "--force", "--", rt.PYTHON, PY_STACKS], capture_output=True, text=True,
+                       timeout=120)
+    check(r.returncode == 0, f"stacks: record exits 0: {r.stderr.strip()[-300:]}")
+    j = report(vmtrace, data, "--by", "stack")
+    got = {a["stack"]: a["count"] for a in j["allocations"]}
+    want = {"<module>;top;mid;leaf": 202, "<module>;top;leaf": 202, "<module>;other;mid;leaf": 404}
+    for stack, n in want.items():
+        check(got.get(stack) == n, f"stacks: {stack}: {got.get(stack)} == {n}")
+    check(not [k for k in got if k.endswith(";leaf") and k not in want],
+          f"stacks: no other path to leaf: {[k for k in got if k.endswith(';leaf')]}")
+    check(j["lost_total"] == 0, f"stacks: nothing lost ({j['lost_total']})")
+
+
+CASES = {"ext-spawn": case_spawn, "py-lines": case_py_lines, "py-spawn": case_py_spawn,
+         "py-sampled": case_py_sampled, "py-stacks": case_py_stacks, "ext-gem": case_gem, "ext-serials": case_serials, "ext-pid": case_pid, "ext-stack": case_stack,
          "ext-live": case_live, "ext-dormant": case_dormant, "ext-hint": case_hint,
          "ext-fork": case_fork}
 

@@ -43,7 +43,8 @@
 
 struct site {
 	const void *code, *instr;     /* the frame's code object and its prev_instr */
-	const char *method, *file_line;
+	const char *method, *file_line, *file;
+	int32_t line;
 	struct vmtrace_key_cache obj_cache, mem_cache;
 };
 
@@ -175,6 +176,8 @@ static struct site *site_of(_PyInterpreterFrame *f)
 	if (file) {
 		snprintf(buf, sizeof(buf), "%s:%d", file, line);
 		s->file_line = keep(buf);
+		s->file = keep(file);
+		s->line = line;
 	}
 	if (!s->method) {
 		s->method = NULL;
@@ -182,6 +185,100 @@ static struct site *site_of(_PyInterpreterFrame *f)
 	}
 	sites_n++;
 	return s;
+}
+
+/* ---- whole stacks (--stack vm): a chain libvmtrace walks (<vmtrace/frames.h>) ---- */
+
+struct pyframe {
+	struct pyframe *caller;
+	const char *name, *file;
+	int32_t line;
+};
+
+/* A thread's chain, kept from its outermost frame in, so an allocation
+ * remakes only the frames whose (code, instruction) changed since the
+ * thread's last one. A stack deeper than libvmtrace keeps gets one frame
+ * more, outermost, that says it was cut. */
+struct pystack {
+	struct pyframe *top;          /* the chain while an allocation is counted, else NULL */
+	int hi;                       /* the innermost frames[] a chain has ended at since the last change */
+	int lo;                       /* the outermost frames[] this walk remade */
+	struct {
+		const void *code, *instr; /* what frames[k] was made from */
+	} memo[VMTRACE_STACK_MAX_DEPTH + 1];
+	struct pyframe frames[VMTRACE_STACK_MAX_DEPTH + 1];
+	_PyInterpreterFrame *walk[VMTRACE_STACK_MAX_DEPTH];
+};
+
+static __thread struct pystack *self_stack;
+static pthread_key_t stack_key; /* frees a thread's chain as it ends */
+static const char *cut_name;
+
+static struct pystack *thread_stack(void)
+{
+	if (!self_stack && (self_stack = calloc(1, sizeof(*self_stack)))) {
+		self_stack->hi = -1;
+		pthread_setspecific(stack_key, self_stack);
+		vmtrace_frames_thread_kept((void *const *)&self_stack->top);
+	}
+	return self_stack;
+}
+
+/* frames[k] made from (code, instr), its caller frames[k - 1] */
+static int frame_at(struct pystack *st, int k, const void *code, const void *instr, _PyInterpreterFrame *g)
+{
+	struct site *s;
+
+	if (st->memo[k].code == code && st->memo[k].instr == instr)
+		return 0;
+	if (g) {
+		if (!(s = site_of(g)))
+			return -1;
+		st->frames[k] = (struct pyframe){ k ? &st->frames[k - 1] : NULL, s->method, s->file, s->line };
+	} else {
+		st->frames[k] = (struct pyframe){ NULL, cut_name, NULL, 0 };
+	}
+	st->memo[k].code = code;
+	st->memo[k].instr = instr;
+	if (k < st->lo)
+		st->lo = k;
+	return 0;
+}
+
+/* The chain of the thread's Python frames from f, innermost first; NULL
+ * when there is none to make. */
+static struct pyframe *chain_of(struct pystack *st, _PyInterpreterFrame *f)
+{
+	int n = 0, cut = 0;
+
+	for (; f; f = f->previous) {
+		if (_PyFrame_IsIncomplete(f))
+			continue; /* not started: no line yet, as tracebacks skip it */
+		if (n == VMTRACE_STACK_MAX_DEPTH) {
+			cut = 1;
+			break;
+		}
+		st->walk[n++] = f;
+	}
+	st->lo = VMTRACE_STACK_MAX_DEPTH + 1;
+	if (cut && frame_at(st, 0, NULL, &cut_name, NULL))
+		return NULL;
+	for (int d = 0; d < n; d++) {
+		_PyInterpreterFrame *g = st->walk[n - 1 - d];
+
+		if (frame_at(st, cut + d, g->f_code, g->prev_instr, g))
+			return NULL;
+	}
+	/* libvmtrace names a chain by its innermost frame once walked: the
+	 * chains that ran through a remade frame are new */
+	if (st->lo <= st->hi) {
+		for (int j = st->lo; j <= st->hi; j++)
+			vmtrace_frames_changed(&st->frames[j]);
+		st->hi = -1;
+	}
+	if (n && cut + n - 1 > st->hi)
+		st->hi = cut + n - 1;
+	return n ? &st->frames[cut + n - 1] : NULL;
 }
 
 /* ---- the allocator wrappers ---- */
@@ -194,14 +291,18 @@ static void count(int obj, size_t size, void *p)
 {
 	PyThreadState *ts;
 	_PyInterpreterFrame *f = NULL;
+	struct pystack *st = NULL;
 	struct site *s;
 
-	if (!p || in_hook)
+	if (!p || in_hook || vmtrace_alloc_skipped(size))
 		return;
 	in_hook = 1;
 	ts = _PyThreadState_UncheckedGet();
 	if (ts && ts->cframe)
 		f = ts->cframe->current_frame;
+	if (VMTRACE_UNLIKELY(vmtrace__gate_table()[VMTRACE_PROBE_STACKS_ARMED].part.semaphore) &&
+	    (st = thread_stack()))
+		st->top = chain_of(st, f);
 	s = site_of(f);
 	if (!s)
 		vmtrace_alloc_cached(&oom_cache, "(vmtrace: out of memory for names)", NULL, size, NULL, p);
@@ -209,6 +310,8 @@ static void count(int obj, size_t size, void *p)
 		vmtrace_alloc_cached(&s->obj_cache, OBJ_CLASS, s->method, size, s->file_line, p);
 	else
 		vmtrace_alloc_cached(&s->mem_cache, MEM_CLASS, s->method, size, s->file_line, p);
+	if (st)
+		st->top = NULL;
 	in_hook = 0;
 }
 
@@ -352,6 +455,9 @@ PyMODINIT_FUNC PyInit_vmtrace(void)
 	m = PyModule_Create(&module);
 	if (!m)
 		return NULL;
+	if (pthread_key_create(&stack_key, free) == 0)
+		vmtrace_frames_describe(&VMTRACE_FRAME_LAYOUT(struct pyframe, caller, name, file, line));
+	cut_name = keep("(deeper frames cut)");
 	apply(NULL); /* a spawned process's tracer is there already */
 	start_watcher();
 	pthread_atfork(NULL, NULL, at_fork_child);

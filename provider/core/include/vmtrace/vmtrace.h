@@ -155,6 +155,17 @@ static inline int vmtrace__sample_skip(uint32_t gate, uint64_t size)
 #define VMTRACE_ALLOC_ENABLED() VMTRACE_UNLIKELY(VMTRACE__GATE_OR_BATCH(OBJECT_ALLOC, ALLOC_BATCH))
 #define VMTRACE_FREE_ENABLED() VMTRACE_UNLIKELY(VMTRACE__GATE_OR_BATCH(OBJECT_FREE, FREE_BATCH))
 
+/* True when byte sampling leaves out an allocation of `size` bytes, its
+ * countdown taken: a host whose key is dear to make (a frame to read, a
+ * name to look up) tests this first and makes nothing for the others. The
+ * allocation macros do not count an allocation it let through down again. */
+static inline int vmtrace_alloc_skipped(uint64_t size)
+{
+	uint32_t g = VMTRACE__GATE_OR_BATCH(OBJECT_ALLOC, ALLOC_BATCH);
+
+	return VMTRACE_UNLIKELY(g) && vmtrace__sample_skip(g, size);
+}
+
 /* an allocation of `size` bytes of `klass` while running `method`; site is
  * "file:line" or NULL; addr is the new object's address, which the matching
  * vmtrace_free_at() gives again (live heap: docs/live.md). With sampling on

@@ -29,6 +29,7 @@ FORK_RB = os.path.join(HERE, "workloads", "fork_ext.rb")
 PY_LINES = os.path.join(HERE, "workloads", "py_lines.py")
 PY_SAMPLED = os.path.join(HERE, "workloads", "py_sampled.py")
 PY_STACKS = os.path.join(HERE, "workloads", "py_stacks.py")
+PY_LEAK = os.path.join(HERE, "workloads", "py_leak.py")
 PY_SPAWN = os.path.join(HERE, "workloads", "py_spawn.py")
 
 
@@ -374,7 +375,44 @@ def case_py_stacks(vmtrace, tmp):
     check(j["lost_total"] == 0, f"stacks: nothing lost ({j['lost_total']})")
 
 
-CASES = {"ext-spawn": case_spawn, "py-lines": case_py_lines, "py-spawn": case_py_spawn,
+def case_py_live(vmtrace, tmp):
+    """--live with the CPython extension, by pid: after a deliberate leak
+    the leaking line holds its 1000 bytes(1000) (1033 bytes each), the line
+    whose 5000 objects were freed at once holds none, all temporaries;
+    the frees carry the sizes their blocks were allocated with."""
+    pydir = os.path.normpath(os.path.join(os.path.dirname(vmtrace), "..", "lib", "python"))
+    proc = subprocess.Popen([rt.PYTHON, PY_LEAK], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            env=dict(os.environ, PYTHONPATH=pydir))
+    check(proc.stdout.readline().strip() == "ready", "live: the workload imported vmtrace")
+    data = os.path.join(tmp, "live.data")
+    err = os.path.join(tmp, "live.err")
+    with open(err, "w") as ef:
+        rec = subprocess.Popen([vmtrace, "record", "-p", str(proc.pid), "--live", "-o", data],
+                               stdout=subprocess.DEVNULL, stderr=ef)
+    check(proc.stdout.readline().strip() == "done", "live: the workload leaked")
+    rec.send_signal(signal.SIGINT)
+    check(rec.wait(timeout=60) == 0, f"live: record exits 0: {open(err).read().strip()[-300:]}")
+    proc.stdin.write("bye\n")
+    proc.stdin.close()
+    check(proc.wait(timeout=60) == 0, "live: the workload exits 0")
+    j = report(vmtrace, data, "--by", "site")
+    rows = {r["site"]: r for r in j["live"]["rows"]}
+    with open(PY_LEAK) as f:
+        text = f.read().splitlines()
+    lines = {m: next(i for i, l in enumerate(text, 1) if m in l) for m in ("LEAK_LINE", "TEMP_LINE")}
+    leak = rows.get(f"{PY_LEAK}:{lines['LEAK_LINE']}", {})
+    temp = rows.get(f"{PY_LEAK}:{lines['TEMP_LINE']}", {})
+    check((leak.get("count"), leak.get("bytes")) == (1000, 1033000),
+          f"live: the leaking line holds 1000 objects, 1033000 bytes: {leak}")
+    check(temp.get("count", 0) == 0 and temp.get("temp_count") == 5000,
+          f"live: the freed line holds nothing, 5000 temporaries: {temp}")
+    frees = [f for f in j["frees"] if f["class"] == "(object memory)"]
+    check(frees and frees[0]["count"] >= 5000 and frees[0]["bytes"] >= 5000 * 1033,
+          f"live: frees with their sizes: {frees}")
+    check(j["lost_total"] == 0, f"live: nothing lost ({j['lost_total']})")
+
+
+CASES = {"ext-spawn": case_spawn, "py-lines": case_py_lines, "py-spawn": case_py_spawn, "py-live": case_py_live,
          "py-sampled": case_py_sampled, "py-stacks": case_py_stacks, "ext-gem": case_gem, "ext-serials": case_serials, "ext-pid": case_pid, "ext-stack": case_stack,
          "ext-live": case_live, "ext-dormant": case_dormant, "ext-hint": case_hint,
          "ext-fork": case_fork}

@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "vmtrace/vmtrace.h"
+#include "batch_table.h" /* libvmtrace's count of events it could not count */
 
 #define WATCH_NS 2000000L
 #define OBJ_CLASS "(object memory)"
@@ -281,6 +282,95 @@ static struct pyframe *chain_of(struct pystack *st, _PyInterpreterFrame *f)
 	return n ? &st->frames[cut + n - 1] : NULL;
 }
 
+/* ---- block sizes, while frees are wanted: a free is told only its pointer ---- */
+
+struct block {
+	uintptr_t ptr;                /* 0: empty */
+	uint64_t size_obj;            /* size << 1 | 1 for the object domain */
+};
+
+static struct block *blocks;
+static size_t blocks_cap, blocks_n;
+static int sizes_on;                  /* blocks holds what was allocated since frees were wanted */
+
+static size_t block_slot(uintptr_t ptr)
+{
+	return (size_t)(mix((uint64_t)ptr) & (blocks_cap - 1));
+}
+
+static int blocks_grow(void)
+{
+	size_t cap = blocks_cap ? blocks_cap * 2 : 1 << 16;
+	struct block *t = calloc(cap, sizeof(*t)), *old = blocks;
+	size_t old_cap = blocks_cap;
+
+	if (!t)
+		return -1;
+	blocks = t;
+	blocks_cap = cap;
+	for (size_t i = 0; i < old_cap; i++) {
+		size_t j;
+
+		if (!old[i].ptr)
+			continue;
+		for (j = block_slot(old[i].ptr); blocks[j].ptr; j = (j + 1) & (cap - 1))
+			;
+		blocks[j] = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+static void block_put(void *p, uint64_t size, int obj)
+{
+	size_t j;
+
+	if (2 * (blocks_n + 1) > blocks_cap && blocks_grow()) {
+		/* no memory to remember it: its free will be unseen, so it is
+		 * counted among the events the provider could not count */
+		atomic_fetch_add_explicit(&vmtrace__batch_lost, 1, memory_order_relaxed);
+		return;
+	}
+	for (j = block_slot((uintptr_t)p); blocks[j].ptr && blocks[j].ptr != (uintptr_t)p; j = (j + 1) & (blocks_cap - 1))
+		;
+	if (!blocks[j].ptr)
+		blocks_n++;
+	blocks[j] = (struct block){ (uintptr_t)p, size << 1 | (uint64_t)obj };
+}
+
+/* The block at p, taken out (linear probing: the entries after it move
+ * back into the hole); 0 when p was allocated before frees were wanted. */
+static int block_take(void *p, uint64_t *size_obj)
+{
+	size_t j, k;
+
+	if (!blocks_cap)
+		return 0;
+	for (j = block_slot((uintptr_t)p); blocks[j].ptr != (uintptr_t)p; j = (j + 1) & (blocks_cap - 1))
+		if (!blocks[j].ptr)
+			return 0;
+	*size_obj = blocks[j].size_obj;
+	for (k = (j + 1) & (blocks_cap - 1); blocks[k].ptr; k = (k + 1) & (blocks_cap - 1)) {
+		size_t home = block_slot(blocks[k].ptr);
+
+		/* moves back unless its home lies cyclically in (j, k] */
+		if ((j < k) ? (home <= j || home > k) : (home <= j && home > k)) {
+			blocks[j] = blocks[k];
+			j = k;
+		}
+	}
+	blocks[j].ptr = 0;
+	blocks_n--;
+	return 1;
+}
+
+static void sizes_clear(void)
+{
+	free(blocks);
+	blocks = NULL;
+	blocks_cap = blocks_n = 0;
+}
+
 /* ---- the allocator wrappers ---- */
 
 static PyMemAllocatorEx orig_obj, orig_mem;
@@ -294,7 +384,11 @@ static void count(int obj, size_t size, void *p)
 	struct pystack *st = NULL;
 	struct site *s;
 
-	if (!p || in_hook || vmtrace_alloc_skipped(size))
+	if (!p || in_hook)
+		return;
+	if (sizes_on)
+		block_put(p, size, obj);
+	if (vmtrace_alloc_skipped(size))
 		return;
 	in_hook = 1;
 	ts = _PyThreadState_UncheckedGet();
@@ -313,6 +407,19 @@ static void count(int obj, size_t size, void *p)
 	if (st)
 		st->top = NULL;
 	in_hook = 0;
+}
+
+/* A block goes: its free, with the size it was allocated with. */
+static void uncount(void *p)
+{
+	uint64_t so;
+
+	if (!p || !sizes_on || !block_take(p, &so))
+		return;
+	if (so & 1)
+		vmtrace_free_at(OBJ_CLASS, so >> 1, p);
+	else
+		vmtrace_free_at(MEM_CLASS, so >> 1, p);
 }
 
 #define WRAP(dom, orig, obj)                                                              \
@@ -334,12 +441,15 @@ static void count(int obj, size_t size, void *p)
 	{                                                                                 \
 		void *p = orig.realloc(orig.ctx, old, n);                                 \
 		(void)ctx;                                                                \
+		if (p)                                                                    \
+			uncount(old);                                                     \
 		count(obj, n, p);                                                         \
 		return p;                                                                 \
 	}                                                                                 \
 	static void dom##_free(void *ctx, void *p)                                        \
 	{                                                                                 \
 		(void)ctx;                                                                \
+		uncount(p);                                                               \
 		orig.free(orig.ctx, p);                                                   \
 	}
 WRAP(obj, orig_obj, 1)
@@ -356,8 +466,14 @@ static volatile int pending;   /* an apply() is asked for and has not run */
 static int apply(void *arg)
 {
 	int want = VMTRACE_ALLOC_ENABLED() != 0;
+	int frees = want && VMTRACE_FREE_ENABLED();
 
 	(void)arg;
+	if (frees != sizes_on) {
+		sizes_on = frees;
+		if (!frees)
+			sizes_clear();
+	}
 	if (want && !installed) {
 		PyMem_GetAllocator(PYMEM_DOMAIN_OBJ, &orig_obj);
 		PyMem_GetAllocator(PYMEM_DOMAIN_MEM, &orig_mem);
@@ -380,8 +496,10 @@ static void *watch(void *arg)
 	(void)arg;
 	for (;;) {
 		int want = VMTRACE_ALLOC_ENABLED() != 0;
+		int frees = want && VMTRACE_FREE_ENABLED();
 
-		if (want != __atomic_load_n(&installed, __ATOMIC_RELAXED) && !pending) {
+		if ((want != __atomic_load_n(&installed, __ATOMIC_RELAXED) ||
+		     frees != __atomic_load_n(&sizes_on, __ATOMIC_RELAXED)) && !pending) {
 			pending = 1;
 			if (Py_AddPendingCall(apply, NULL) < 0)
 				pending = 0; /* the queue was full: the next look asks again */

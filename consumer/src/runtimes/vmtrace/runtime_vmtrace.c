@@ -327,9 +327,10 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 	bool armed_somewhere = false;
 
 	/* In Ruby each free is a hook call of its own, as dear as an
-	 * allocation: the extension counts frees when they are asked for
+	 * allocation, and CPython's extension must remember each block's size
+	 * to tell a free's: the extensions count frees when they are asked for
 	 * (--events free) or the live heap needs them (--live). */
-	if (st->ruby_ext[0] && !opts->events && !opts->live)
+	if ((st->ruby_ext[0] || st->python_ext[0]) && !opts->events && !opts->live)
 		events &= ~(uint32_t)VT_EVENTS_FREE;
 
 	st->batch.pid = opts->pid;

@@ -306,11 +306,11 @@ def case_py_lines(vmtrace, tmp):
 
 
 def case_py_spawn(vmtrace, tmp):
-    """record --runtime vmtrace -- python3.11: the extension imported before
-    the program (a sitecustomize on PYTHONPATH), and said so; a kept line's
+    """record -- python3.11, by default: the extension imported before the
+    program (a sitecustomize on PYTHONPATH), and said so; a kept line's
     bytes equal tracemalloc's snapshot there."""
     data = os.path.join(tmp, "pys.data")
-    r = subprocess.run([vmtrace, "record", "--runtime", "vmtrace", "-o", data, "--force", "--",
+    r = subprocess.run([vmtrace, "record", "-o", data, "--force", "--",
                         rt.PYTHON, PY_SPAWN], capture_output=True, text=True, timeout=120)
     check(r.returncode == 0, f"py spawn: record exits 0: {r.stderr.strip()[-300:]}")
     check("loading vmtrace's CPython extension" in r.stderr,

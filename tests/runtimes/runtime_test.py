@@ -148,13 +148,13 @@ JAVA = "/usr/bin/java"
 
 
 def stock_ruby(argv, extra):
-    """These cases test the runtimes' own probes: a Ruby (a JVM) that vmtrace
-    starts or attaches to would load vmtrace's Ruby extension (ext_test.py;
-    its JVM agent, jvm_agent_test.py) unless told the runtime."""
-    if argv and argv[0] == RUBY and "--runtime" not in extra:
-        return ["--runtime", "ruby", *extra]
-    if argv and argv[0] == JAVA and "--runtime" not in extra:
-        return ["--runtime", "hotspot", *extra]
+    """These cases test the runtimes' own probes: a Ruby (a CPython, a JVM)
+    that vmtrace starts or attaches to would load vmtrace's Ruby extension
+    (ext_test.py; its CPython extension, ext_test.py; its JVM agent,
+    jvm_agent_test.py) unless told the runtime."""
+    stock = {RUBY: "ruby", PYTHON: "python", JAVA: "hotspot"}
+    if argv and argv[0] in stock and "--runtime" not in extra:
+        return ["--runtime", stock[argv[0]], *extra]
     return list(extra)
 
 
@@ -594,7 +594,7 @@ def case_python_pauses_counted(vmtrace, tmp):
     lost (counted), never its count (pauses counted in BPF)."""
     data = os.path.join(tmp, "pauses.data")
     n = 300000
-    r = subprocess.run([vmtrace, "record", "-o", data, "--", PYTHON, "-c",
+    r = subprocess.run([vmtrace, "record", "--runtime", "python", "-o", data, "--", PYTHON, "-c",
                         f"import gc\nfor _ in range({n}): gc.collect(0)"],
                        capture_output=True, text=True, timeout=120)
     check(r.returncode == 0, f"pauses: record exits 0: {r.stderr.strip()[-200:]}")

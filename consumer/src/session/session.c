@@ -227,6 +227,27 @@ static void follow_env(const char **env, size_t max, const char *runtime)
 	env[n] = NULL;
 }
 
+/* The probes of vmtrace's CPython extension, which a Python about to start
+ * will import (the adapter puts it on PYTHONPATH). Not built or installed
+ * here: CPython's own probes, unless --runtime vmtrace asked for it. */
+static int use_python_ext(struct vt_session *s, const struct vt_session_opts *o, char *err, size_t errlen)
+{
+	char ext[PATH_MAX];
+	int r;
+
+	if (vt_python_ext_find(ext, sizeof(ext))) {
+		if (!o->runtime)
+			return 0;
+		snprintf(err, errlen, "--runtime vmtrace: vmtrace's CPython extension is not built or "
+			 "installed here (provider/python)");
+		return -ENOENT;
+	}
+	r = vt_usdt_read_file(ext, &s->probes);
+	if (r)
+		snprintf(err, errlen, "cannot read the probes of %s: %s", ext, strerror(-r));
+	return r;
+}
+
 /* Put vmtrace's JVM agent into the JVM: its probes for a java about to
  * start (the adapter adds -agentpath), the attach mechanism for a running
  * one. A running JVM that will not take it is left to HotSpot's probes,
@@ -292,23 +313,11 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 	if (!r && s->target.spawned)
 		r = add_dlopened_probes(s->target.interp ? s->target.interp : s->target.exe,
 					&s->probes, err, errlen);
-	/* --runtime vmtrace of a Python: vmtrace's CPython extension, which
-	 * it imports at start (python_ext.h); without it, CPython's own probes */
-	if (!r && s->target.spawned && o->runtime && strcmp(o->runtime, "vmtrace") == 0 &&
-	    vt_python_ext_program(s->target.interp ? s->target.interp : s->target.exe)) {
-		char ext[PATH_MAX];
-
-		if (vt_python_ext_find(ext, sizeof(ext))) {
-			snprintf(err, errlen, "--runtime vmtrace: vmtrace's CPython extension is not "
-				 "built or installed here (provider/python)");
-			return -ENOENT;
-		}
-		r = vt_usdt_read_file(ext, &s->probes);
-		if (r) {
-			snprintf(err, errlen, "cannot read the probes of %s: %s", ext, strerror(-r));
-			return r;
-		}
-	}
+	/* a Python it starts: vmtrace's CPython extension, which it imports at
+	 * start (python_ext.h), unless another runtime's path is asked for */
+	if (!r && s->target.spawned && (!o->runtime || strcmp(o->runtime, "vmtrace") == 0) &&
+	    vt_python_ext_program(s->target.interp ? s->target.interp : s->target.exe))
+		r = use_python_ext(s, o, err, errlen);
 	/* a java it starts, or a running JVM: vmtrace's agent inside it
 	 * (jvm_agent.h), unless another runtime's path is asked for */
 	if (!r && (!o->runtime || strcmp(o->runtime, "vmtrace") == 0) && has_provider(&s->probes, "hotspot") &&
@@ -411,6 +420,15 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 		snprintf(jvm_why + strlen(jvm_why), sizeof(s->note_buf) - strlen(jvm_why),
 			 "; traced through HotSpot's probes instead");
 		s->spawn_note = jvm_why;
+	}
+	/* a Python traced by its own probes could count inside itself */
+	if (!s->target.spawned && strcmp(s->rt->name, "python") == 0) {
+		char ext[PATH_MAX];
+
+		if (!vt_python_ext_find(ext, sizeof(ext)))
+			s->spawn_note = "hint: a CPython that imports vmtrace's extension (import vmtrace, "
+					"with its directory on PYTHONPATH) is traced inside itself: bytes by "
+					"function, line and stack, at a fraction of the cost of these probes";
 	}
 	/* a Ruby traced by its own probes could count inside itself */
 	if (!s->target.spawned && strcmp(s->rt->name, "ruby") == 0) {

@@ -127,10 +127,11 @@ tid)
 	;;
 
 script)
-	# a script as the command: traced through its interpreter, status kept
+	# a script as the command: traced through its interpreter (CPython's own
+	# probes, which count calls), status kept
 	printf '#!/usr/bin/python3\nimport sys\ndef work(i):\n    return i * 2\nfor i in range(500):\n    work(i)\nsys.exit(5)\n' >work.py
 	chmod +x work.py
-	"$VMTRACE" record -o s.data --format json -- ./work.py >vt.out 2>vt.err
+	"$VMTRACE" record --runtime python -o s.data --format json -- ./work.py >vt.out 2>vt.err
 	st=$?
 	[ $st = 5 ] || fail "record of a script exited $st, want the script's 5"
 	[ "$(json vt.out 'r["runtime"]')" = python ] || fail "not traced as python"

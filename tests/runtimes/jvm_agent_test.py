@@ -22,6 +22,7 @@ from runtime_test import check, report
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SAMPLED_JAVA = os.path.join(HERE, "workloads", "Sampled.java")
+DEEP_JAVA = os.path.join(HERE, "workloads", "Deep.java")
 JAVA = jvm_test.JAVA
 AGENT_NOTE = "loading vmtrace's JVM agent"
 # Sampled.java: class -> (method, count, bytes each)
@@ -78,6 +79,14 @@ def case_agent_stack(vmtrace, tmp):
     gamma = [p for p in folded if p.endswith(";Allocs.makeGamma;Allocs$Gamma")]
     check(len(gamma) == 1 and folded[gamma[0]] == 200 and not gamma[0].startswith("Allocs.main"),
           f"stack: Gamma on its own thread, from its run(): {gamma}")
+    # deeper than the 128 frames kept: cut, and counted as such
+    classes = os.path.join(tmp, "deep")
+    subprocess.run([jvm_test.JAVAC, "-d", classes, DEEP_JAVA], check=True, timeout=120)
+    data, _ = rt.record_spawn(vmtrace, [JAVA, "-cp", classes, "Deep"], tmp,
+                              extra=["--runtime", "vmtrace", "--stack", "vm"])
+    j = report(vmtrace, data)
+    cut = {l["what"]: l["count"] for l in j["lost"]}.get("stack cut at 128 frames (allocations)")
+    check(cut is not None and cut >= 100, f"stack: 100 Leaf 200 calls deep counted as cut: {cut}")
 
 
 def sampled_target(tmp):

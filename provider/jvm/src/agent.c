@@ -46,7 +46,7 @@ struct jframe {
 
 struct jstack {
 	struct jframe *top;         /* the chain while an allocation is counted, else NULL */
-	struct jframe frames[VMTRACE_STACK_MAX_DEPTH];
+	struct jframe frames[VMTRACE_STACK_MAX_DEPTH + 1];
 	jvmtiFrameInfo info[VMTRACE_STACK_MAX_DEPTH];
 };
 
@@ -75,7 +75,7 @@ static struct jstack *thread_stack(void)
  * (method, location) in *m, *at. 0, or -1 (no stack to walk). */
 static int walk_stack(struct jstack *st, jmethodID *m, jlocation *at)
 {
-	jint n = 0, k = 0;
+	jint n = 0, k = 0, depth = 0;
 
 	if ((*jv)->GetStackTrace(jv, NULL, 0, VMTRACE_STACK_MAX_DEPTH, st->info, &n) != JVMTI_ERROR_NONE ||
 	    n <= 0)
@@ -89,6 +89,12 @@ static int walk_stack(struct jstack *st, jmethodID *m, jlocation *at)
 		if (k)
 			st->frames[k - 1].caller = &st->frames[k];
 		k++;
+	}
+	/* deeper than libvmtrace keeps: one frame more, so it flags the stack cut */
+	if (n == VMTRACE_STACK_MAX_DEPTH && k &&
+	    (*jv)->GetFrameCount(jv, NULL, &depth) == JVMTI_ERROR_NONE && depth > n) {
+		st->frames[k] = (struct jframe){ NULL, "(deeper frames cut)", NULL, 0 };
+		st->frames[k - 1].caller = &st->frames[k];
 	}
 	*m = st->info[0].method;
 	*at = st->info[0].location;

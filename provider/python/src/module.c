@@ -252,9 +252,11 @@ static struct pyframe *chain_of(struct pystack *st, _PyInterpreterFrame *f)
 {
 	int n = 0, cut = 0;
 
+	/* one not started has no line yet, and tracebacks skip it; only the
+	 * innermost can be (a frame that called another has started) */
+	for (; f && _PyFrame_IsIncomplete(f); f = f->previous)
+		;
 	for (; f; f = f->previous) {
-		if (_PyFrame_IsIncomplete(f))
-			continue; /* not started: no line yet, as tracebacks skip it */
 		if (n == VMTRACE_STACK_MAX_DEPTH) {
 			cut = 1;
 			break;

@@ -379,7 +379,7 @@ static PyMemAllocatorEx orig_obj, orig_mem;
 static int in_hook; /* under the GIL: the hook's own allocations pass through */
 static struct vmtrace_key_cache oom_cache;
 
-static void count(int obj, size_t size, void *p)
+static __attribute__((noinline)) void count_slow(int obj, size_t size, void *p)
 {
 	PyThreadState *ts;
 	_PyInterpreterFrame *f = NULL;
@@ -388,10 +388,11 @@ static void count(int obj, size_t size, void *p)
 
 	if (!p || in_hook)
 		return;
-	if (sizes_on)
+	if (sizes_on) {
 		block_put(p, size, obj);
-	if (vmtrace_alloc_skipped(size))
-		return;
+		if (vmtrace_alloc_skipped(size))
+			return;
+	}
 	in_hook = 1;
 	ts = _PyThreadState_UncheckedGet();
 	if (ts && ts->cframe)
@@ -411,17 +412,31 @@ static void count(int obj, size_t size, void *p)
 	in_hook = 0;
 }
 
+/* An allocation through a wrapped domain; sampled out, it costs the
+ * countdown alone, inline in the wrapper. */
+static inline __attribute__((always_inline)) void count(int obj, size_t size, void *p)
+{
+	if (p && !in_hook && (VMTRACE_UNLIKELY(sizes_on) || !vmtrace_alloc_skipped(size)))
+		count_slow(obj, size, p);
+}
+
 /* A block goes: its free, with the size it was allocated with. */
-static void uncount(void *p)
+static __attribute__((noinline)) void uncount_slow(void *p)
 {
 	uint64_t so;
 
-	if (!p || !sizes_on || !block_take(p, &so))
+	if (!p || !block_take(p, &so))
 		return;
 	if (so & 1)
 		vmtrace_free_at(OBJ_CLASS, so >> 1, p);
 	else
 		vmtrace_free_at(MEM_CLASS, so >> 1, p);
+}
+
+static inline __attribute__((always_inline)) void uncount(void *p)
+{
+	if (VMTRACE_UNLIKELY(sizes_on))
+		uncount_slow(p);
 }
 
 #define WRAP(dom, orig, obj)                                                              \

@@ -16,7 +16,9 @@
 #                    among its events, throttled to 300 a second)
 #   agent 512K       vmtrace record -p: the agent loaded through the attach
 #                    mechanism, sampled at the default 512 KiB
-#   agent exact      vmtrace record -p --sample 0: every allocation through JVMTI
+#   agent exact      vmtrace record -p --sample 0: every allocation through JVMTI,
+#                    per class and method
+#   agent exact class  the same with --no-methods: per class, no frame read
 #   DTrace probes    -XX:+DTraceAllocProbes at start, vmtrace record --runtime hotspot -p
 # and the time from `vmtrace record -p` to its "recording" line (the attach).
 #
@@ -47,6 +49,7 @@ for _ in $(seq "$REPEATS"); do
 	one_run none "" "$JAVA" "$JFR" "${W[@]}" 2>/dev/null >>"$TMP/jfr"
 	one_run vmtrace "" "$JAVA" "${W[@]}" >>"$TMP/agent"
 	one_run vmtrace "--sample 0" "$JAVA" "${W[@]}" >>"$TMP/exact"
+	one_run vmtrace "--sample 0 --no-methods" "$JAVA" "${W[@]}" >>"$TMP/exact_class"
 	one_run vmtrace "--runtime hotspot" "$JAVA" -XX:+DTraceAllocProbes "${W[@]}" >>"$TMP/dtrace"
 done
 # the attach alone: vmtrace record -p of a waiting JVM until it says it records
@@ -71,7 +74,7 @@ attach_once() {
 }
 for _ in $(seq "$REPEATS"); do attach_once >>"$TMP/attach"; done
 
-for c in base jfr agent exact dtrace attach; do
+for c in base jfr agent exact exact_class dtrace attach; do
 	declare "$c=$(median <"$TMP/$c")"
 done
 echo "$($JAVA -version 2>&1 | head -1), Bench.java: $ITER iterations x (1 object + 3 calls), median of $REPEATS"
@@ -80,8 +83,10 @@ row "untraced" "$base"
 row "JFR (settings=profile)" "$jfr"
 row "vmtrace agent, sampled 512K (-p)" "$agent"
 row "vmtrace agent, exact (-p)" "$exact"
+row "vmtrace agent, exact per class (-p)" "$exact_class"
 row "vmtrace DTrace probes (-p)" "$dtrace"
-awk -v e="$exact" -v d="$dtrace" 'BEGIN { printf "DTrace probes / agent exact: %.2f\n", d / e }'
+awk -v e="$exact" -v c="$exact_class" -v d="$dtrace" \
+	'BEGIN { printf "DTrace probes (per class) / agent exact: %.2f by class and method, %.2f by class\n", d / e, d / c }'
 echo "attach (vmtrace record -p to recording, agent loaded): median ${attach} ms"
 
 # Part 2: javac over generated classes, whole command

@@ -7,8 +7,8 @@ workloads/Allocs.java (exact, jvm_test.EXPECTED) and workloads/Sampled.java
 (sampled estimates within 5%).
 
 Usage: jvm_agent_test.py VMTRACE CASE
-Cases: agent-spawn, agent-stack, agent-pid-sampled, agent-pid-twice,
-agent-refused.
+Cases: agent-spawn, agent-classes, agent-stack, agent-pid-sampled,
+agent-pid-twice, agent-refused.
 Exit 0 pass, 1 fail, 77 skip (not root).
 """
 import os
@@ -58,6 +58,23 @@ def case_agent_spawn(vmtrace, tmp):
     check(j["lost_total"] == 0, f"spawn: nothing lost ({j['lost_total']})")
     check(j["gc"]["collections"] >= jvm_test.GCS and j["gc"]["pauses"] == j["gc"]["collections"],
           f"spawn: the {jvm_test.GCS} System.gc() pauses seen: {j['gc']['collections']}")
+
+
+def case_agent_classes(vmtrace, tmp):
+    """--no-methods: every allocation per class, no frame read (the cheap
+    exact mode); the same counts and bytes per class, no method named."""
+    data, _ = spawn_agent(vmtrace, tmp, ["--no-methods"])
+    j = report(vmtrace, data, "--by", "class")
+    got = {a["class"]: (a["count"], a["bytes"]) for a in j["allocations"]}
+    want = {}
+    for (klass, _), (n, b) in jvm_test.EXPECTED.items():
+        c, s = want.get(klass, (0, 0))
+        want[klass] = (c + n, s + b)
+    for klass, w in want.items():
+        if klass.startswith("Allocs$"):
+            check(got.get(klass) == w, f"classes: {klass}: {got.get(klass)} == {w}")
+    rows = report(vmtrace, data)["allocations"]
+    check(rows and all(a["method"] == "" for a in rows), "classes: no method read")
 
 
 def case_agent_stack(vmtrace, tmp):
@@ -207,7 +224,7 @@ def case_agent_refused(vmtrace, tmp):
           f"fallback: HotSpot's probes count Alpha: {got.get('Allocs$Alpha')}")
 
 
-CASES = {"agent-spawn": case_agent_spawn, "agent-stack": case_agent_stack,
+CASES = {"agent-spawn": case_agent_spawn, "agent-classes": case_agent_classes, "agent-stack": case_agent_stack,
          "agent-pid-sampled": case_agent_pid_sampled, "agent-pid-twice": case_agent_pid_twice,
          "agent-refused": case_agent_refused}
 

@@ -60,7 +60,7 @@ struct vt_attach_opts {
 /* ... and of the other counting maps (functions, methods, names, resets) */
 #define VT_COUNT_MAP_DEFAULT 16384
 
-#define VT_SPAWN_ENV_MAX 3                /* entries a spawn_env gives at most */
+#define VT_SPAWN_ENV_MAX 4                /* entries a spawn_env gives at most */
 
 struct vt_runtime {
 	const char *name;        /* "vmtrace", "ruby", "python": --runtime and the report */

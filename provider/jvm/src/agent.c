@@ -32,6 +32,12 @@
 static jvmtiEnv *jv;
 static int started;                 /* the agent is set up in this JVM */
 
+/* Written by a consumer that counts classes alone (record --no-methods),
+ * through /proc/PID/mem, or set from VMTRACE_JVM_NO_METHODS=1 in a JVM it
+ * starts: no frame is read for an allocation. Exported, so a consumer
+ * finds it. */
+__attribute__((visibility("default"))) volatile uint64_t vmtrace_jvm_no_methods;
+
 /* what the watcher turned on; read by the callbacks */
 static volatile int alloc_on, gc_on;
 static volatile uint64_t alloc_period; /* the interval JVMTI samples at, in bytes; 0 every allocation */
@@ -130,6 +136,8 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *j, JNIEnv *env, jthread thread, j
 	if (vmtrace__gate_table()[VMTRACE_PROBE_STACKS_ARMED].part.semaphore && (st = thread_stack())) {
 		if (walk_stack(st, &m, &at))
 			m = NULL;
+	} else if (vmtrace_jvm_no_methods) {
+		at = -1; /* the class alone */
 	} else if ((*jv)->GetStackTrace(jv, NULL, 0, 1, &top, &n) == JVMTI_ERROR_NONE && n == 1) {
 		m = top.method;
 		at = top.location;
@@ -315,7 +323,11 @@ static int setup(JavaVM *vm, int live)
 
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 {
+	const char *no_methods = getenv("VMTRACE_JVM_NO_METHODS");
+
 	(void)options, (void)reserved;
+	if (no_methods && strcmp(no_methods, "1") == 0)
+		vmtrace_jvm_no_methods = 1;
 	return setup(vm, 0);
 }
 

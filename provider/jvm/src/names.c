@@ -280,13 +280,15 @@ struct jvm_site *jvm_site_of(const char *klass, jmethodID m, jlocation at)
 		return s->value;
 	if (m && jvm_frame_names(m, at, &f))
 		return NULL;
+	if (!m && at < 0)
+		f.method = NULL; /* the class alone: no frame asked for */
 	pthread_mutex_lock(&lock);
 	s = slot_for((uintptr_t)klass, (uintptr_t)m, (uintptr_t)at);
 	if (s->k0) {
 		site = s->value;
 	} else if ((site = calloc(1, sizeof(*site)))) {
 		site->klass = klass;
-		site->method = intern(f.method);
+		site->method = f.method ? intern(f.method) : NULL;
 		if (f.file) {
 			if (f.line > 0)
 				snprintf(buf, sizeof(buf), "%s:%d", f.file, f.line);
@@ -294,7 +296,8 @@ struct jvm_site *jvm_site_of(const char *klass, jmethodID m, jlocation at)
 				snprintf(buf, sizeof(buf), "%s", f.file);
 			site->file_line = intern(buf);
 		}
-		if (!site->method || slot_fill(s, (uintptr_t)klass, (uintptr_t)m, (uintptr_t)at, site)) {
+		if ((f.method && !site->method) ||
+		    slot_fill(s, (uintptr_t)klass, (uintptr_t)m, (uintptr_t)at, site)) {
 			free(site);
 			site = NULL;
 		}

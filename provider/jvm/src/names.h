@@ -40,7 +40,8 @@ const char *jvm_class_name(jclass k);
 int jvm_frame_names(jmethodID m, jlocation at, struct jvm_frame_names *out);
 
 /* The site of an allocation of class klass (from jvm_class_name) in the
- * frame at (m, at); m NULL: no Java frame. NULL when it could not be made. */
+ * frame at (m, at); m NULL: no Java frame, and with at < 0 no frame asked
+ * for (the site names no method). NULL when it could not be made. */
 struct jvm_site *jvm_site_of(const char *klass, jmethodID m, jlocation at);
 
 /* Names that could not be made (out of memory, a full table), counted. */

@@ -60,6 +60,7 @@
 #define PROC_PID_INIT_INO 0xEFFFFFFCu
 /* struct vmtrace_live_clock (vmtrace/vmtrace.h): the fields a consumer writes */
 #define LIVE_CLOCK_SYMBOL "vmtrace_live"
+#define JVM_NO_METHODS_SYMBOL "vmtrace_jvm_no_methods" /* provider/jvm/src/agent.c */
 #define LIVE_CLOCK_SESSION offsetof(struct vmtrace_live_clock, session)
 #define LIVE_CLOCK_TEMP_NS offsetof(struct vmtrace_live_clock, temp_ns)
 
@@ -236,6 +237,18 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 			snprintf(st->python_ext, sizeof(st->python_ext), "%s", path);
 		else if (vt_jvm_agent_is(path))
 			snprintf(st->jvm_agent, sizeof(st->jvm_agent), "%s", path);
+	}
+	/* classes alone: the JVM agent reads no frame (its costliest part) */
+	if (st->jvm_agent[0]) {
+		if (opts->spawned && opts->no_methods)
+			snprintf(st->jvm_env, sizeof(st->jvm_env), "VMTRACE_JVM_NO_METHODS=1");
+		else if (!opts->spawned &&
+			 (err = vt_provider_write_u64(opts->pid, opts->probes, JVM_NO_METHODS_SYMBOL,
+						      opts->no_methods ? 1 : 0))) {
+			snprintf(errbuf, errlen, "cannot tell the JVM agent in pid %d what to count: %s",
+				 (int)opts->pid, strerror(-err));
+			goto fail;
+		}
 	}
 	if (st->jvm_agent[0] && opts->live) {
 		snprintf(errbuf, errlen, "--live: vmtrace's JVM agent sees allocations, not frees (JVMTI "
@@ -479,6 +492,8 @@ static int vmtrace_spawn_env(void *state, const char **env, const char **note, c
 		env[n++] = st->period_env;
 	if (st->live_env[0])
 		env[n++] = st->live_env;
+	if (st->jvm_env[0])
+		env[n++] = st->jvm_env;
 	*note = NULL;
 	if (st->ruby_ext[0]) {
 		int err = vt_ruby_ext_rubyopt(st->ruby_ext, st->load_env, sizeof(st->load_env));

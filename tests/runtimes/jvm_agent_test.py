@@ -162,6 +162,12 @@ def case_agent_pid_twice(vmtrace, tmp):
     try:
         rec1, _, err1, _ = record_attached(vmtrace, tmp, first, "first.data")
         check("sampled" in open(err1).read(), "twice: a running JVM is sampled by default")
+        # --all leaves a JVM's agent dormant (it samples nothing, and every allocation
+        # through JVMTI would cost an event)
+        r = subprocess.run([vmtrace, "record", "--all", "-d", "0.5", "-o", os.path.join(tmp, "all.data")],
+                           capture_output=True, text=True, timeout=60)
+        check("vmtrace's JVM agent in" in r.stderr and "left dormant" in r.stderr,
+              f"twice: --all leaves the agent dormant: {r.stderr.strip()[-300:]}")
         rec2, data2, _, _ = record_attached(vmtrace, tmp, second, "second.data", ["--sample", "64K"])
         check(rec1.poll() is None, "twice: the first recording runs on")
         rec1.terminate()

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "runtimes/jvm_agent.h"
 #include "session/session_all.h"
 #include "session/target.h"
 
@@ -198,6 +199,14 @@ static int open_files(struct vt_session_all *s, const struct vt_session_opts *o,
 		char why[4096];
 		int r;
 
+		/* a JVM's agent stays dormant: --all samples nothing, and every
+		 * allocation through JVMTI costs an event (docs/runtimes.md);
+		 * record -p samples it */
+		if (vt_jvm_agent_is(ps->v[i])) {
+			fprintf(stderr, "vmtrace: --all: vmtrace's JVM agent in %s left dormant "
+				"(record -p PID samples a JVM that holds it)\n", ps->v[i]);
+			continue;
+		}
 		if (vt_usdt_read_file(ps->v[i], &l) || !(rt = vt_runtime_detect(&l))) {
 			vt_usdt_list_free(&l);
 			continue;

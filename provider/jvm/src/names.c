@@ -41,7 +41,6 @@ static const char **classes;  /* by tag - 1 */
 static size_t classes_used;
 static char **interned;
 static size_t interned_used;
-static uint64_t lost;
 
 int jvm_names_init(jvmtiEnv *jvmti)
 {
@@ -50,16 +49,6 @@ int jvm_names_init(jvmtiEnv *jvmti)
 	classes = calloc(CLASSES, sizeof(*classes));
 	interned = calloc(INTERNED, sizeof(*interned));
 	return slots && classes && interned ? 0 : -1;
-}
-
-uint64_t jvm_names_lost(void)
-{
-	return __atomic_load_n(&lost, __ATOMIC_RELAXED);
-}
-
-static void count_lost(void)
-{
-	__atomic_fetch_add(&lost, 1, __ATOMIC_RELAXED);
 }
 
 static uint64_t mix3(uintptr_t a, uintptr_t b, uintptr_t c)
@@ -180,8 +169,6 @@ const char *jvm_class_name(jclass k)
 			classes_used++;
 	}
 	pthread_mutex_unlock(&lock);
-	if (!name)
-		count_lost();
 	return name;
 }
 
@@ -259,10 +246,8 @@ int jvm_frame_names(jmethodID m, jlocation at, struct jvm_frame_names *out)
 {
 	struct jvm_method *jm = method_of(m);
 
-	if (!jm) {
-		count_lost();
+	if (!jm)
 		return -1;
-	}
 	out->method = jm->name;
 	out->file = jm->file;
 	out->line = line_at(jm, at);
@@ -303,7 +288,5 @@ struct jvm_site *jvm_site_of(const char *klass, jmethodID m, jlocation at)
 		}
 	}
 	pthread_mutex_unlock(&lock);
-	if (!site)
-		count_lost();
 	return site;
 }

@@ -6,6 +6,8 @@
  * Lookups never lock: a name is published whole before its id is, so any
  * thread can read the tables while another thread adds to them (under one
  * mutex, with the JVMTI calls that make the names). Nothing here is freed.
+ * A name that cannot be made (out of memory, a full table) is NULL, and the
+ * agent counts its allocation under a row that says so.
  */
 #ifndef VMTRACE_JVM_NAMES_H
 #define VMTRACE_JVM_NAMES_H
@@ -43,8 +45,5 @@ int jvm_frame_names(jmethodID m, jlocation at, struct jvm_frame_names *out);
  * frame at (m, at); m NULL: no Java frame, and with at < 0 no frame asked
  * for (the site names no method). NULL when it could not be made. */
 struct jvm_site *jvm_site_of(const char *klass, jmethodID m, jlocation at);
-
-/* Names that could not be made (out of memory, a full table), counted. */
-uint64_t jvm_names_lost(void);
 
 #endif

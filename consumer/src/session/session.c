@@ -364,8 +364,7 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 	/* a running JVM is sampled unless --sample says otherwise: its
 	 * threads would be exact only from their next allocation buffer */
 	s->sample_period = o->sample_period;
-	if (!s->target.spawned && !o->sample_set && provider_path(&s->probes, "vmtrace") &&
-	    vt_jvm_agent_is(provider_path(&s->probes, "vmtrace")))
+	if (!s->target.spawned && !o->sample_set && vt_jvm_agent_is(provider_path(&s->probes, "vmtrace")))
 		s->sample_period = VT_JVM_AGENT_ATTACH_PERIOD;
 
 	struct vt_attach_opts ao = {

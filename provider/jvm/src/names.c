@@ -14,11 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "intern.h"
 #include "names.h"
 
 #define SLOTS (1u << 17)      /* methods and sites together, at most half full */
 #define CLASSES (1u << 16)    /* classes named */
-#define INTERNED (1u << 16)   /* distinct strings, at most half full */
 
 struct slot {
 	uintptr_t k0;         /* published last; 0: empty */
@@ -39,26 +39,20 @@ static struct slot *slots;
 static size_t slots_used;
 static const char **classes;  /* by tag - 1 */
 static size_t classes_used;
-static char **interned;
-static size_t interned_used;
+static struct vt_interned interned;
 
 int jvm_names_init(jvmtiEnv *jvmti)
 {
 	jv = jvmti;
 	slots = calloc(SLOTS, sizeof(*slots));
 	classes = calloc(CLASSES, sizeof(*classes));
-	interned = calloc(INTERNED, sizeof(*interned));
-	return slots && classes && interned ? 0 : -1;
+	return slots && classes ? 0 : -1;
 }
 
 static uint64_t mix3(uintptr_t a, uintptr_t b, uintptr_t c)
 {
-	uint64_t h = (uint64_t)a * 0x9e3779b97f4a7c15ull ^ (uint64_t)b * 0xc2b2ae3d27d4eb4full ^
-		     (uint64_t)c * 0x165667b19e3779f9ull;
-
-	h ^= h >> 31;
-	h *= 0xff51afd7ed558ccdull;
-	return h ^ (h >> 29);
+	return vt_mix64((uint64_t)a * 0x9e3779b97f4a7c15ull ^ (uint64_t)b * 0xc2b2ae3d27d4eb4full ^
+			(uint64_t)c * 0x165667b19e3779f9ull);
 }
 
 /* The slot holding (a, b, c), or the empty one where it would go. */
@@ -86,29 +80,10 @@ static int slot_fill(struct slot *s, uintptr_t a, uintptr_t b, uintptr_t c, void
 	return 0;
 }
 
-static uint64_t text_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
 /* Under the lock: the one kept copy of s, or NULL. */
 static const char *intern(const char *s)
 {
-	size_t i;
-
-	for (i = text_hash(s) & (INTERNED - 1); interned[i]; i = (i + 1) & (INTERNED - 1))
-		if (strcmp(interned[i], s) == 0)
-			return interned[i];
-	if (2 * (interned_used + 1) > INTERNED)
-		return NULL;
-	interned[i] = strdup(s);
-	if (interned[i])
-		interned_used++;
-	return interned[i];
+	return vt_intern_str(&interned, s);
 }
 
 /* "Ljava/lang/String;" -> "java.lang.String", "[[I" -> "int[][]" */

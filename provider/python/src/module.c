@@ -35,6 +35,7 @@
 
 #include "vmtrace/vmtrace.h"
 #include "batch_table.h" /* libvmtrace's count of events it could not count */
+#include "intern.h"
 
 #define WATCH_NS 2000000L
 #define OBJ_CLASS "(object memory)"
@@ -52,17 +53,9 @@ struct site {
 static struct site *sites;
 static size_t sites_cap, sites_n;
 
-static uint64_t mix(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	return h;
-}
-
 static uint64_t site_hash(const void *code, const void *instr)
 {
-	return mix((uint64_t)(uintptr_t)code * 31 + (uint64_t)(uintptr_t)instr);
+	return vt_mix64((uint64_t)(uintptr_t)code * 31 + (uint64_t)(uintptr_t)instr);
 }
 
 static int sites_grow(void)
@@ -87,56 +80,12 @@ static int sites_grow(void)
 	return 0;
 }
 
-/* an interned copy, never freed: libvmtrace's keys are these addresses.
- * Open addressing by the text's hash: names repeat across a function's
- * sites, and a program has thousands of sites. */
-static char **kept;
-static size_t kept_n, kept_cap;
-
-static uint64_t text_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
-static int kept_grow(void)
-{
-	size_t cap = kept_cap ? kept_cap * 2 : 1024;
-	char **t = calloc(cap, sizeof(*t));
-
-	if (!t)
-		return -1;
-	for (size_t i = 0; i < kept_cap; i++) {
-		size_t j;
-
-		if (!kept[i])
-			continue;
-		for (j = text_hash(kept[i]) & (cap - 1); t[j]; j = (j + 1) & (cap - 1))
-			;
-		t[j] = kept[i];
-	}
-	free(kept);
-	kept = t;
-	kept_cap = cap;
-	return 0;
-}
+/* an interned copy, never freed: libvmtrace's keys are these addresses */
+static struct vt_interned kept;
 
 static const char *keep(const char *s)
 {
-	size_t j;
-
-	if (2 * (kept_n + 1) > kept_cap && kept_grow())
-		return NULL;
-	for (j = text_hash(s) & (kept_cap - 1); kept[j]; j = (j + 1) & (kept_cap - 1))
-		if (strcmp(kept[j], s) == 0)
-			return kept[j];
-	kept[j] = strdup(s);
-	if (kept[j])
-		kept_n++;
-	return kept[j];
+	return vt_intern_str(&kept, s);
 }
 
 static struct site *site_of(_PyInterpreterFrame *f)
@@ -297,7 +246,7 @@ static int sizes_on;                  /* blocks holds what was allocated since f
 
 static size_t block_slot(uintptr_t ptr)
 {
-	return (size_t)(mix((uint64_t)ptr) & (blocks_cap - 1));
+	return (size_t)(vt_mix64((uint64_t)ptr) & (blocks_cap - 1));
 }
 
 static int blocks_grow(void)
@@ -386,8 +335,8 @@ static __attribute__((noinline)) void count_slow(int obj, size_t size, void *p)
 	struct pystack *st = NULL;
 	struct site *s;
 
-	if (!p || in_hook)
-		return;
+	/* count() let it through: a block, not the hook's own, and sampled in
+	 * unless frees are wanted, whose sizes are kept first */
 	if (sizes_on) {
 		block_put(p, size, obj);
 		if (vmtrace_alloc_skipped(size))

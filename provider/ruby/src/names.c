@@ -12,76 +12,21 @@
 #include <ruby/debug.h>
 
 #include "layout.h"
+#include "intern.h"
 #include "names.h"
 
 /* ---- interned strings: one copy per text, never freed ---- */
 
-static const char **interned;
-static size_t interned_cap, interned_n;
-
-static uint64_t hash_bytes(const char *s, size_t len)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h;
-}
-
-static uint64_t mix(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	return h;
-}
-
-static int intern_grow(void)
-{
-	size_t cap = interned_cap ? interned_cap * 2 : 1024;
-	const char **t = calloc(cap, sizeof(*t));
-
-	if (!t)
-		return -1;
-	for (size_t i = 0; i < interned_cap; i++) {
-		const char *s = interned[i];
-		size_t j;
-
-		if (!s)
-			continue;
-		for (j = hash_bytes(s, strlen(s)) & (cap - 1); t[j]; j = (j + 1) & (cap - 1))
-			;
-		t[j] = s;
-	}
-	free(interned);
-	interned = t;
-	interned_cap = cap;
-	return 0;
-}
+static struct vt_interned interned;
 
 const char *vt_rb_intern(const char *s, size_t len)
 {
-	size_t j;
-	char *copy;
-
-	if (2 * (interned_n + 1) > interned_cap && intern_grow())
-		return NULL;
-	for (j = hash_bytes(s, len) & (interned_cap - 1); interned[j]; j = (j + 1) & (interned_cap - 1))
-		if (strncmp(interned[j], s, len) == 0 && interned[j][len] == '\0')
-			return interned[j];
-	copy = malloc(len + 1);
-	if (!copy)
-		return NULL;
-	memcpy(copy, s, len);
-	copy[len] = '\0';
-	interned[j] = copy;
-	interned_n++;
-	return copy;
+	return vt_intern(&interned, s, len);
 }
 
 static const char *intern_str(const char *s)
 {
-	return vt_rb_intern(s, strlen(s));
+	return vt_intern_str(&interned, s);
 }
 
 /* ---- names of classes and frames ---- */
@@ -247,7 +192,7 @@ TABLE(classes, vt_rb_class);
 
 static uint64_t site_hash(VALUE klass, uintptr_t where)
 {
-	return mix((uint64_t)klass * 31 + (uint64_t)where);
+	return vt_mix64((uint64_t)klass * 31 + (uint64_t)where);
 }
 
 static int sites_grow(void)
@@ -333,7 +278,7 @@ static int classes_grow(void)
 
 		if (!classes[i].name)
 			continue;
-		for (j = mix(classes[i].klass) & (cap - 1); t[j].name; j = (j + 1) & (cap - 1))
+		for (j = vt_mix64(classes[i].klass) & (cap - 1); t[j].name; j = (j + 1) & (cap - 1))
 			;
 		t[j] = classes[i];
 	}
@@ -349,13 +294,13 @@ struct vt_rb_class *vt_rb_class_of(VALUE klass, int type)
 	size_t j;
 
 	if (classes_cap) {
-		for (j = mix(klass) & (classes_cap - 1); classes[j].name; j = (j + 1) & (classes_cap - 1))
+		for (j = vt_mix64(klass) & (classes_cap - 1); classes[j].name; j = (j + 1) & (classes_cap - 1))
 			if (classes[j].klass == klass && classes[j].serial == serial)
 				return &classes[j];
 	}
 	if (2 * (classes_n + 1) > classes_cap && classes_grow())
 		return NULL;
-	for (j = mix(klass) & (classes_cap - 1); classes[j].name; j = (j + 1) & (classes_cap - 1))
+	for (j = vt_mix64(klass) & (classes_cap - 1); classes[j].name; j = (j + 1) & (classes_cap - 1))
 		;
 	classes[j] = (struct vt_rb_class){ .klass = klass, .serial = serial,
 					   .name = class_name_of(klass, type) };
@@ -384,7 +329,7 @@ static int frames_grow(void)
 
 		if (!frames[i].names.name)
 			continue;
-		for (j = mix(frames[i].frame) & (cap - 1); t[j].names.name; j = (j + 1) & (cap - 1))
+		for (j = vt_mix64(frames[i].frame) & (cap - 1); t[j].names.name; j = (j + 1) & (cap - 1))
 			;
 		t[j] = frames[i];
 	}
@@ -399,12 +344,12 @@ static struct frame_entry *frame_entry_of(VALUE frame)
 	size_t j;
 
 	if (frames_cap)
-		for (j = mix(frame) & (frames_cap - 1); frames[j].names.name; j = (j + 1) & (frames_cap - 1))
+		for (j = vt_mix64(frame) & (frames_cap - 1); frames[j].names.name; j = (j + 1) & (frames_cap - 1))
 			if (frames[j].frame == frame)
 				return &frames[j];
 	if (2 * (frames_n + 1) > frames_cap && frames_grow())
 		return NULL;
-	for (j = mix(frame) & (frames_cap - 1); frames[j].names.name; j = (j + 1) & (frames_cap - 1))
+	for (j = vt_mix64(frame) & (frames_cap - 1); frames[j].names.name; j = (j + 1) & (frames_cap - 1))
 		;
 	frames[j] = (struct frame_entry){ frame, { stack_frame_name(frame), vt_rb_frame_file(frame) } };
 	if (!frames[j].names.name)

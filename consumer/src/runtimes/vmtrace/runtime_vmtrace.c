@@ -238,6 +238,12 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 		else if (vt_jvm_agent_is(path))
 			snprintf(st->jvm_agent, sizeof(st->jvm_agent), "%s", path);
 	}
+	if (st->jvm_agent[0] && opts->live) {
+		snprintf(errbuf, errlen, "--live: vmtrace's JVM agent sees allocations, not frees (JVMTI "
+			 "tells no object's end); the allocations are there without --live");
+		err = -ENOTSUP;
+		goto fail;
+	}
 	/* classes alone: the JVM agent reads no frame (its costliest part) */
 	if (st->jvm_agent[0]) {
 		if (opts->spawned && opts->no_methods)
@@ -249,12 +255,6 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 				 (int)opts->pid, strerror(-err));
 			goto fail;
 		}
-	}
-	if (st->jvm_agent[0] && opts->live) {
-		snprintf(errbuf, errlen, "--live: vmtrace's JVM agent sees allocations, not frees (JVMTI "
-			 "tells no object's end); the allocations are there without --live");
-		err = -ENOTSUP;
-		goto fail;
 	}
 	if (st->all)
 		st->skel->rodata->targ_all = true; /* no pid filter: every process is one */

@@ -31,6 +31,7 @@ PY_SAMPLED = os.path.join(HERE, "workloads", "py_sampled.py")
 PY_STACKS = os.path.join(HERE, "workloads", "py_stacks.py")
 PY_LEAK = os.path.join(HERE, "workloads", "py_leak.py")
 PY_SPAWN = os.path.join(HERE, "workloads", "py_spawn.py")
+PY_MANY_STACKS = os.path.join(HERE, "workloads", "py_many_stacks.py")
 
 
 def ext_dir(vmtrace):
@@ -375,6 +376,25 @@ def case_py_stacks(vmtrace, tmp):
     check(j["lost_total"] == 0, f"stacks: nothing lost ({j['lost_total']})")
 
 
+def case_py_many_stacks(vmtrace, tmp):
+    """--stack vm over more stacks than one thread's table of sent stacks
+    once held (16384) and the BPF map once took: py_many_stacks.py's 30000
+    paths, each with its own four objects, and no stack lost."""
+    data = os.path.join(tmp, "many.data")
+    r = subprocess.run([vmtrace, "record", "--runtime", "vmtrace", "--stack", "vm", "-o", data,
+                        "--force", "--", rt.PYTHON, PY_MANY_STACKS], capture_output=True, text=True,
+                       timeout=120)
+    check(r.returncode == 0, f"many stacks: record exits 0: {r.stderr.strip()[-300:]}")
+    j = report(vmtrace, data, "--by", "stack")
+    paths = {}
+    for a in j["allocations"]:
+        if a["stack"].startswith("<module>;run;f_"):
+            paths[a["stack"]] = paths.get(a["stack"], 0) + a["count"]
+    check(len(paths) == 30000 and set(paths.values()) == {4},
+          f"many stacks: 30000 paths of 4 objects each: {len(paths)} paths, counts {sorted(set(paths.values()))[:5]}")
+    check(j["lost_total"] == 0, f"many stacks: nothing lost ({j['lost_total']})")
+
+
 def case_py_live(vmtrace, tmp):
     """--live with the CPython extension, by pid: after a deliberate leak
     the leaking line holds its 1000 bytes(1000) (1033 bytes each), the line
@@ -413,7 +433,8 @@ def case_py_live(vmtrace, tmp):
 
 
 CASES = {"ext-spawn": case_spawn, "py-lines": case_py_lines, "py-spawn": case_py_spawn, "py-live": case_py_live,
-         "py-sampled": case_py_sampled, "py-stacks": case_py_stacks, "ext-gem": case_gem, "ext-serials": case_serials, "ext-pid": case_pid, "ext-stack": case_stack,
+         "py-sampled": case_py_sampled, "py-stacks": case_py_stacks,
+         "py-many-stacks": case_py_many_stacks, "ext-gem": case_gem, "ext-serials": case_serials, "ext-pid": case_pid, "ext-stack": case_stack,
          "ext-live": case_live, "ext-dormant": case_dormant, "ext-hint": case_hint,
          "ext-fork": case_fork}
 

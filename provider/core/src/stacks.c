@@ -74,26 +74,62 @@ void vt_stacks_forget(struct vt_stacks *s, const void *top)
 		s->memo[m].top = NULL;
 }
 
-/* Is id in the known set? Inserted when not (and there is room). */
+static uint64_t *known_alloc(uint32_t slots)
+{
+	void *p = mmap(NULL, slots * sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Forget every id sent: their frames are sent again. */
+static void known_clear(struct vt_stacks *s)
+{
+	memset(s->known, 0, (s->known_mask + 1) * sizeof(uint64_t));
+	s->nknown = 0;
+	s->gen = s->gen + 1 ? s->gen + 1 : 1;
+}
+
+/* Twice the slots, when there is memory and room under the bound. */
+static void known_grow(struct vt_stacks *s)
+{
+	uint32_t slots = 2 * (s->known_mask + 1), mask = slots - 1;
+	uint64_t *k = slots <= VT_STACKS_KNOWN_MAX ? known_alloc(slots) : NULL;
+
+	if (!k) {
+		known_clear(s);
+		return;
+	}
+	for (uint32_t j = 0; j <= s->known_mask; j++) {
+		uint32_t i;
+
+		if (!s->known[j])
+			continue;
+		for (i = (uint32_t)(s->known[j] >> 40) & mask; k[i]; i = (i + 1) & mask)
+			;
+		k[i] = s->known[j];
+	}
+	munmap(s->known, (s->known_mask + 1) * sizeof(uint64_t));
+	s->known = k;
+	s->known_mask = mask;
+}
+
+/* Is id in the known set? Inserted when not. */
 static int known_or_add(struct vt_stacks *s, uint64_t id)
 {
-	uint32_t mask = VT_STACKS_KNOWN - 1;
+	uint32_t i;
 
-	for (uint32_t i = (uint32_t)(id >> 40) & mask;; i = (i + 1) & mask) {
+	for (i = (uint32_t)(id >> 40) & s->known_mask; s->known[i]; i = (i + 1) & s->known_mask)
 		if (s->known[i] == id)
 			return 1;
-		if (s->known[i] == 0) {
-			if (2 * (s->nknown + 1) > VT_STACKS_KNOWN) {
-				/* full: forget them all; their frames are sent again */
-				memset(s->known, 0, sizeof(s->known));
-				s->nknown = 0;
-				i = (uint32_t)(id >> 40) & mask;
-			}
-			s->known[i] = id;
-			s->nknown++;
-			return 0;
-		}
+	if (2 * (s->nknown + 1) > s->known_mask + 1) {
+		known_grow(s);
+		for (i = (uint32_t)(id >> 40) & s->known_mask; s->known[i]; i = (i + 1) & s->known_mask)
+			;
 	}
+	s->known[i] = id;
+	s->nknown++;
+	return 0;
 }
 
 /* what this thread last announced (vt_stacks_announce) */
@@ -134,8 +170,7 @@ uint64_t vt_stacks_take(struct vt_stacks *s, int *must_flush)
 	depth = vt_stacks_walk(s->walk, &id, &flags);
 	epoch = __atomic_load_n(&vmtrace__stacks_epoch_store, __ATOMIC_RELAXED);
 	if (VMTRACE_UNLIKELY(epoch != s->epoch)) {
-		memset(s->known, 0, sizeof(s->known));
-		s->nknown = 0;
+		known_clear(s);
 		s->epoch = epoch;
 	}
 	n = atomic_load_explicit(&s->npend, memory_order_relaxed);
@@ -212,11 +247,22 @@ struct vt_stacks *vt_stacks_new(void)
 {
 	struct vt_stacks *s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	return s == MAP_FAILED ? NULL : s;
+	if (s == MAP_FAILED)
+		return NULL;
+	s->known = known_alloc(VT_STACKS_KNOWN_MIN);
+	if (!s->known) {
+		munmap(s, sizeof(*s));
+		return NULL;
+	}
+	s->known_mask = VT_STACKS_KNOWN_MIN - 1;
+	s->gen = 1;
+	return s;
 }
 
 void vt_stacks_free(struct vt_stacks *s)
 {
-	if (s)
+	if (s) {
+		munmap(s->known, (s->known_mask + 1) * sizeof(uint64_t));
 		munmap(s, sizeof(*s));
+	}
 }

@@ -20,9 +20,11 @@
 #include "vmtrace/batch.h"
 #include "vmtrace/frames.h"
 
-#define VT_STACKS_KNOWN 32768u       /* ids remembered per thread (slots; half are used): a real
-					 program has thousands of stacks (rdoc over two
-					 folders: 5268), and a forgotten one is sent again */
+#define VT_STACKS_KNOWN_MIN 4096u    /* slots of a thread's set of sent ids at first; it
+					 doubles when half full... */
+#define VT_STACKS_KNOWN_MAX (1u << 20) /* ... up to this (8 MiB), then starts over: a real
+					 program has tens of thousands of stacks (pydoc over
+					 four modules: 24k), and a forgotten one is sent again */
 #define VT_STACKS_PEND 8192u         /* records waiting for a flush: heads and frames */
 #define VT_STACKS_MEMO 4096u         /* ids by innermost frame, for a host whose chains are kept */
 
@@ -30,13 +32,15 @@ struct vt_batch_buf;
 
 struct vt_stacks {
 	uint64_t epoch;                              /* vmtrace_stacks_epoch `known` is for */
-	uint32_t nknown;
+	uint32_t nknown, known_mask;
 	_Atomic uint32_t npend;                      /* records appended (owner; release) */
 	uint32_t sent;                               /* records sent (under the lock) */
-	uint64_t known[VT_STACKS_KNOWN];
+	uint64_t *known;                             /* ids sent (open addressing; 0 empty) */
+	uint32_t gen;                                /* changes whenever `known` is emptied */
 	struct {
 		const void *top;                     /* a kept chain's innermost frame */
 		uint64_t id;                         /* ... and the id its walk gave */
+		uint32_t sent_gen;                   /* gen when id was found in `known` */
 	} memo[VT_STACKS_MEMO];
 	struct vmtrace_batch_frame walk[VMTRACE_STACK_MAX_DEPTH];
 	struct vmtrace_batch_frame pend[VT_STACKS_PEND];
@@ -130,29 +134,35 @@ uint64_t vt_stacks_take(struct vt_stacks *s, int *must_flush);
  * copied, nothing changed. The hot path of a stacked count. */
 static inline __attribute__((always_inline)) uint64_t vt_stacks_known(struct vt_stacks *s)
 {
-	uint32_t mask = VT_STACKS_KNOWN - 1, flags;
+	uint32_t mask = s->known_mask, flags, m = 0;
 	const void *top = *vmtrace__stacks_root;
 	uint64_t id;
 
 	if (!top || __atomic_load_n(&vmtrace__stacks_epoch_store, __ATOMIC_RELAXED) != s->epoch)
 		return 0;
 	if (vmtrace__stacks_kept) {
-		/* a kept chain at this address is the stack its walk named */
-		uint32_t m = (uint32_t)((uintptr_t)top >> 4) & (VT_STACKS_MEMO - 1);
-
+		/* a kept chain at this address is the stack its walk named, and
+		 * once found sent, sent until `known` is emptied */
+		m = (uint32_t)((uintptr_t)top >> 4) & (VT_STACKS_MEMO - 1);
 		if (s->memo[m].top == top) {
+			if (s->memo[m].sent_gen == s->gen)
+				return s->memo[m].id;
 			id = s->memo[m].id;
 		} else {
 			vt_stacks_walk(NULL, &id, &flags);
 			s->memo[m].top = top;
 			s->memo[m].id = id;
+			s->memo[m].sent_gen = 0;
 		}
 	} else {
 		vt_stacks_walk(NULL, &id, &flags);
 	}
 	for (uint32_t i = (uint32_t)(id >> 40) & mask; s->known[i]; i = (i + 1) & mask)
-		if (s->known[i] == id)
+		if (s->known[i] == id) {
+			if (vmtrace__stacks_kept)
+				s->memo[m].sent_gen = s->gen;
 			return id;
+		}
 	return 0;
 }
 

@@ -15,8 +15,10 @@ struct batch_walk {
 	struct vt_batch_buf *buf;
 	__u32 record_size;
 	__u16 kind;
-	struct vt_stack_val *stack;      /* STACK batches: the stack being read */
-	__u32 left;                  /* ... its frames still to come */
+	__u32 left;                  /* STACK batches: the stack's frames still to come */
+	__u32 depth, flags;          /* ... its head */
+	__s64 first;                 /* ... where its frames go in stack_frames; -1: nowhere
+					(known already, or no room) */
 	__u64 id;
 	__u64 slot;                  /* the delivering process's (record --all) */
 };
@@ -51,21 +53,13 @@ static long add_record(__u32 i, void *ctx)
 	return 0;
 }
 
-/* The stack read so far is whole: keep it, once. */
-static __always_inline void stack_done(struct batch_walk *w)
-{
-	long err = bpf_map_update_elem(&stacks, &w->id, w->stack, BPF_NOEXIST);
-
-	if (err && err != -EEXIST)
-		lose(VT_LOSS_STACK_MAP_FULL);
-}
-
-/* bpf_loop's body for a STACK batch: record i is a head or a frame. */
+/* bpf_loop's body for a STACK batch: record i is a head or a frame. A
+ * stack the map holds already (another thread's, or sent again) is passed
+ * over; a new one's frames go straight to stack_frames. */
 static long add_stack_record(__u32 i, void *ctx)
 {
 	struct batch_walk *w = ctx;
 	__u64 off = sizeof(struct vt_batch_hdr) + (__u64)i * sizeof(struct vt_stack_frame);
-	struct vt_stack_val *st = w->stack;
 
 	if (off > VT_BATCH_MAX_BYTES - sizeof(struct vt_stack_frame))
 		return 1;
@@ -77,23 +71,24 @@ static long add_stack_record(__u32 i, void *ctx)
 			return 1;
 		}
 		w->id = h->id;
-		st->depth = h->depth;
-		st->flags = h->flags;
+		w->depth = h->depth;
+		w->flags = h->flags;
 		w->left = h->depth;
-		if (w->left == 0)
-			stack_done(w);
+		w->first = bpf_map_lookup_elem(&stacks, &w->id) ? -1 : stack_reserve(h->depth);
+		if (w->left == 0 && w->first >= 0)
+			stack_publish(w->id, 0, w->flags, 0);
 		return 0;
 	}
 	struct vt_stack_frame *f = (struct vt_stack_frame *)(w->buf->b + off);
-	__u32 at = st->depth - w->left;
 
-	if (at >= VT_STACK_MAX_DEPTH)
-		return 1;
-	st->f[at] = *f;
+	w->left--;
+	if (w->first < 0)
+		return 0;
+	stack_frame_put(w->first + (w->depth - 1 - w->left), f);
 	resolve_name(f->name);
 	resolve_name(f->file);
-	if (--w->left == 0)
-		stack_done(w);
+	if (w->left == 0)
+		stack_publish(w->id, w->depth, w->flags, w->first);
 	return 0;
 }
 
@@ -141,9 +136,6 @@ int BPF_USDT(on_batch, void *batch, __u64 len)
 			lose(VT_LOSS_BATCH_BAD);
 			return 0;
 		}
-		w.stack = bpf_map_lookup_elem(&stack_scratch, &zero);
-		if (!w.stack)
-			return 0;
 		w.left = 0;
 		bpf_loop(h->count, add_stack_record, &w, 0);
 		if (w.left)

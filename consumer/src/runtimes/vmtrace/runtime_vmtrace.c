@@ -117,6 +117,7 @@ static void vmtrace_close(void *state)
 		vt_names_free(&st->names);
 	vt_proc_table_free(&st->procs);
 	vt_symbolizer_free(st->syms);
+	vt_vm_stacks_unmap(&st->vm_stacks);
 	vt_series_free(&st->series);
 	free(st);
 }
@@ -280,6 +281,16 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 	for (size_t i = 0; i < sizeof(counting) / sizeof(counting[0]); i++)
 		bpf_map__set_max_entries(counting[i], entries);
 	vt_adapter_size_map(st->skel->maps.allocs, opts->map_entries, VT_ALLOC_MAP_CEILING);
+	/* a real program has tens of thousands of VM stacks (pydoc over four
+	 * modules: 24k); entries are made only as stacks arrive */
+	vt_adapter_size_map(st->skel->maps.stacks, opts->map_entries, VT_ALLOC_MAP_CEILING);
+	if (opts->stacks & VT_STACK_VM) {
+		/* frames of every stack: about 24 per stack in pydoc and rdoc */
+		uint64_t frames = opts->map_entries ? 32ull * opts->map_entries : VT_STACK_FRAMES_DEFAULT;
+
+		st->skel->rodata->stack_frames_max = frames > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)frames;
+		bpf_map__set_max_entries(st->skel->maps.stack_frames, st->skel->rodata->stack_frames_max);
+	}
 	st->skel->rodata->targ_live = st->live;
 	st->skel->rodata->targ_temp_ns = st->temp_ns;
 	/* without --live the map stays, one entry small */
@@ -296,6 +307,12 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 	err = vmtrace_bpf__load(st->skel);
 	if (err) {
 		vt_adapter_load_failed(err, errbuf, errlen);
+		goto fail;
+	}
+	err = vt_vm_stacks_map(&st->vm_stacks, bpf_map__fd(st->skel->maps.stacks),
+			       bpf_map__fd(st->skel->maps.stack_frames), st->skel->rodata->stack_frames_max);
+	if (err) {
+		snprintf(errbuf, errlen, "cannot map the stacks' frames: %s", strerror(-err));
 		goto fail;
 	}
 	vt_names_init(&st->names, opts->pid, bpf_map__fd(st->skel->maps.names),

@@ -54,6 +54,7 @@ struct vm_walk_state {
 	__u32 bad;
 	__u8 buf[2 * VM_SPAN_MAX];     /* a frame's fields, read at once */
 	struct vt_stack_val st;
+	__u64 first;                   /* where a new stack's frames go (stack_frames) */
 };
 
 struct {
@@ -166,8 +167,9 @@ static long vm_walk_step(__u32 i, void *ctx)
 	return 0;
 }
 
-/* Read frame i's strings into `names` (bpf_loop's callback, over a stack
- * new to the map: a known stack's strings are there already). */
+/* Put frame i into stack_frames and read its strings into `names`
+ * (bpf_loop's callback, over a stack new to the map: a known stack's
+ * strings are there already). */
 static long vm_resolve_step(__u32 i, void *ctx)
 {
 	struct vm_walk_state *w;
@@ -178,6 +180,7 @@ static long vm_resolve_step(__u32 i, void *ctx)
 	if (!w || i >= w->st.depth)
 		return 1;
 	f = &w->st.f[i & (VT_STACK_MAX_DEPTH - 1)];
+	stack_frame_put(w->first + i, f);
 	resolve_name(f->name);
 	if (f->file)
 		resolve_name(f->file);
@@ -192,7 +195,7 @@ static __noinline __u64 vm_stack_id(void)
 	struct vt_vm_thread *t;
 	__u32 zero = 0, tid = vt_tid();
 	__u64 id;
-	long err;
+	__s64 first;
 
 	w = bpf_map_lookup_elem(&vm_walk_scratch, &zero);
 	t = bpf_map_lookup_elem(&vm_threads, &tid);
@@ -224,10 +227,12 @@ static __noinline __u64 vm_stack_id(void)
 	/* a cut stack keeps VT_STACK_CUT: userspace counts its allocations */
 	id = ((w->hash ^ w->st.depth ^ w->st.flags) >> 2) | 1;
 	if (!bpf_map_lookup_elem(&stacks, &id)) {
-		bpf_loop(w->st.depth, vm_resolve_step, NULL, 0);
-		err = bpf_map_update_elem(&stacks, &id, &w->st, BPF_NOEXIST);
-		if (err && err != -EEXIST)
-			lose(VT_LOSS_STACK_MAP_FULL);
+		first = stack_reserve(w->st.depth);
+		if (first >= 0) {
+			w->first = first;
+			bpf_loop(w->st.depth, vm_resolve_step, NULL, 0);
+			stack_publish(id, w->st.depth, w->st.flags, first);
+		}
 	}
 	return id;
 }

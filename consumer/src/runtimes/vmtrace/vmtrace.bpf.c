@@ -151,15 +151,28 @@ struct {
 	__type(value, struct vt_batch_buf);
 } batch_scratch SEC(".maps");
 
-/* stack id -> frames, shared by all CPUs: each stack once, so an
- * allocation's key carries only the id (docs/stacks.md) */
+/* stack id -> where its frames are, shared by all CPUs: each stack once,
+ * so an allocation's key carries only the id (docs/stacks.md) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, VT_DEFAULT_MAP_ENTRIES);
 	__type(key, __u64);
-	__type(value, struct vt_stack_val);
+	__type(value, struct vt_stack_ref);
 } stacks SEC(".maps");
+
+/* every stack's frames, one after another (vt_stack_ref); userspace maps
+ * it to read them. One entry unless stacks are asked for. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vt_stack_frame);
+} stack_frames SEC(".maps");
+
+const volatile __u32 stack_frames_max = 1; /* stack_frames' entries */
+__u64 stack_frames_used;                    /* ... taken (may pass the max: then full) */
 
 /* --stack native: user stacks by frame pointers, keyed by a hash of their
  * instruction pointers (a stack trace map's buckets collide and would lose
@@ -181,13 +194,6 @@ struct {
 
 
 
-/* the stack being read out of a STACK batch, per CPU */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct vt_stack_val);
-} stack_scratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -329,6 +335,39 @@ static __always_inline struct vt_count_val *count_pair(void *map, __u64 a, __u64
 	}
 	v->count += 1;
 	return v;
+}
+
+/* Room for a new stack's depth frames in stack_frames: the first's
+ * index, or -1 when it is full (counted). */
+static __always_inline __s64 stack_reserve(__u32 depth)
+{
+	__u64 first = __sync_fetch_and_add(&stack_frames_used, depth);
+
+	if (first + depth > stack_frames_max) {
+		lose(VT_LOSS_STACK_MAP_FULL);
+		return -1;
+	}
+	return (__s64)first;
+}
+
+static __always_inline void stack_frame_put(__u64 at, const struct vt_stack_frame *f)
+{
+	__u32 k = (__u32)at;
+	struct vt_stack_frame *to = bpf_map_lookup_elem(&stack_frames, &k);
+
+	if (to)
+		*to = *f;
+}
+
+/* A new stack's frames are in place from first: name it (once; a stack
+ * another CPU named meanwhile keeps that one's frames). */
+static __always_inline void stack_publish(__u64 id, __u32 depth, __u32 flags, __u64 first)
+{
+	struct vt_stack_ref r = { depth, flags, (__u32)first, 0 };
+	long err = bpf_map_update_elem(&stacks, &id, &r, BPF_NOEXIST);
+
+	if (err && err != -EEXIST)
+		lose(VT_LOSS_STACK_MAP_FULL);
 }
 
 /* Add one allocation key's counts (a per-event hit, or a batch record). */

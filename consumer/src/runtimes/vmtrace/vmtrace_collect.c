@@ -123,7 +123,7 @@ static int alloc_row(const void *key, const void *val, void *ctx_)
 	uint32_t sid = 0;
 	if ((k->stack & VT_NATIVE_STACK) && (k->stack & VT_BOTH_STACK)) {
 		struct vt_both_maps m = { bpf_map__fd(st->skel->maps.both_stacks),
-					  bpf_map__fd(st->skel->maps.stacks),
+					  &st->vm_stacks,
 					  bpf_map__fd(st->skel->maps.native_stack_traces) };
 		int err = vt_both_stack_of(&m, k->stack, c->out, st->syms, frame_name, c, v->samples,
 					   &sid, &c->stack_cut, &c->stack_missing);
@@ -136,7 +136,7 @@ static int alloc_row(const void *key, const void *val, void *ctx_)
 		if (err)
 			return err;
 	} else if (k->stack) {
-		int err = vt_vm_stack_of(bpf_map__fd(st->skel->maps.stacks), k->stack, c->out, frame_name,
+		int err = vt_vm_stack_of(&st->vm_stacks, k->stack, c->out, frame_name,
 					 c, v->samples, &sid, &c->stack_cut, &c->stack_missing);
 		if (err || c->err)
 			return err ? err : c->err;

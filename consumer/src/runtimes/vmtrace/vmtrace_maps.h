@@ -171,10 +171,22 @@ struct vt_stack_frame {
 	__s64 line;
 };
 
-struct vt_stack_val {                /* the value of `stacks`: innermost frame first */
+struct vt_stack_val {                /* a stack as a walk reads it: innermost frame first */
 	__u32 depth, flags;
 	struct vt_stack_frame f[VT_STACK_MAX_DEPTH];
 };
+
+/* The value of `stacks`: where a stack's frames are in stack_frames, an
+ * array of every stack's frames one after another (innermost first). A
+ * stack is a 16-byte entry, not its 3 KiB of frames: the kernel allocates
+ * a hash map's entries one by one, and one that large cost about 12 us
+ * (pydoc with its tens of thousands of stacks: a third of its run). */
+struct vt_stack_ref {
+	__u32 depth, flags;
+	__u32 first;                 /* the innermost frame's index in stack_frames */
+	__u32 pad;
+};
+#define VT_STACK_FRAMES_DEFAULT (1u << 21) /* frames of all stacks (48 MiB), with --stack vm */
 
 struct vt_live_rec {             /* vmtrace_live_record */
 	__u64 addr, klass, method, site;

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -78,27 +79,51 @@ int vt_vm_stacks_prepare(pid_t pid, const struct vt_usdt_list *probes, bool spaw
 	return err;
 }
 
+int vt_vm_stacks_map(struct vt_vm_stacks *s, int refs_fd, int frames_fd, uint64_t nframes)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), len = nframes * sizeof(struct vt_stack_frame);
+	void *p = mmap(NULL, (len + page - 1) / page * page, PROT_READ, MAP_SHARED, frames_fd, 0);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	s->refs = refs_fd;
+	s->frames = p;
+	s->nframes = nframes;
+	return 0;
+}
+
+void vt_vm_stacks_unmap(struct vt_vm_stacks *s)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), len = s->nframes * sizeof(struct vt_stack_frame);
+
+	if (s->frames)
+		munmap((void *)s->frames, (len + page - 1) / page * page);
+	s->frames = NULL;
+	s->nframes = 0;
+}
+
 /* The frames of VM stack id into frames[] root first: the depth, 0 when
- * the map does not hold it; *cut when the walk cut it. */
-static uint32_t vm_frames(int stacks_fd, uint64_t id, vt_frame_name_fn *name, void *ctx,
+ * the maps do not hold it; *cut when the walk cut it. */
+static uint32_t vm_frames(const struct vt_vm_stacks *s, uint64_t id, vt_frame_name_fn *name, void *ctx,
 			  struct vt_frame *frames, char (*fallback)[2][40], bool *cut)
 {
-	static struct vt_stack_val v; /* 3 KiB: not on the stack */
-	uint32_t depth;
+	struct vt_stack_ref r;
+	const struct vt_stack_frame *v;
 
-	if (bpf_map_lookup_elem(stacks_fd, &id, &v) || v.depth == 0 || v.depth > VT_STACK_MAX_DEPTH)
+	if (!s->frames || bpf_map_lookup_elem(s->refs, &id, &r) || r.depth == 0 ||
+	    r.depth > VT_STACK_MAX_DEPTH || (uint64_t)r.first + r.depth > s->nframes)
 		return 0;
-	depth = v.depth;
-	for (uint32_t i = 0; i < depth; i++) {
-		const struct vt_stack_frame *f = &v.f[depth - 1 - i]; /* root first */
+	v = s->frames + r.first;
+	for (uint32_t i = 0; i < r.depth; i++) {
+		const struct vt_stack_frame *f = &v[r.depth - 1 - i]; /* root first */
 
 		frames[i].name = (char *)name(ctx, f->name, fallback[i][0], sizeof(fallback[i][0]));
 		frames[i].file = (char *)(f->file ? name(ctx, f->file, fallback[i][1],
 							 sizeof(fallback[i][1])) : "");
 		frames[i].line = f->line;
 	}
-	*cut = (v.flags & VT_STACK_CUT) != 0;
-	return depth;
+	*cut = (r.flags & VT_STACK_CUT) != 0;
+	return r.depth;
 }
 
 static int add_lost(struct vt_profile *out, uint64_t samples, uint32_t *sid, uint64_t *missing)
@@ -109,13 +134,13 @@ static int add_lost(struct vt_profile *out, uint64_t samples, uint32_t *sid, uin
 	return vt_profile_add_stack(out, &lost, 1, false, sid);
 }
 
-int vt_vm_stack_of(int stacks_fd, uint64_t id, struct vt_profile *out, vt_frame_name_fn *name,
+int vt_vm_stack_of(const struct vt_vm_stacks *s, uint64_t id, struct vt_profile *out, vt_frame_name_fn *name,
 		   void *ctx, uint64_t samples, uint32_t *sid, uint64_t *cut, uint64_t *missing)
 {
 	static char fallback[VT_STACK_MAX_DEPTH][2][40];
 	struct vt_frame frames[VT_STACK_MAX_DEPTH];
 	bool was_cut = false;
-	uint32_t depth = vm_frames(stacks_fd, id, name, ctx, frames, fallback, &was_cut);
+	uint32_t depth = vm_frames(s, id, name, ctx, frames, fallback, &was_cut);
 
 	if (!depth)
 		return add_lost(out, samples, sid, missing);

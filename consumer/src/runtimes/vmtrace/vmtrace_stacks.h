@@ -27,11 +27,26 @@ int vt_vm_stacks_prepare(pid_t pid, const struct vt_usdt_list *probes, bool spaw
 /* A pointer's name for a frame: never NULL (fallback holds len bytes). */
 typedef const char *vt_frame_name_fn(void *ctx, uint64_t ptr, char *fallback, size_t len);
 
-/* Stack id (a key of the `stacks` map at stacks_fd) as a stack of out:
+struct vt_stack_frame;
+
+/* Where VM stacks are: the `stacks` map (id -> struct vt_stack_ref) and
+ * stack_frames, mapped into this process. */
+struct vt_vm_stacks {
+	int refs;                    /* fd of `stacks` */
+	const struct vt_stack_frame *frames;
+	uint64_t nframes;
+};
+
+/* Map the stack_frames map at fd (nframes entries) read-only into s, with
+ * refs_fd: 0 or a negative errno. */
+int vt_vm_stacks_map(struct vt_vm_stacks *s, int refs_fd, int frames_fd, uint64_t nframes);
+void vt_vm_stacks_unmap(struct vt_vm_stacks *s);
+
+/* Stack id (a key of s's `stacks`) as a stack of out:
  * *sid its number. A stack cut at the walk's depth adds samples to *cut; one
  * whose frames never reached the map is the one frame "[stack lost]" and
  * adds samples to *missing. 0 or -ENOMEM. */
-int vt_vm_stack_of(int stacks_fd, uint64_t id, struct vt_profile *out, vt_frame_name_fn *name,
+int vt_vm_stack_of(const struct vt_vm_stacks *s, uint64_t id, struct vt_profile *out, vt_frame_name_fn *name,
 		   void *ctx, uint64_t samples, uint32_t *sid, uint64_t *cut, uint64_t *missing);
 
 /* --stack vm: check the host's frame descriptor (vt_vm_stacks_prepare),
@@ -50,7 +65,7 @@ int vt_native_stack_of(int fd, uint64_t id, struct vt_profile *out, struct vt_sy
 /* --stack both: the maps a pair's parts are found in (fds). */
 struct vt_both_maps {
 	int both;                    /* both_stacks: pair id -> (VM id, native id) */
-	int vm;                      /* stacks */
+	const struct vt_vm_stacks *vm;
 	int native;                  /* native_stack_traces */
 };
 

@@ -18,6 +18,7 @@
 #include "runtimes/vmtrace/vmtrace_batch.h"
 #include "runtimes/vmtrace/vmtrace_names.h"
 #include "runtimes/vmtrace/vmtrace_series.h"
+#include "runtimes/vmtrace/vmtrace_stacks.h"
 
 struct vmtrace_state {
 	struct vt_adapter a;        /* events: struct vt_gc_event */
@@ -29,6 +30,7 @@ struct vmtrace_state {
 	struct vt_batch_end batch;  /* the kinds attached through alloc__batch / free__batch */
 	uint64_t unflushed;         /* rounds that never came (vt_batch_finish) */
 	struct vt_symbolizer *syms; /* --stack native: the target's mappings and symbols */
+	struct vt_vm_stacks vm_stacks; /* --stack vm/both: the stacks' frames, mapped */
 	struct timespec maps_read;  /* when syms last read them */
 	struct vt_names names;      /* set up once the maps are loaded */
 	bool all;                   /* record --all: keys carry their process's slot */

@@ -4,26 +4,24 @@
 #include <string.h>
 
 #include "profile/profile_stack.h"
+#include "profile/strtab.h"
 
 struct stack_index {
 	uint32_t *slot;              /* stack number, 0 = empty */
 	size_t cap;                  /* a power of two */
+	struct vt_strtab strs;       /* every frame's name and file, once: a recording with
+					stacks has millions of frames and a few thousand texts */
 };
 
-static uint64_t mix_str(uint64_t h, const char *s)
-{
-	for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++)
-		h = (h ^ *c) * 0x100000001b3ULL;
-	return (h ^ 0xff) * 0x100000001b3ULL;
-}
-
+/* Frames whose strings are the table's own (one pointer per text), so a
+ * stack hashes and compares by pointers. */
 static uint64_t stack_hash(const struct vt_frame *f, uint32_t depth, bool cut)
 {
 	uint64_t h = 0xcbf29ce484222325ULL ^ cut;
 
 	for (uint32_t i = 0; i < depth; i++) {
-		h = mix_str(h, f[i].name);
-		h = mix_str(h, f[i].file);
+		h = (h ^ (uint64_t)(uintptr_t)f[i].name) * 0x100000001b3ULL;
+		h = (h ^ (uint64_t)(uintptr_t)f[i].file) * 0x100000001b3ULL;
 		h = (h ^ (uint64_t)f[i].line) * 0x100000001b3ULL;
 	}
 	return h ^ (h >> 29);
@@ -31,13 +29,7 @@ static uint64_t stack_hash(const struct vt_frame *f, uint32_t depth, bool cut)
 
 static bool same(const struct vt_stack *s, const struct vt_frame *f, uint32_t depth, bool cut)
 {
-	if (s->depth != depth || s->cut != cut)
-		return false;
-	for (uint32_t i = 0; i < depth; i++)
-		if (strcmp(s->frames[i].name, f[i].name ? f[i].name : "") ||
-		    strcmp(s->frames[i].file, f[i].file ? f[i].file : "") || s->frames[i].line != f[i].line)
-			return false;
-	return true;
+	return s->depth == depth && s->cut == cut && !memcmp(s->frames, f, depth * sizeof(*f));
 }
 
 static int rebuild(struct stack_index *ix, const struct vt_stack_table *p)
@@ -64,13 +56,12 @@ static int rebuild(struct stack_index *ix, const struct vt_stack_table *p)
 	return 0;
 }
 
-static void free_frames(struct vt_frame *f, uint32_t n)
+/* The table's own copy of s (NULL is ""); NULL out of memory. */
+static char *text(struct stack_index *ix, const char *s)
 {
-	for (uint32_t i = 0; i < n; i++) {
-		free(f[i].name);
-		free(f[i].file);
-	}
-	free(f);
+	int64_t i = vt_strtab_intern(&ix->strs, s ? s : "", NULL);
+
+	return i < 0 ? NULL : ix->strs.v[i];
 }
 
 int vt_stack_table_add(struct vt_stack_table *p, const struct vt_frame *frames, uint32_t depth,
@@ -86,9 +77,22 @@ int vt_stack_table_add(struct vt_stack_table *p, const struct vt_frame *frames, 
 		return -ENOMEM;
 	if (ix->cap < 2 * (p->n + 1) && rebuild(ix, p))
 		return -ENOMEM;
-	pos = stack_hash(frames, depth, cut) & (ix->cap - 1);
+	copy = calloc(depth, sizeof(*copy));
+	if (!copy)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < depth; i++) {
+		copy[i].name = text(ix, frames[i].name);
+		copy[i].file = text(ix, frames[i].file);
+		copy[i].line = frames[i].line;
+		if (!copy[i].name || !copy[i].file) {
+			free(copy);
+			return -ENOMEM;
+		}
+	}
+	pos = stack_hash(copy, depth, cut) & (ix->cap - 1);
 	for (; ix->slot[pos]; pos = (pos + 1) & (ix->cap - 1))
-		if (same(&p->v[ix->slot[pos] - 1], frames, depth, cut)) {
+		if (same(&p->v[ix->slot[pos] - 1], copy, depth, cut)) {
+			free(copy);
 			*id = ix->slot[pos];
 			return 0;
 		}
@@ -96,22 +100,12 @@ int vt_stack_table_add(struct vt_stack_table *p, const struct vt_frame *frames, 
 		size_t ncap = p->cap ? 2 * p->cap : 16;
 		struct vt_stack *nv = realloc(p->v, ncap * sizeof(*nv));
 
-		if (!nv)
-			return -ENOMEM;
-		p->v = nv;
-		p->cap = ncap;
-	}
-	copy = calloc(depth, sizeof(*copy));
-	if (!copy)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < depth; i++) {
-		copy[i].name = strdup(frames[i].name ? frames[i].name : "");
-		copy[i].file = strdup(frames[i].file ? frames[i].file : "");
-		copy[i].line = frames[i].line;
-		if (!copy[i].name || !copy[i].file) {
-			free_frames(copy, i + 1);
+		if (!nv) {
+			free(copy);
 			return -ENOMEM;
 		}
+		p->v = nv;
+		p->cap = ncap;
 	}
 	p->v[p->n] = (struct vt_stack){ copy, depth, cut };
 	ix->slot[pos] = (uint32_t)++p->n;
@@ -124,10 +118,12 @@ void vt_stack_table_free(struct vt_stack_table *p)
 	struct stack_index *ix = p->index;
 
 	for (size_t i = 0; i < p->n; i++)
-		free_frames(p->v[i].frames, p->v[i].depth);
+		free(p->v[i].frames);
 	free(p->v);
-	if (ix)
+	if (ix) {
 		free(ix->slot);
+		vt_strtab_free(&ix->strs);
+	}
 	free(ix);
 	p->v = NULL;
 	p->n = p->cap = 0;

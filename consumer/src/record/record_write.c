@@ -39,16 +39,21 @@ static void put_str(FILE *f, const char *s)
 {
 	static const char hex[] = "0123456789ABCDEF";
 
+	const unsigned char *c = (const unsigned char *)(s ? s : ""), *plain = c;
+
 	fputs(" =", f);
-	for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++) {
-		if (*c > 0x20 && *c < 0x7f && *c != '%') {
-			fputc(*c, f);
-		} else {
-			fputc('%', f);
-			fputc(hex[*c >> 4], f);
-			fputc(hex[*c & 15], f);
-		}
+	/* runs of plain bytes in one write: a recording with stacks holds
+	 * millions of frame names */
+	for (; *c; c++) {
+		if (*c > 0x20 && *c < 0x7f && *c != '%')
+			continue;
+		fwrite(plain, 1, (size_t)(c - plain), f);
+		fputc('%', f);
+		fputc(hex[*c >> 4], f);
+		fputc(hex[*c & 15], f);
+		plain = c + 1;
 	}
+	fwrite(plain, 1, (size_t)(c - plain), f);
 }
 
 /* One line per keyed count: tag, its name (and name2 for two-name keys),

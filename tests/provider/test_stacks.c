@@ -3,7 +3,8 @@
  * stacks.c): a host's frame chain described once and walked at each
  * allocation, stacks named alike on every thread, their frames sent once
  * per consumer and again after a new epoch, a chain deeper than 128 frames
- * cut and flagged, and the layouts vmtrace_frames_describe refuses. Every
+ * cut and flagged, and the layouts vmtrace_frames_describe (and the hash
+ * offsets vmtrace_frames_hashed) refuse. Every
  * batch is watched through the provider's test observer; the semaphores
  * are raised by hand, as a tracer's uprobes would. Also under TSan.
  */
@@ -322,6 +323,8 @@ static void test_describe_refuses(void **state)
 	assert_int_equal(vmtrace_frames_describe(&bad_caller), -EINVAL);
 	assert_int_equal(vmtrace_frames_describe(&no_name), -EINVAL);
 	assert_int_equal(vmtrace_frames_describe(&far), -EINVAL);
+	assert_int_equal(vmtrace_frames_hashed(-8), -EINVAL);
+	assert_int_equal(vmtrace_frames_hashed(1 << 20), -EINVAL);
 	/* the layout in force is the one described first */
 	assert_int_equal(vmtrace_frames.magic, VMTRACE_FRAMES_MAGIC);
 	assert_int_equal(vmtrace_frames.layout.caller, offsetof(struct frame, caller));

@@ -54,6 +54,16 @@ int vmtrace_frames_describe(const struct vmtrace_frame_layout *l)
 	return 0;
 }
 
+VMTRACE_HIDDEN int32_t vmtrace__frames_hash_off = VMTRACE_FRAME_NONE;
+
+int vmtrace_frames_hashed(int32_t offset)
+{
+	if (!offset_ok(offset, 0))
+		return -EINVAL;
+	vmtrace__frames_hash_off = offset;
+	return 0;
+}
+
 void vmtrace_frames_thread(void *const *current)
 {
 	vmtrace__stacks_root = current;
@@ -163,11 +173,12 @@ uint64_t vt_stacks_take(struct vt_stacks *s, int *must_flush)
 	*must_flush = 0;
 	if (!s) {
 		vt_stacks_walk(NULL, &id, &flags);
-		return id;
+		return vt_stacks_host_id(id);
 	}
 	if (!*vmtrace__stacks_root)
 		return 0;
 	depth = vt_stacks_walk(s->walk, &id, &flags);
+	id = vt_stacks_host_id(id);
 	epoch = __atomic_load_n(&vmtrace__stacks_epoch_store, __ATOMIC_RELAXED);
 	if (VMTRACE_UNLIKELY(epoch != s->epoch)) {
 		known_clear(s);

@@ -55,6 +55,9 @@ extern __thread void *const *vmtrace__stacks_root
 /* the thread's chains are kept (vmtrace_frames_thread_kept) */
 extern __thread int vmtrace__stacks_kept __attribute__((tls_model("initial-exec"))) VMTRACE_HIDDEN;
 
+/* the offset of a kept chain's hash in its frames (vmtrace_frames_hashed), or VMTRACE_FRAME_NONE */
+extern int32_t vmtrace__frames_hash_off VMTRACE_HIDDEN;
+
 /* Is a frame chain described and this thread's pointer given? */
 static inline int vt_stacks_ready(void)
 {
@@ -76,6 +79,14 @@ static inline int64_t vt_stacks_load_i32(const char *frame, int32_t off)
 
 	memcpy(&v, frame + off, sizeof(v));
 	return v;
+}
+
+/* A stack id from a hash: 0 means "no stack"; ids with the top bit set are
+ * the consumer's native stacks (docs/stacks.md). */
+static inline uint64_t vt_stacks_id(uint64_t h)
+{
+	h &= ~(1ull << 63);
+	return h ? h : 1;
 }
 
 /* Walk the calling thread's chain into out[] (innermost first; NULL: the
@@ -115,11 +126,19 @@ static inline __attribute__((always_inline)) uint32_t vt_stacks_walk(struct vmtr
 	}
 	h = ((h ^ (g >> 29) ^ ((uint64_t)d * 0x9E3779B97F4A7C15ull + *flags)) * 0xBF58476D1CE4E5B9ull) ^ g;
 	h ^= h >> 31;
-	/* 0 means "no stack"; ids with the top bit set are the consumer's
-	 * native stacks (docs/stacks.md) */
-	h &= ~(1ull << 63);
-	*hash = h ? h : 1;
+	*hash = vt_stacks_id(h);
 	return d;
+}
+
+/* The calling thread's stack id: the host's hash of its kept chain
+ * (vmtrace_frames_hashed), else walked, the id given. */
+static inline uint64_t vt_stacks_host_id(uint64_t walked)
+{
+	int32_t off = vmtrace__frames_hash_off;
+
+	if (off < 0 || !vmtrace__stacks_kept || !*vmtrace__stacks_root)
+		return walked;
+	return vt_stacks_id(vt_stacks_load_u64((const char *)*vmtrace__stacks_root, off) * 0x9E3779B97F4A7C15ull);
 }
 
 /* The id of the calling thread's stack now, its frames interned in s (new
@@ -149,7 +168,10 @@ static inline __attribute__((always_inline)) uint64_t vt_stacks_known(struct vt_
 				return s->memo[m].id;
 			id = s->memo[m].id;
 		} else {
-			vt_stacks_walk(NULL, &id, &flags);
+			if (vmtrace__frames_hash_off >= 0)
+				id = vt_stacks_host_id(0);
+			else
+				vt_stacks_walk(NULL, &id, &flags);
 			s->memo[m].top = top;
 			s->memo[m].id = id;
 			s->memo[m].sent_gen = 0;

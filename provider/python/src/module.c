@@ -143,6 +143,7 @@ struct pyframe {
 	struct pyframe *caller;
 	const char *name, *file;
 	int32_t line;
+	uint64_t hash;                /* of this frame and its callers (vmtrace_frames_hashed) */
 };
 
 /* A thread's chain, kept from its outermost frame in, so an allocation
@@ -153,6 +154,7 @@ struct pystack {
 	struct pyframe *top;          /* the chain while an allocation is counted, else NULL */
 	int hi;                       /* the innermost frames[] a chain has ended at since the last change */
 	int lo;                       /* the outermost frames[] this walk remade */
+	int hashed;                   /* frames[] below this have their hash (of them and their callers) */
 	struct {
 		const void *code, *instr; /* what frames[k] was made from */
 	} memo[VMTRACE_STACK_MAX_DEPTH + 1];
@@ -184,9 +186,9 @@ static int frame_at(struct pystack *st, int k, const void *code, const void *ins
 	if (g) {
 		if (!(s = site_of(g)))
 			return -1;
-		st->frames[k] = (struct pyframe){ k ? &st->frames[k - 1] : NULL, s->method, s->file, s->line };
+		st->frames[k] = (struct pyframe){ k ? &st->frames[k - 1] : NULL, s->method, s->file, s->line, 0 };
 	} else {
-		st->frames[k] = (struct pyframe){ NULL, cut_name, NULL, 0 };
+		st->frames[k] = (struct pyframe){ NULL, cut_name, NULL, 0, 0 };
 	}
 	st->memo[k].code = code;
 	st->memo[k].instr = instr;
@@ -221,6 +223,20 @@ static struct pyframe *chain_of(struct pystack *st, _PyInterpreterFrame *f)
 		if (frame_at(st, cut + d, g->f_code, g->prev_instr, g))
 			return NULL;
 	}
+	/* the hashes from the outermost remade frame in (or from the first
+	 * frame past the last chain's end): libvmtrace names a stack by its
+	 * innermost frame's, with no walk */
+	if (st->lo < st->hashed)
+		st->hashed = st->lo;
+	for (int k = st->hashed; k < cut + n; k++) {
+		const struct pyframe *p = &st->frames[k];
+		uint64_t h = k ? st->frames[k - 1].hash : 0x9E3779B97F4A7C15ull;
+
+		h = (h ^ (uint64_t)(uintptr_t)p->name) * 0xC2B2AE3D27D4EB4Full;
+		h = (h ^ (uint64_t)(uintptr_t)p->file) * 0x165667B19E3779F9ull;
+		st->frames[k].hash = vt_mix64(h ^ ((uint64_t)(uint32_t)p->line << 32) ^ (uint64_t)k);
+	}
+	st->hashed = cut + n;
 	/* libvmtrace names a chain by its innermost frame once walked: the
 	 * chains that ran through a remade frame are new */
 	if (st->lo <= st->hi) {
@@ -539,8 +555,10 @@ PyMODINIT_FUNC PyInit_vmtrace(void)
 	m = PyModule_Create(&module);
 	if (!m)
 		return NULL;
-	if (pthread_key_create(&stack_key, free) == 0)
+	if (pthread_key_create(&stack_key, free) == 0) {
 		vmtrace_frames_describe(&VMTRACE_FRAME_LAYOUT(struct pyframe, caller, name, file, line));
+		vmtrace_frames_hashed((int32_t)offsetof(struct pyframe, hash));
+	}
 	cut_name = keep("(deeper frames cut)");
 	apply(NULL); /* a spawned process's tracer is there already */
 	start_watcher();

@@ -78,6 +78,15 @@ void vmtrace_frames_thread_kept(void *const *current);
  * change or go (vmtrace_frames_thread_kept). */
 void vmtrace_frames_changed(const void *top);
 
+/* For a host that keeps its chains (vmtrace_frames_thread_kept) and keeps in
+ * each frame, at byte offset `offset`, a 64-bit hash of that frame's name,
+ * file and line and of its caller's hash (so of the whole chain from it
+ * out): libvmtrace then names a stack by its innermost frame's hash and
+ * never walks the chain to name it. Distinct chains must have distinct
+ * hashes. Once, after vmtrace_frames_describe: 0, or -EINVAL (an offset
+ * negative or past 4096). */
+int vmtrace_frames_hashed(int32_t offset);
+
 /* For hosts with a frame struct:
  * VMTRACE_FRAME_LAYOUT(struct my_frame, caller, name, file, line). */
 #define VMTRACE_FRAME_LAYOUT(type, caller_f, name_f, file_f, line_f)                          \

@@ -25,7 +25,9 @@
 #include "rb_stacks.h"
 
 #define DEPTH VMTRACE_STACK_MAX_DEPTH
-#define KEPT 2048u                 /* stacks kept per thread, by their words' hash */
+#define KEPT 32768u                /* stacks kept per thread, by their words' hash: rdoc has
+				      thousands, and one whose slot another took is named
+				      again (rb_profile_frames) */
 
 struct chain_frame {
 	struct chain_frame *caller;

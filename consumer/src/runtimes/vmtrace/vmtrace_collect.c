@@ -250,7 +250,6 @@ int vt_vmtrace_collect(void *state, struct vt_profile *out)
 		return err;
 
 	out->sample_period = st->sample_period;
-	vt_vm_stacks_new_collection(&st->vm_stacks);
 	err = vt_profile_set_meta(out, "vmtrace", st->probes_used, out->target, st->a.pid);
 	if (!err)
 		err = vt_adapter_read_hash(&st->a, st->skel->maps.allocs, alloc_row, &c);

@@ -11,7 +11,6 @@
  */
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -80,10 +79,17 @@ int vt_vm_stacks_prepare(pid_t pid, const struct vt_usdt_list *probes, bool spaw
 	return err;
 }
 
+/* What mapping nframes frames takes: whole pages. */
+static size_t frames_len(uint64_t nframes)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (nframes * sizeof(struct vt_stack_frame) + page - 1) / page * page;
+}
+
 int vt_vm_stacks_map(struct vt_vm_stacks *s, int refs_fd, int frames_fd, uint64_t nframes)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), len = nframes * sizeof(struct vt_stack_frame);
-	void *p = mmap(NULL, (len + page - 1) / page * page, PROT_READ, MAP_SHARED, frames_fd, 0);
+	void *p = mmap(NULL, frames_len(nframes), PROT_READ, MAP_SHARED, frames_fd, 0);
 
 	if (p == MAP_FAILED)
 		return -errno;
@@ -93,51 +99,10 @@ int vt_vm_stacks_map(struct vt_vm_stacks *s, int refs_fd, int frames_fd, uint64_
 	return 0;
 }
 
-void vt_vm_stacks_new_collection(struct vt_vm_stacks *s)
-{
-	if (s->seen)
-		memset(s->seen, 0, s->seen_cap * sizeof(*s->seen));
-	s->nseen = 0;
-}
-
-static size_t seen_slot(const struct vt_vm_stack_seen *v, size_t cap, uint64_t id)
-{
-	size_t i = (size_t)((id * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
-
-	while (v[i].id && v[i].id != id)
-		i = (i + 1) & (cap - 1);
-	return i;
-}
-
-/* Remember id's stack; out of memory, it is only made again next time. */
-static void seen_put(struct vt_vm_stacks *s, uint64_t id, uint32_t sid, uint32_t how)
-{
-	if (2 * (s->nseen + 1) > s->seen_cap) {
-		size_t cap = s->seen_cap ? 2 * s->seen_cap : 4096;
-		struct vt_vm_stack_seen *v = calloc(cap, sizeof(*v));
-
-		if (!v)
-			return;
-		for (size_t j = 0; j < s->seen_cap; j++)
-			if (s->seen[j].id)
-				v[seen_slot(v, cap, s->seen[j].id)] = s->seen[j];
-		free(s->seen);
-		s->seen = v;
-		s->seen_cap = cap;
-	}
-	s->seen[seen_slot(s->seen, s->seen_cap, id)] = (struct vt_vm_stack_seen){ id, sid, how };
-	s->nseen++;
-}
-
 void vt_vm_stacks_unmap(struct vt_vm_stacks *s)
 {
-	free(s->seen);
-	s->seen = NULL;
-	s->nseen = s->seen_cap = 0;
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), len = s->nframes * sizeof(struct vt_stack_frame);
-
 	if (s->frames)
-		munmap((void *)s->frames, (len + page - 1) / page * page);
+		munmap((void *)s->frames, frames_len(s->nframes));
 	s->frames = NULL;
 	s->nframes = 0;
 }
@@ -174,38 +139,19 @@ static int add_lost(struct vt_profile *out, uint64_t samples, uint32_t *sid, uin
 	return vt_profile_add_stack(out, &lost, 1, false, sid);
 }
 
-int vt_vm_stack_of(struct vt_vm_stacks *s, uint64_t id, struct vt_profile *out, vt_frame_name_fn *name,
+int vt_vm_stack_of(const struct vt_vm_stacks *s, uint64_t id, struct vt_profile *out, vt_frame_name_fn *name,
 		   void *ctx, uint64_t samples, uint32_t *sid, uint64_t *cut, uint64_t *missing)
 {
 	static char fallback[VT_STACK_MAX_DEPTH][2][40];
 	struct vt_frame frames[VT_STACK_MAX_DEPTH];
 	bool was_cut = false;
-	uint32_t depth;
-	int err;
+	uint32_t depth = vm_frames(s, id, name, ctx, frames, fallback, &was_cut);
 
-	if (s->seen) {
-		const struct vt_vm_stack_seen *e = &s->seen[seen_slot(s->seen, s->seen_cap, id)];
-
-		if (e->id == id) {
-			*sid = e->sid;
-			*cut += e->how == 1 ? samples : 0;
-			*missing += e->how == 2 ? samples : 0;
-			return 0;
-		}
-	}
-	depth = vm_frames(s, id, name, ctx, frames, fallback, &was_cut);
-	if (!depth) {
-		err = add_lost(out, samples, sid, missing);
-		if (!err)
-			seen_put(s, id, *sid, 2);
-		return err;
-	}
+	if (!depth)
+		return add_lost(out, samples, sid, missing);
 	if (was_cut)
 		*cut += samples;
-	err = vt_profile_add_stack(out, frames, depth, was_cut, sid);
-	if (!err)
-		seen_put(s, id, *sid, was_cut ? 1 : 0);
-	return err;
+	return vt_profile_add_stack(out, frames, depth, was_cut, sid);
 }
 
 int vt_vm_stacks_arm(struct vt_adapter *a, struct bpf_program *prog, const struct vt_attach_opts *opts,

@@ -35,18 +35,7 @@ struct vt_vm_stacks {
 	int refs;                    /* fd of `stacks` */
 	const struct vt_stack_frame *frames;
 	uint64_t nframes;
-	/* the profile's stack for each id met in this collection: many rows
-	 * (class, method, site) share one stack, made once */
-	struct vt_vm_stack_seen {
-		uint64_t id;                 /* 0: empty */
-		uint32_t sid;
-		uint32_t how;                /* 1 cut, 2 lost */
-	} *seen;
-	size_t nseen, seen_cap;      /* cap: a power of two */
 };
-
-/* Forget the stacks met: a collection into a new profile starts. */
-void vt_vm_stacks_new_collection(struct vt_vm_stacks *s);
 
 /* Map the stack_frames map at fd (nframes entries) read-only into s, with
  * refs_fd: 0 or a negative errno. */
@@ -57,7 +46,7 @@ void vt_vm_stacks_unmap(struct vt_vm_stacks *s);
  * *sid its number. A stack cut at the walk's depth adds samples to *cut; one
  * whose frames never reached the map is the one frame "[stack lost]" and
  * adds samples to *missing. 0 or -ENOMEM. */
-int vt_vm_stack_of(struct vt_vm_stacks *s, uint64_t id, struct vt_profile *out, vt_frame_name_fn *name,
+int vt_vm_stack_of(const struct vt_vm_stacks *s, uint64_t id, struct vt_profile *out, vt_frame_name_fn *name,
 		   void *ctx, uint64_t samples, uint32_t *sid, uint64_t *cut, uint64_t *missing);
 
 /* --stack vm: check the host's frame descriptor (vt_vm_stacks_prepare),

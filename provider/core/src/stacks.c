@@ -167,18 +167,21 @@ void vt_stacks_announce(void)
 
 uint64_t vt_stacks_take(struct vt_stacks *s, int *must_flush)
 {
-	uint64_t id, epoch;
+	uint64_t id, epoch, host;
 	uint32_t depth, flags, n;
 
 	*must_flush = 0;
 	if (!s) {
-		vt_stacks_walk(NULL, &id, &flags);
-		return vt_stacks_host_id(id);
+		if (!(id = vt_stacks_host_id()))
+			vt_stacks_walk(NULL, &id, &flags);
+		return id;
 	}
 	if (!*vmtrace__stacks_root)
 		return 0;
+	/* the frames are walked to be sent; the host's hash names them if it keeps one */
 	depth = vt_stacks_walk(s->walk, &id, &flags);
-	id = vt_stacks_host_id(id);
+	if ((host = vt_stacks_host_id()))
+		id = host;
 	epoch = __atomic_load_n(&vmtrace__stacks_epoch_store, __ATOMIC_RELAXED);
 	if (VMTRACE_UNLIKELY(epoch != s->epoch)) {
 		known_clear(s);

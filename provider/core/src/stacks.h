@@ -130,14 +130,14 @@ static inline __attribute__((always_inline)) uint32_t vt_stacks_walk(struct vmtr
 	return d;
 }
 
-/* The calling thread's stack id: the host's hash of its kept chain
- * (vmtrace_frames_hashed), else walked, the id given. */
-static inline uint64_t vt_stacks_host_id(uint64_t walked)
+/* The calling thread's stack id from the host's hash of its kept chain
+ * (vmtrace_frames_hashed); 0 when the host keeps none. */
+static inline uint64_t vt_stacks_host_id(void)
 {
 	int32_t off = vmtrace__frames_hash_off;
 
 	if (off < 0 || !vmtrace__stacks_kept || !*vmtrace__stacks_root)
-		return walked;
+		return 0;
 	return vt_stacks_id(vt_stacks_load_u64((const char *)*vmtrace__stacks_root, off) * 0x9E3779B97F4A7C15ull);
 }
 
@@ -168,9 +168,7 @@ static inline __attribute__((always_inline)) uint64_t vt_stacks_known(struct vt_
 				return s->memo[m].id;
 			id = s->memo[m].id;
 		} else {
-			if (vmtrace__frames_hash_off >= 0)
-				id = vt_stacks_host_id(0);
-			else
+			if (!(id = vt_stacks_host_id()))
 				vt_stacks_walk(NULL, &id, &flags);
 			s->memo[m].top = top;
 			s->memo[m].id = id;

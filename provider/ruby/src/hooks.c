@@ -14,7 +14,10 @@
  * lazy sweeping) is one gc__begin/gc__end pair, of the kind of its cycle.
  *
  * Hooks run under the GVL and may not allocate a Ruby object or raise:
- * every Ruby call here only reads.
+ * every Ruby call here only reads. They are raw event hooks
+ * (rb_add_event_hook2 with RUBY_EVENT_HOOK_FLAG_RAW_ARG): Ruby hands each
+ * the event's argument directly, with no TracePoint object to check and
+ * unwrap at every object.
  */
 #include <stdint.h>
 
@@ -35,15 +38,12 @@ static int gc_kind;              /* the running cycle's: VMTRACE_GC_MINOR or _MA
 static struct vmtrace_key_cache oom_cache;
 #define OOM_CLASS "(vmtrace: out of memory for names)"
 
-/* Ruby's execution context of the running thread (libruby exports it). */
-extern __thread void *ruby_current_ec;
-
 /* Where the innermost frame running Ruby code is executing (its pc), read
- * from the thread's frames (layout.h); 0 when no frame runs Ruby code.
- * Objects a C method makes belong to its Ruby caller. */
-static uintptr_t ruby_where(void)
+ * from the frames of the execution context ec (layout.h); 0 when no frame
+ * runs Ruby code. Objects a C method makes belong to its Ruby caller. */
+static uintptr_t ruby_where(uintptr_t ec)
 {
-	uintptr_t ec = (uintptr_t)ruby_current_ec, cfp, end;
+	uintptr_t cfp, end;
 
 	if (!ec)
 		return 0;
@@ -103,9 +103,9 @@ static int stacks_armed(void)
 
 /* ---- the hooks ---- */
 
-static void on_newobj(VALUE tp, void *data)
+static void on_newobj(VALUE data, rb_trace_arg_t *arg)
 {
-	VALUE obj = rb_tracearg_object(rb_tracearg_from_tracepoint(tp));
+	VALUE obj = rb_tracearg_object(arg);
 	VALUE klass = RBASIC(obj)->klass, frame;
 	int type = RB_BUILTIN_TYPE(obj), line;
 	uintptr_t where;
@@ -117,7 +117,7 @@ static void on_newobj(VALUE tp, void *data)
 	 * there): only a class names a class */
 	if (type == T_IMEMO || (klass && !RB_TYPE_P(klass, T_CLASS)))
 		klass = 0;
-	where = ruby_where();
+	where = ruby_where(vt_rb_word((uintptr_t)arg, VT_RB_TRACEARG_EC));
 	s = vt_rb_site_find(klass, where);
 	if (VMTRACE_UNLIKELY(!s)) {
 		/* a site's first object: its names, once */
@@ -135,9 +135,9 @@ static void on_newobj(VALUE tp, void *data)
 	vmtrace_alloc_cached(&s->cache, s->klass_name, s->method, bytes, s->site, (void *)obj);
 }
 
-static void on_freeobj(VALUE tp, void *data)
+static void on_freeobj(VALUE data, rb_trace_arg_t *arg)
 {
-	VALUE obj = rb_tracearg_object(rb_tracearg_from_tracepoint(tp));
+	VALUE obj = rb_tracearg_object(arg);
 	VALUE klass = RBASIC(obj)->klass;
 	int type = RB_BUILTIN_TYPE(obj);
 	uint64_t bytes = slot_bytes;
@@ -194,9 +194,9 @@ unsigned vt_rb_gc_take(struct vt_rb_gc_pause *out, unsigned max, uint64_t *dropp
 	return n;
 }
 
-static void on_gc(VALUE tp, void *data)
+static void on_gc(VALUE data, rb_trace_arg_t *arg)
 {
-	rb_event_flag_t ev = rb_tracearg_event_flag(rb_tracearg_from_tracepoint(tp));
+	rb_event_flag_t ev = rb_tracearg_event_flag(arg);
 
 	(void)data;
 	if (ev & RUBY_INTERNAL_EVENT_GC_START)
@@ -215,7 +215,23 @@ static void on_gc(VALUE tp, void *data)
 	}
 }
 
-static VALUE tp_newobj, tp_freeobj, tp_gc;
+typedef void (*raw_hook_fn)(VALUE data, rb_trace_arg_t *arg);
+/* Ruby takes a raw hook as its general hook type (the flag tells them
+ * apart); void (*)(void) is the cast C allows between the two. */
+#define AS_HOOK(fn) ((rb_event_hook_func_t)(void (*)(void))(fn))
+
+/* The hooks: what each is called on, and whether it is on now. */
+static const struct hook {
+	raw_hook_fn fn;
+	rb_event_flag_t events;
+	unsigned bit;
+} hooks[] = {
+	{ on_newobj, RUBY_INTERNAL_EVENT_NEWOBJ, VT_RB_HOOK_NEWOBJ },
+	{ on_freeobj, RUBY_INTERNAL_EVENT_FREEOBJ, VT_RB_HOOK_FREEOBJ },
+	{ on_gc, RUBY_INTERNAL_EVENT_GC_START | RUBY_INTERNAL_EVENT_GC_ENTER | RUBY_INTERNAL_EVENT_GC_EXIT,
+	  VT_RB_HOOK_GC },
+};
+static unsigned hooks_on;
 
 void vt_rb_hooks_init(void)
 {
@@ -230,22 +246,19 @@ void vt_rb_hooks_init(void)
 	 * allocating is allowed, not in a GC hook where it is a [BUG] */
 	rb_gc_stat(sym_heap_live_slots);
 	rb_gc_latest_gc_info(sym_major_by);
-	tp_newobj = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_NEWOBJ, on_newobj, NULL);
-	tp_freeobj = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_FREEOBJ, on_freeobj, NULL);
-	tp_gc = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_GC_START | RUBY_INTERNAL_EVENT_GC_ENTER |
-				       RUBY_INTERNAL_EVENT_GC_EXIT, on_gc, NULL);
-	rb_gc_register_mark_object(tp_newobj);
-	rb_gc_register_mark_object(tp_freeobj);
-	rb_gc_register_mark_object(tp_gc);
 	vt_rb_stacks_describe();
 }
 
-static void turn(VALUE tp, int on)
+static void turn(const struct hook *h, int on)
 {
-	if (on && !RTEST(rb_tracepoint_enabled_p(tp)))
-		rb_tracepoint_enable(tp);
-	else if (!on && RTEST(rb_tracepoint_enabled_p(tp)))
-		rb_tracepoint_disable(tp);
+	if (on && !(hooks_on & h->bit)) {
+		rb_add_event_hook2(AS_HOOK(h->fn), h->events, Qnil,
+				   RUBY_EVENT_HOOK_FLAG_SAFE | RUBY_EVENT_HOOK_FLAG_RAW_ARG);
+		hooks_on |= h->bit;
+	} else if (!on && (hooks_on & h->bit)) {
+		rb_remove_event_hook(AS_HOOK(h->fn));
+		hooks_on &= ~h->bit;
+	}
 }
 
 unsigned vt_rb_hooks_wanted(void)
@@ -263,7 +276,6 @@ unsigned vt_rb_hooks_wanted(void)
 
 void vt_rb_hooks_apply(unsigned want)
 {
-	turn(tp_newobj, (want & VT_RB_HOOK_NEWOBJ) != 0);
-	turn(tp_freeobj, (want & VT_RB_HOOK_FREEOBJ) != 0);
-	turn(tp_gc, (want & VT_RB_HOOK_GC) != 0);
+	for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++)
+		turn(&hooks[i], (want & hooks[i].bit) != 0);
 }

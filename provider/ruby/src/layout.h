@@ -11,7 +11,8 @@
  *   - where the running thread's innermost Ruby frame is executing (its
  *     execution context's frames), the key of an allocation's site: one
  *     lookup by that address replaces rb_profile_frames() and a line
- *     search on every object after a site's first.
+ *     search on every object after a site's first; a hook finds the
+ *     context in its event's argument, without a TLS lookup.
  * layout_check.c holds each against Ruby's own headers at build time (the
  * MJIT header of the ruby3.1-dev package): a Ruby whose layout differs does
  * not build.
@@ -39,6 +40,7 @@
 #define VT_RB_CFP_EP 32           /* ... .ep; ep[0] holds the frame's flags */
 #define VT_RB_FRAME_CFRAME 0x80   /* VM_FRAME_FLAG_CFRAME: a C function's frame */
 #define VT_RB_EP_ME (-2)          /* VM_ENV_DATA_INDEX_ME_CREF: ep[-2], a frame's method entry */
+#define VT_RB_TRACEARG_EC 8       /* rb_trace_arg_t.ec: the thread's context, at hand in a hook */
 
 /* rb_serial_t, of the VM's global serials (ruby_vm_class_serial,
  * ruby_vm_global_constant_state, which libruby exports) */

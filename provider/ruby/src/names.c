@@ -46,11 +46,6 @@ static const char *type_name(int t)
 	return t >= 0 && t < (int)(sizeof(names) / sizeof(names[0])) && names[t] ? names[t] : "?";
 }
 
-uint64_t vt_rb_class_serial(VALUE klass)
-{
-	return klass ? (uint64_t)vt_rb_word(klass, VT_RB_CLASS_SERIAL) : 0;
-}
-
 static ID attached_id;
 
 /* The path Ruby keeps for a class (no allocation), into buf; 0 when it has

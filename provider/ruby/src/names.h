@@ -23,6 +23,8 @@
 
 #include "vmtrace/vmtrace.h"
 
+#include "layout.h"
+
 /* One (class, place) and what it is counted as: the place is where the
  * innermost Ruby frame was executing (its pc), 0 when no Ruby frame ran. */
 struct vt_rb_site {
@@ -63,7 +65,11 @@ const char *vt_rb_frame_file(VALUE frame);
 /* A string interned: the same address for the same text, for ever. */
 const char *vt_rb_intern(const char *s, size_t len);
 
-/* The serial of a class (layout.h); 0 for no class. */
-uint64_t vt_rb_class_serial(VALUE klass);
+/* The serial of a class (layout.h); 0 for no class. Inline: each object's
+ * site lookup reads it. */
+static inline uint64_t vt_rb_class_serial(VALUE klass)
+{
+	return klass ? (uint64_t)vt_rb_word(klass, VT_RB_CLASS_SERIAL) : 0;
+}
 
 #endif

@@ -9,7 +9,8 @@ counts everything from arming on, so its rows are compared where their site
 lies in the workload's lines (kw..workload).
 
 Usage: ext_test.py VMTRACE CASE
-Cases: ext-spawn, ext-pid, ext-stack, ext-live, ext-dormant, ext-hint, ext-fork, ext-gem, ext-serials, py-lines, py-spawn.
+Cases: ext-spawn, ext-pid, ext-stack, ext-live, ext-dormant, ext-hint, ext-fork, ext-gem, ext-serials,
+ext-freed-code, py-lines, py-spawn.
 Exit 0 pass, 1 fail, 77 skip (not root, or no extension built).
 """
 import json
@@ -32,6 +33,7 @@ PY_STACKS = os.path.join(HERE, "workloads", "py_stacks.py")
 PY_LEAK = os.path.join(HERE, "workloads", "py_leak.py")
 PY_SPAWN = os.path.join(HERE, "workloads", "py_spawn.py")
 PY_MANY_STACKS = os.path.join(HERE, "workloads", "py_many_stacks.py")
+FREED_CODE_RB = os.path.join(HERE, "workloads", "freed_code.rb")
 
 
 def ext_dir(vmtrace):
@@ -123,6 +125,36 @@ def case_stack(vmtrace, tmp):
     procs = sum(c for st, c in rows.items() if st.endswith("<main>;Object#workload;Kernel#proc"))
     check(0 <= new - 5 * n <= 3 and 0 <= procs - n <= 3,
           f"stack: through Object#workload's Class#new {new} == {5 * n}, Kernel#proc {procs} == {n}")
+
+
+def case_freed_code(vmtrace, tmp):
+    """Methods made, run and removed one after another (freed_code.rb):
+    the tables are keyed by the addresses of Ruby's code, which a freed
+    method gives back, so what they name is kept alive. Each method's
+    Marker objects under its own name, by method and by stack."""
+    data = os.path.join(tmp, "freed.data")
+    for extra in ([], ["--stack", "vm"]):
+        mode = " ".join(extra) or "methods"
+        r = subprocess.run([vmtrace, "record", "-o", data, "--force", *extra, "--", rt.RUBY,
+                            FREED_CODE_RB, "300"], capture_output=True, text=True, timeout=120)
+        check(r.returncode == 0 and "done 300 3" in r.stdout, f"{mode}: record exits 0: {r.stderr[-300:]}")
+        got = {}
+        if extra:
+            # folded: ...;Gen.make_N;Class#new;Marker COUNT
+            folded = subprocess.run([vmtrace, "report", data, "--format", "folded"], capture_output=True,
+                                    text=True, timeout=60).stdout
+            for line in folded.splitlines():
+                frames, count = line.rsplit(" ", 1)
+                frames = frames.split(";")
+                if frames[-1] == "Marker":
+                    got[frames[-3]] = got.get(frames[-3], 0) + int(count)
+        else:
+            for a in report(vmtrace, data)["allocations"]:
+                if a["class"] == "Marker":
+                    got[a["method"]] = got.get(a["method"], 0) + a["count"]
+        wrong = {m: c for m, c in got.items() if c != 3}
+        check(len(got) == 300 and not wrong,
+              f"{mode}: 300 methods with 3 Markers each: {len(got)} methods, wrong {list(wrong.items())[:4]}")
 
 
 def case_pid(vmtrace, tmp):
@@ -434,7 +466,7 @@ def case_py_live(vmtrace, tmp):
 
 CASES = {"ext-spawn": case_spawn, "py-lines": case_py_lines, "py-spawn": case_py_spawn, "py-live": case_py_live,
          "py-sampled": case_py_sampled, "py-stacks": case_py_stacks,
-         "py-many-stacks": case_py_many_stacks, "ext-gem": case_gem, "ext-serials": case_serials, "ext-pid": case_pid, "ext-stack": case_stack,
+         "py-many-stacks": case_py_many_stacks, "ext-gem": case_gem, "ext-serials": case_serials, "ext-freed-code": case_freed_code, "ext-pid": case_pid, "ext-stack": case_stack,
          "ext-live": case_live, "ext-dormant": case_dormant, "ext-hint": case_hint,
          "ext-fork": case_fork}
 

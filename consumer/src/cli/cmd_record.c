@@ -343,7 +343,9 @@ int vt_cmd_record(int argc, char **argv)
 	fprintf(stderr, "vmtrace: recording pid %d (%s probes: %s)%s\n", (int)s.target.pid,
 		s.rt->name, s.sample_period ? "sampled" : "exact",
 		a.duration > 0 ? "" : "; Ctrl-C to stop");
-	if (s.spawn_note)
+	if (s.spawn_note && !strcmp(s.rt->name, "vmtrace"))
+		fprintf(stderr, "vmtrace: %s\n", s.spawn_note); /* not "vmtrace: vmtrace:" */
+	else if (s.spawn_note)
 		fprintf(stderr, "vmtrace: %s: %s\n", s.rt->name, s.spawn_note);
 	if (s.followed_from)
 		fprintf(stderr, "vmtrace: followed `%s` to pid %d: %s\n", s.followed_from,

@@ -13,6 +13,7 @@
 
 #include "layout.h"
 #include "intern.h"
+#include "keep.h"
 #include "names.h"
 
 /* ---- interned strings: one copy per text, never freed ---- */
@@ -248,6 +249,7 @@ struct vt_rb_site *vt_rb_site_add(VALUE klass, int type, uintptr_t where, VALUE 
 	*s = (struct vt_rb_site){
 		.klass = klass,
 		.where = where,
+		.frame = frame,
 		.serial = vt_rb_class_serial(klass),
 		.klass_name = class_name_of(klass, type),
 		.method = frame_name_of(frame),
@@ -258,6 +260,7 @@ struct vt_rb_site *vt_rb_site_add(VALUE klass, int type, uintptr_t where, VALUE 
 		return NULL;
 	}
 	sites_n++;
+	vt_rb_kept_more(frame);
 	return s;
 }
 
@@ -350,6 +353,7 @@ static struct frame_entry *frame_entry_of(VALUE frame)
 	if (!frames[j].names.name)
 		return NULL;
 	frames_n++;
+	vt_rb_kept_more(frame);
 	return &frames[j];
 }
 
@@ -358,4 +362,20 @@ const struct vt_rb_frame *vt_rb_frame_of(VALUE frame)
 	struct frame_entry *f = frame_entry_of(frame);
 
 	return f ? &f->names : NULL;
+}
+
+/* Every frame the tables name, and the frame each site was named from. */
+static void mark_names(void)
+{
+	for (size_t j = 0; j < frames_cap; j++)
+		if (frames[j].names.name)
+			rb_gc_mark(frames[j].frame);
+	for (size_t j = 0; j < sites_cap; j++)
+		if (sites[j].klass_name)
+			rb_gc_mark(sites[j].frame);
+}
+
+void vt_rb_names_init(void)
+{
+	vt_rb_keep_table(mark_names);
 }

@@ -30,6 +30,7 @@
 struct vt_rb_site {
 	VALUE klass;
 	uintptr_t where;
+	VALUE frame;                  /* named from; kept alive, so where stays its (keep.h) */
 	uint64_t serial;              /* the class's serial: another class at klass's address misses */
 	const char *klass_name, *method, *site;
 	struct vmtrace_key_cache cache;
@@ -61,6 +62,9 @@ struct vt_rb_frame {
 };
 const struct vt_rb_frame *vt_rb_frame_of(VALUE frame);
 const char *vt_rb_frame_file(VALUE frame);
+
+/* Keep what the tables name alive (keep.h); once, at load. */
+void vt_rb_names_init(void);
 
 /* A string interned: the same address for the same text, for ever. */
 const char *vt_rb_intern(const char *s, size_t len);

@@ -37,7 +37,7 @@ struct chain_frame {
 
 struct kept_stack {
 	uint64_t hash;
-	uint32_t nwords, nframes;
+	uint32_t nwords, nframes, cap;  /* cap: room for words and frames */
 	uintptr_t *words;
 	struct chain_frame *frames;  /* innermost first, each pointing at its caller */
 };
@@ -75,8 +75,10 @@ static uint32_t stack_words(uintptr_t *w, uint64_t *hash)
 			continue;
 		if (vt_rb_word(ep, 0) & VT_RB_FRAME_CFRAME)
 			word = vt_rb_word(ep, VT_RB_EP_ME * (int)sizeof(VALUE)) | 1; /* entries are aligned */
-		else if (pc && vt_rb_word(cfp, VT_RB_CFP_ISEQ))
-			word = pc;
+		else if (vt_rb_word(cfp, VT_RB_CFP_ISEQ))
+			/* a Ruby frame not started (a required file's top, a
+			 * C extension's load) has no pc: its code names it */
+			word = pc ? pc : vt_rb_word(cfp, VT_RB_CFP_ISEQ);
 		else
 			continue;
 		w[n++] = word;
@@ -84,6 +86,28 @@ static uint32_t stack_words(uintptr_t *w, uint64_t *hash)
 	}
 	*hash = h ^ n;
 	return n;
+}
+
+/* Room for cap words and frames in k, kept from one stack to the next
+ * of its slot. 0, or -1 out of memory. */
+static int kept_grow(struct kept_stack *k, uint32_t cap)
+{
+	uintptr_t *w;
+	struct chain_frame *f;
+
+	if (cap <= k->cap && k->words)
+		return 0;
+	cap = cap > 8 ? cap : 8;
+	w = realloc(k->words, cap * sizeof(*w));
+	if (!w)
+		return -1;
+	k->words = w;
+	f = realloc(k->frames, cap * sizeof(*f));
+	if (!f)
+		return -1;
+	k->frames = f;
+	k->cap = cap;
+	return 0;
 }
 
 /* Name a stack seen for the first time into k. 0, or -1 out of memory. */
@@ -95,12 +119,9 @@ static int name_stack(struct kept_stack *k, const uintptr_t *w, uint32_t nw, uin
 
 	if (k->frames)
 		vmtrace_frames_changed(k->frames);
-	free(k->words);
-	free(k->frames);
-	*k = (struct kept_stack){ 0 };
-	k->words = malloc((nw ? nw : 1) * sizeof(*w));
-	k->frames = malloc((n > 0 ? (size_t)n : 1) * sizeof(*k->frames));
-	if (!k->words || !k->frames)
+	k->nwords = k->nframes = 0;
+	k->hash = 0;
+	if (kept_grow(k, nw > (uint32_t)n ? nw : (uint32_t)n))
 		return -1;
 	for (int i = 0; i < n; i++) {
 		const struct vt_rb_frame *names = vt_rb_frame_of(f[i]);

@@ -10,7 +10,7 @@ lies in the workload's lines (kw..workload).
 
 Usage: ext_test.py VMTRACE CASE
 Cases: ext-spawn, ext-pid, ext-stack, ext-live, ext-dormant, ext-hint, ext-fork, ext-gem, ext-serials,
-ext-freed-code, py-lines, py-spawn.
+ext-freed-code, py-lines, py-spawn, py-freed-code.
 Exit 0 pass, 1 fail, 77 skip (not root, or no extension built).
 """
 import json
@@ -34,6 +34,7 @@ PY_LEAK = os.path.join(HERE, "workloads", "py_leak.py")
 PY_SPAWN = os.path.join(HERE, "workloads", "py_spawn.py")
 PY_MANY_STACKS = os.path.join(HERE, "workloads", "py_many_stacks.py")
 FREED_CODE_RB = os.path.join(HERE, "workloads", "freed_code.rb")
+PY_FREED_CODE = os.path.join(HERE, "workloads", "py_freed_code.py")
 
 
 def ext_dir(vmtrace):
@@ -365,6 +366,24 @@ def py_line_rows(vmtrace, data, path, marker):
     return [a for a in report(vmtrace, data, "--by", "site")["allocations"] if a["site"] == site]
 
 
+def case_py_freed_code(vmtrace, tmp):
+    """Functions compiled, run and dropped one after another
+    (py_freed_code.py): the sites are keyed by the code object's address,
+    so the extension holds each code object it names. Each function's
+    allocations under its own name, all 300 with the same count."""
+    data = os.path.join(tmp, "freed.data")
+    r = subprocess.run([vmtrace, "record", "-o", data, "--force", "--", rt.PYTHON, PY_FREED_CODE, "300"],
+                       capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0 and "done 300" in r.stdout, f"record exits 0: {r.stderr[-300:]}")
+    got = {}
+    for a in report(vmtrace, data)["allocations"]:
+        if (a.get("method") or "").startswith("make_"):
+            got[a["method"]] = got.get(a["method"], 0) + a["count"]
+    counts = sorted(set(got.values()))
+    check(len(got) == 300 and len(counts) == 1,
+          f"300 functions, each with the same count: {len(got)} functions, counts {counts[:6]}")
+
+
 def case_py_sampled(vmtrace, tmp):
     """--sample with the CPython extension: the countdown by bytes in the
     process (docs/sampling.md). Exact, each line's bytes are what the
@@ -464,7 +483,7 @@ def case_py_live(vmtrace, tmp):
     check(j["lost_total"] == 0, f"live: nothing lost ({j['lost_total']})")
 
 
-CASES = {"ext-spawn": case_spawn, "py-lines": case_py_lines, "py-spawn": case_py_spawn, "py-live": case_py_live,
+CASES = {"ext-spawn": case_spawn, "py-lines": case_py_lines, "py-freed-code": case_py_freed_code, "py-spawn": case_py_spawn, "py-live": case_py_live,
          "py-sampled": case_py_sampled, "py-stacks": case_py_stacks,
          "py-many-stacks": case_py_many_stacks, "ext-gem": case_gem, "ext-serials": case_serials, "ext-freed-code": case_freed_code, "ext-pid": case_pid, "ext-stack": case_stack,
          "ext-live": case_live, "ext-dormant": case_dormant, "ext-hint": case_hint,

@@ -133,6 +133,11 @@ static struct site *site_of(_PyInterpreterFrame *f)
 		s->method = NULL;
 		return NULL;
 	}
+	/* the table is keyed by the code's address: held, so a code object
+	 * freed (exec'd, compiled) never gives its address to another under
+	 * this one's name (a reference count, under the GIL: no allocation) */
+	if (f)
+		Py_INCREF(f->f_code);
 	sites_n++;
 	return s;
 }

@@ -69,7 +69,7 @@ leak_spawn | leak_shared | leak_uncached | leak_attach)
 	compare report.json "record"
 	"$vmtrace" report --format json run.data >again.json 2>report.err || fail "report failed"
 	compare again.json "report of the record"
-	head -1 run.data | grep -qx 'vmtrace-record 4' || fail "the record is not version 4"
+	head -1 run.data | grep -qx 'vmtrace-record 5' || fail "the record is not version 5"
 	"$vmtrace" report run.data >text.out 2>&1 || fail "text report failed"
 	grep -q '^Live heap at the end' text.out || fail "no live heap section in the text report"
 	# pprof: inuse_objects and inuse_space per class and method are the truth's live heap

@@ -507,7 +507,7 @@ static void test_foreign_files(void **state)
 static void test_newer_version(void **state)
 {
 	(void)state;
-	assert_int_equal(read_text("vmtrace-record 5\nsomething new 1 2 3\nend 1\n"),
+	assert_int_equal(read_text("vmtrace-record 6\nsomething new 1 2 3\nend 1\n"),
 			 -EPROTONOSUPPORT);
 	assert_int_equal(read_text("vmtrace-record 99999999999999999999\n"), -EBADMSG);
 }

@@ -110,7 +110,11 @@ static void test_round_trip(void **state)
 	char *t1 = slurp(path, &n1), *t2 = slurp(p2, &n2);
 	assert_int_equal(n1, n2);
 	assert_memory_equal(t1, t2, n1);
-	assert_non_null(strstr(t1, "\nstack 1 2 =a%20b;c%25 = 0 =x%09y =f.c -3\n"));
+	/* each text once, numbered from 1 in the order first met; frames name them */
+	assert_non_null(strstr(t1, "\ntext =Object#main\ntext =w.c\ntext =Tree#grow\ntext =a%20b;c%25\n"
+				   "text =\ntext =x%09y\ntext =f.c\n"));
+	assert_non_null(strstr(t1, "\nstack 0 3 #1 #2 1 #3 #2 9 #3 #2 9\n"));
+	assert_non_null(strstr(t1, "\nstack 1 2 #4 #5 0 #6 #7 -3\n"));
 	assert_non_null(strstr(t1, "\nalloc_stack 1 =Node =Tree#grow =w.c:12 6 288 6\n"));
 	assert_non_null(strstr(t1, "\nalloc =Node =Tree#grow =w.c:12 1 48 1\n"));
 	free(t1);
@@ -136,6 +140,12 @@ static void test_malformed(void **state)
 		"stack 0 1 =a = 1\nalloc_stack 2 =A =m = 1 2 3\n",
 		"stack 0 1 =a = 1\nalloc_stack 1 =A =m = 1 2\n",
 		"alloc_stack 1 =A =m = 1 2 3\nstack 0 1 =a = 1\n", /* used before its line */
+		"text =a\nstack 0 1 #2 = 1\n",                /* no text 2 */
+		"text =a\nstack 0 1 #0 = 1\n",                /* texts start at 1 */
+		"text =a\nstack 0 1 #x = 1\n",                /* not a number */
+		"text =a\ntext =a\n",                         /* one text twice */
+		"stack 0 1 =a = 1\ntext =b\n",                /* a text after a stack */
+		"text a\n",                                    /* string without '=' */
 	};
 	struct vt_profile p;
 
@@ -146,6 +156,14 @@ static void test_malformed(void **state)
 	assert_int_equal(read_body("stack 0 1 =a = 1\nalloc_stack 1 =A =m = 1 2 3\n", &p), 0);
 	assert_int_equal(p.stacks.n, 1);
 	assert_int_equal(p.allocs.v[0].stack, 1);
+	vt_profile_free(&p);
+	/* texts by number, and by string in the same stack */
+	assert_int_equal(read_body("text =a%20b\ntext =f.c\nstack 0 2 #1 #2 3 =c #2 4\n", &p), 0);
+	assert_int_equal(p.stacks.n, 1);
+	assert_string_equal(p.stacks.v[0].frames[0].name, "a b");
+	assert_string_equal(p.stacks.v[0].frames[0].file, "f.c");
+	assert_string_equal(p.stacks.v[0].frames[1].name, "c");
+	assert_int_equal(p.stacks.v[0].frames[1].line, 4);
 	vt_profile_free(&p);
 }
 

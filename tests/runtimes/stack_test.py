@@ -81,14 +81,19 @@ def case_pid(vmtrace, tmp):
 def record_stacks(data):
     """The record file's stacks with their lines: {(stack, class, method,
     site): count}, a stack as "name:line;..." root first."""
+    texts = []
+
     def text(tok):
-        return urllib.parse.unquote(tok[1:])
+        # "=string", or "#N": the file's text line N (docs/record-format.md)
+        return texts[int(tok[1:]) - 1] if tok[0] == "#" else urllib.parse.unquote(tok[1:])
 
     stacks, allocs = [], {}
     with open(data, encoding="utf-8") as f:
         for line in f:
             t = line.split()
-            if t and t[0] == "stack":
+            if t and t[0] == "text":
+                texts.append(text(t[1]))
+            elif t and t[0] == "stack":
                 d = int(t[2])
                 stacks.append(";".join(f"{text(t[3 + 3 * i])}:{t[5 + 3 * i]}" for i in range(d)))
             elif t and t[0] == "alloc_stack":

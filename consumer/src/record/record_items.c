@@ -101,23 +101,55 @@ static int once(unsigned *seen, unsigned bit)
 	return 0;
 }
 
-/* "stack CUT DEPTH" then DEPTH times "=name =file line", root first: the
- * next stack number. A stack seen before is malformed (writers write each
- * once, and numbers must follow the lines). */
-static int parse_stack(struct vt_profile *p, char **f, int n)
+/* A frame's text: "=string", or "#N", the record's text line N. */
+static int get_text(struct vt_profile *p, char *field, char **out)
+{
+	uint64_t n;
+	const char *t;
+
+	if (*field != '#')
+		return get_str(field, out);
+	if (vt_record_get_u64(field + 1, &n) || n == 0 || !(t = vt_stack_table_text(&p->stacks, n - 1)))
+		return -1;
+	*out = (char *)t;
+	return 0;
+}
+
+/* "text =string": the next text line's number names it. Every text line
+ * comes before the first stack, and each text once, so text line N is the
+ * stack table's text N - 1. */
+static int parse_text(struct vt_profile *p, char **f, int n, unsigned *seen)
+{
+	char *s;
+	size_t before = vt_stack_table_ntexts(&p->stacks);
+	int64_t i;
+
+	if (n != 2 || (*seen & SEEN_STACK) || get_str(f[1], &s))
+		return -1;
+	i = vt_stack_table_text_add(&p->stacks, s);
+	if (i < 0)
+		return -ENOMEM;
+	return (size_t)i == before ? 0 : -1; /* a new text, not one seen before */
+}
+
+/* "stack CUT DEPTH" then DEPTH times "NAME FILE line", root first, each
+ * text "=string" or "#N": the next stack number. A stack seen before is
+ * malformed (writers write each once, and numbers must follow the lines). */
+static int parse_stack(struct vt_profile *p, char **f, int n, unsigned *seen)
 {
 	struct vt_frame frames[STACK_MAX_FRAMES];
 	long cut, depth;
 	uint32_t id;
 	int err;
 
+	*seen |= SEEN_STACK;
 	if (n < 3 || vt_record_get_int(f[1], 0, 1, &cut) || vt_record_get_int(f[2], 1, STACK_MAX_FRAMES, &depth) ||
 	    n != 3 + 3 * depth)
 		return -1;
 	for (long i = 0; i < depth; i++) {
 		long line;
 
-		if (get_str(f[3 + 3 * i], &frames[i].name) || get_str(f[4 + 3 * i], &frames[i].file) ||
+		if (get_text(p, f[3 + 3 * i], &frames[i].name) || get_text(p, f[4 + 3 * i], &frames[i].file) ||
 		    vt_record_get_int(f[5 + 3 * i], INT32_MIN, INT32_MAX, &line))
 			return -1;
 		frames[i].line = line;
@@ -255,8 +287,10 @@ int vt_record_parse_item(struct vt_profile *p, char **f, int n, unsigned *seen)
 			return -1;
 		return vt_profile_add_alloc(p, s1, s2, s3, u[0], u[1], u[2]);
 	}
+	if (!strcmp(key, "text"))
+		return parse_text(p, f, n, seen);
 	if (!strcmp(key, "stack"))
-		return parse_stack(p, f, n);
+		return parse_stack(p, f, n, seen);
 	if (!strcmp(key, "alloc_stack")) {
 		if (n != 8 || vt_record_get_u64(f[1], &u[3]) || u[3] == 0 || u[3] > p->stacks.n ||
 		    get_str(f[2], &s1) || get_str(f[3], &s2) || get_str(f[4], &s3) ||

@@ -26,6 +26,7 @@ enum {
 	SEEN_GC_PAUSE = 1 << 11, /* gc_summary lines come before every gc_pause */
 	SEEN_GC_SUMMARY = 1 << 12, /* then each kind's once: bit SEEN_GC_SUMMARY << (1 + kind) */
 	SEEN_SERIES_STEP = 1 << (13 + VT_GC_KINDS), /* optional: with a timeline (version 4) */
+	SEEN_STACK = 1 << (14 + VT_GC_KINDS), /* text lines come before every stack */
 };
 
 #define STACK_MAX_FRAMES 128     /* frames of a `stack` line at most */

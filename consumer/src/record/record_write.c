@@ -35,6 +35,8 @@ static void put_hist(FILE *f, const uint64_t hist[VT_HIST_BUCKETS])
 			fprintf(f, " %d:%" PRIu64, b, hist[b]);
 }
 
+#define STACK_LINE_FRAMES 128 /* frames a stack line is made in memory for */
+
 static void put_str(FILE *f, const char *s)
 {
 	static const char hex[] = "0123456789ABCDEF";
@@ -54,6 +56,59 @@ static void put_str(FILE *f, const char *s)
 		plain = c + 1;
 	}
 	fwrite(plain, 1, (size_t)(c - plain), f);
+}
+
+/* " N" for an integer, or " #N" with mark '#', at b: past its end. A
+ * recording with stacks holds millions of them, so a stack's line is made
+ * in memory and written at once. */
+static char *put_int_marked(char *b, int64_t v, char mark)
+{
+	char digits[24], *e = digits + sizeof(digits), *d = e;
+	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+
+	do
+		*--d = (char)('0' + u % 10);
+	while (u /= 10);
+	*b++ = ' ';
+	if (mark)
+		*b++ = mark;
+	if (v < 0)
+		*b++ = '-';
+	memcpy(b, d, (size_t)(e - d));
+	return b + (e - d);
+}
+
+/* One stack's line: its frames' texts by number (" #N", the text line N),
+ * or as strings when the table has no number for one. */
+static void put_stack(FILE *f, const struct vt_stack_table *t, const struct vt_stack *s)
+{
+	/* "stack C D", then per frame two numbers and a line: 3 x 22 bytes */
+	char line[32 + 66 * STACK_LINE_FRAMES], *b = line;
+
+	b += snprintf(b, 32, "stack %d %" PRIu32, s->cut ? 1 : 0, s->depth);
+	for (uint32_t k = 0; k < s->depth; k++) {
+		int64_t name = vt_stack_table_text_number(t, s->frames[k].name);
+		int64_t file = vt_stack_table_text_number(t, s->frames[k].file);
+
+		if (name < 0 || file < 0 || k >= STACK_LINE_FRAMES) {
+			fwrite(line, 1, (size_t)(b - line), f), b = line;
+			if (name < 0)
+				put_str(f, s->frames[k].name);
+			else
+				b = put_int_marked(b, name + 1, '#');
+			fwrite(line, 1, (size_t)(b - line), f), b = line;
+			if (file < 0)
+				put_str(f, s->frames[k].file);
+			else
+				b = put_int_marked(b, file + 1, '#');
+		} else {
+			b = put_int_marked(b, name + 1, '#');
+			b = put_int_marked(b, file + 1, '#');
+		}
+		b = put_int_marked(b, s->frames[k].line, 0);
+	}
+	*b++ = '\n';
+	fwrite(line, 1, (size_t)(b - line), f);
 }
 
 /* One line per keyed count: tag, its name (and name2 for two-name keys),
@@ -90,17 +145,19 @@ static unsigned long write_items(FILE *f, const struct vt_profile *p)
 		fprintf(f, " %" PRIu64, p->gc_collections[k]);
 	fputc('\n', f), lines++;
 
-	/* stacks before the rows that name them by number */
+	/* the frames' texts once, then stacks that name them by number, before
+	 * the rows that name the stacks by number */
+	size_t ntexts = vt_stack_table_ntexts(&p->stacks);
+
+	for (size_t i = 0; i < ntexts; i++, lines++) {
+		fputs("text", f);
+		put_str(f, vt_stack_table_text(&p->stacks, i));
+		fputc('\n', f);
+	}
 	for (size_t i = 0; i < p->stacks.n; i++, lines++) {
 		const struct vt_stack *s = &p->stacks.v[i];
 
-		fprintf(f, "stack %d %" PRIu32, s->cut ? 1 : 0, s->depth);
-		for (uint32_t k = 0; k < s->depth; k++) {
-			put_str(f, s->frames[k].name);
-			put_str(f, s->frames[k].file);
-			fprintf(f, " %" PRId64, s->frames[k].line);
-		}
-		fputc('\n', f);
+		put_stack(f, &p->stacks, s);
 	}
 	/* processes before the rows that name them by number */
 	for (size_t i = 0; i < p->procs.n; i++, lines++) {

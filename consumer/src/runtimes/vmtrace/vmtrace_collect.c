@@ -89,19 +89,89 @@ static const char *event_name(void *ctx, uint64_t ptr, char *fallback, size_t le
 
 /* ---- the rows of the counting maps ---- */
 
+/* The frames' readable texts by the provider's pointer, as the stack
+ * table's own copies: a recording's stacks name a few thousand texts a
+ * million times, and each is looked up and hashed once. */
+struct text_memo {
+	uint64_t *ptr;               /* 0: an empty slot */
+	const char **text;
+	bool *cut;                   /* the name was cut: counted again at each use */
+	size_t cap, n;
+};
+
 struct collect_ctx {
 	struct vmtrace_state *st;
 	struct vt_profile *out;
 	uint64_t unreadable, cut;
 	uint64_t stack_cut, stack_missing; /* allocations (samples) */
 	int err;
+	struct text_memo memo;
 };
+
+static size_t memo_slot(uint64_t ptr, size_t cap)
+{
+	return (size_t)((ptr * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+}
+
+static int memo_grow(struct text_memo *m)
+{
+	size_t cap = m->cap ? 2 * m->cap : 4096, j;
+	struct text_memo t = { calloc(cap, sizeof(uint64_t)), calloc(cap, sizeof(char *)),
+			       calloc(cap, sizeof(bool)), cap, m->n };
+
+	if (!t.ptr || !t.text || !t.cut) {
+		free(t.ptr), free(t.text), free(t.cut);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < m->cap; i++) {
+		if (!m->ptr[i])
+			continue;
+		for (j = memo_slot(m->ptr[i], cap); t.ptr[j]; j = (j + 1) & (cap - 1))
+			;
+		t.ptr[j] = m->ptr[i], t.text[j] = m->text[i], t.cut[j] = m->cut[i];
+	}
+	free(m->ptr), free(m->text), free(m->cut);
+	*m = t;
+	return 0;
+}
+
+static void memo_free(struct text_memo *m)
+{
+	free(m->ptr), free(m->text), free(m->cut);
+	*m = (struct text_memo){ 0 };
+}
 
 static const char *frame_name(void *ctx, uint64_t ptr, char *fallback, size_t len)
 {
 	struct collect_ctx *c = ctx;
+	struct text_memo *m = &c->memo;
+	const char *s, *own;
+	bool was_cut = false;
+	size_t j;
 
-	return name_for(c->st, ptr, fallback, len, &c->unreadable, &c->cut, &c->err);
+	if (ptr && m->cap)
+		for (j = memo_slot(ptr, m->cap); m->ptr[j]; j = (j + 1) & (m->cap - 1))
+			if (m->ptr[j] == ptr) {
+				c->cut += m->cut[j];
+				return m->text[j];
+			}
+	s = vt_names_get(&c->st->names, ptr, &was_cut, &c->err);
+	if (!s) { /* unreadable: counted at each use, as a row's names are */
+		snprintf(fallback, len, "<unreadable 0x%" PRIx64 ">", ptr);
+		c->unreadable++;
+		return fallback;
+	}
+	c->cut += was_cut;
+	if (!ptr)
+		return s;
+	own = vt_stack_table_intern(&c->out->stacks, s);
+	if (!own || (2 * (m->n + 1) > m->cap && memo_grow(m)))
+		return s; /* no room: the text as it is, hashed by the table */
+	for (j = memo_slot(ptr, m->cap); m->ptr[j]; j = (j + 1) & (m->cap - 1))
+		;
+	m->ptr[j] = ptr, m->text[j] = own, m->cut[j] = was_cut;
+	m->n++;
+	return own;
 }
 
 static int alloc_row(const void *key, const void *val, void *ctx_)
@@ -251,8 +321,13 @@ int vt_vmtrace_collect(void *state, struct vt_profile *out)
 
 	out->sample_period = st->sample_period;
 	err = vt_profile_set_meta(out, "vmtrace", st->probes_used, out->target, st->a.pid);
+	/* the stacks read whole: a lookup each is a syscall per row */
+	if (!err && st->vm_stacks.frames && vt_vm_stacks_load(&st->vm_stacks))
+		vt_vm_stacks_drop(&st->vm_stacks); /* then looked up one by one */
 	if (!err)
 		err = vt_adapter_read_hash(&st->a, st->skel->maps.allocs, alloc_row, &c);
+	memo_free(&c.memo);
+	vt_vm_stacks_drop(&st->vm_stacks);
 	if (!err)
 		err = vt_adapter_read_hash(&st->a, st->skel->maps.frees, free_row, &c);
 	if (!err)

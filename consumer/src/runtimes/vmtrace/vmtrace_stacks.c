@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -101,10 +102,89 @@ int vt_vm_stacks_map(struct vt_vm_stacks *s, int refs_fd, int frames_fd, uint64_
 
 void vt_vm_stacks_unmap(struct vt_vm_stacks *s)
 {
+	vt_vm_stacks_drop(s);
 	if (s->frames)
 		munmap((void *)s->frames, frames_len(s->nframes));
 	s->frames = NULL;
 	s->nframes = 0;
+}
+
+static size_t ref_slot(uint64_t id, size_t cap)
+{
+	return (size_t)((id * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+}
+
+void vt_vm_stacks_drop(struct vt_vm_stacks *s)
+{
+	free(s->ids);
+	free(s->held);
+	s->ids = NULL;
+	s->held = NULL;
+	s->cap = 0;
+}
+
+int vt_vm_stacks_load(struct vt_vm_stacks *s)
+{
+	enum { CHUNK = 4096 };
+	uint64_t keys[CHUNK], in = 0, out = 0;
+	struct vt_stack_ref vals[CHUNK];
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
+	bool first = true;
+	int err = 0;
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+
+	vt_vm_stacks_drop(s);
+	if (bpf_obj_get_info_by_fd(s->refs, &info, &len))
+		return -errno;
+	size_t cap = 16;
+
+	while (cap < 2 * (size_t)info.max_entries)
+		cap *= 2;
+	s->ids = calloc(cap, sizeof(*s->ids));
+	s->held = calloc(cap, sizeof(*s->held));
+	if (!s->ids || !s->held) {
+		vt_vm_stacks_drop(s);
+		return -ENOMEM;
+	}
+	s->cap = cap;
+	for (;;) {
+		__u32 n = CHUNK;
+
+		err = bpf_map_lookup_batch(s->refs, first ? NULL : &in, &out, keys, vals, &n, &opts);
+		err = err ? -errno : 0;
+		for (__u32 i = 0; i < n; i++) {
+			size_t j;
+
+			if (!keys[i])
+				continue;
+			for (j = ref_slot(keys[i], cap); s->ids[j]; j = (j + 1) & (cap - 1))
+				;
+			s->ids[j] = keys[i];
+			s->held[j] = vals[i];
+		}
+		if (err)
+			break;
+		in = out;
+		first = false;
+	}
+	if (err == -ENOENT)
+		return 0; /* the end of the map */
+	vt_vm_stacks_drop(s);
+	return err;
+}
+
+/* Stack id's reference: 0, or -1 when the map does not hold it. */
+static int ref_of(const struct vt_vm_stacks *s, uint64_t id, struct vt_stack_ref *r)
+{
+	if (!s->cap)
+		return bpf_map_lookup_elem(s->refs, &id, r) ? -1 : 0;
+	for (size_t j = ref_slot(id, s->cap); s->ids[j]; j = (j + 1) & (s->cap - 1))
+		if (s->ids[j] == id) {
+			*r = s->held[j];
+			return 0;
+		}
+	return -1;
 }
 
 /* The frames of VM stack id into frames[] root first: the depth, 0 when
@@ -115,7 +195,7 @@ static uint32_t vm_frames(const struct vt_vm_stacks *s, uint64_t id, vt_frame_na
 	struct vt_stack_ref r;
 	const struct vt_stack_frame *v;
 
-	if (!s->frames || bpf_map_lookup_elem(s->refs, &id, &r) || r.depth == 0 ||
+	if (!s->frames || ref_of(s, id, &r) || r.depth == 0 ||
 	    r.depth > VT_STACK_MAX_DEPTH || (uint64_t)r.first + r.depth > s->nframes)
 		return 0;
 	v = s->frames + r.first;

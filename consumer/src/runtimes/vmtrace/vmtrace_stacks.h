@@ -28,6 +28,7 @@ int vt_vm_stacks_prepare(pid_t pid, const struct vt_usdt_list *probes, bool spaw
 typedef const char *vt_frame_name_fn(void *ctx, uint64_t ptr, char *fallback, size_t len);
 
 struct vt_stack_frame;
+struct vt_stack_ref;
 
 /* Where VM stacks are: the `stacks` map (id -> struct vt_stack_ref) and
  * stack_frames, mapped into this process. */
@@ -35,12 +36,22 @@ struct vt_vm_stacks {
 	int refs;                    /* fd of `stacks` */
 	const struct vt_stack_frame *frames;
 	uint64_t nframes;
+	/* `stacks` read whole (vt_vm_stacks_load), by id; NULL: looked up */
+	uint64_t *ids;               /* 0: an empty slot (no stack has id 0) */
+	struct vt_stack_ref *held;
+	size_t cap;
 };
 
 /* Map the stack_frames map at fd (nframes entries) read-only into s, with
  * refs_fd: 0 or a negative errno. */
 int vt_vm_stacks_map(struct vt_vm_stacks *s, int refs_fd, int frames_fd, uint64_t nframes);
 void vt_vm_stacks_unmap(struct vt_vm_stacks *s);
+/* Read the whole `stacks` map into s at once, so naming a collection's
+ * rows costs no lookup each (a recording's rows name tens of thousands of
+ * stacks); vt_vm_stacks_drop lets it go. 0 or a negative errno (then each
+ * stack is looked up). */
+int vt_vm_stacks_load(struct vt_vm_stacks *s);
+void vt_vm_stacks_drop(struct vt_vm_stacks *s);
 
 /* Stack id (a key of s's `stacks`) as a stack of out:
  * *sid its number. A stack cut at the walk's depth adds samples to *cut; one

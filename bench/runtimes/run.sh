@@ -27,8 +27,11 @@
 #   ext (methods)            vmtrace record -p of a Ruby with the extension: counted
 #                            inside Ruby, no trap (class, method, site)
 #   ext --stack vm           + the whole Ruby stack per object
+#   ext --live               + frees (FREEOBJ): what is still alive, by class, method, site
 #   ObjectSpace              ObjectSpace.trace_object_allocations (Ruby's own: file
 #                            and line of every object), no tracer
+#   stackprof object mode    StackProf mode: :object, interval: 1 (every object, its
+#                            whole stack), no tracer
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 VMTRACE=${1:-$HERE/../../build/bin/vmtrace}
@@ -85,7 +88,7 @@ EXT=(env RUBYOPT="-I$(dirname "$VMTRACE")/../lib/ruby -rvmtrace")
 
 # Round robin: every repeat runs every configuration once, so a change in the
 # machine's load touches all of them alike.
-CONFIGS=(base base_tp vm_nom bt_nom vm_m bt_m vm_st ext_dorm ext_m ext_st objspace)
+CONFIGS=(base base_tp vm_nom bt_nom vm_m bt_m vm_st ext_dorm ext_m ext_st ext_live objspace stackprof)
 for _ in $(seq "$REPEATS"); do
 	one_run none "" $RUBY "$HERE/bench.rb" "$ITER" >>"$TMP/base"
 	one_run none "" $RUBY "$HERE/bench.rb" "$ITER" --tracepoint >>"$TMP/base_tp"
@@ -97,8 +100,11 @@ for _ in $(seq "$REPEATS"); do
 	one_run none "" "${EXT[@]}" $RUBY "$HERE/bench.rb" "$ITER" >>"$TMP/ext_dorm"
 	one_run vmtrace "" "${EXT[@]}" $RUBY "$HERE/bench.rb" "$ITER" --armed >>"$TMP/ext_m"
 	one_run vmtrace "--stack vm" "${EXT[@]}" $RUBY "$HERE/bench.rb" "$ITER" --armed >>"$TMP/ext_st"
+	one_run vmtrace "--live" "${EXT[@]}" $RUBY "$HERE/bench.rb" "$ITER" --armed >>"$TMP/ext_live"
 	one_run none "" $RUBY -robjspace -e 'ObjectSpace.trace_object_allocations_start; load ARGV.shift' \
 		"$HERE/bench.rb" "$ITER" >>"$TMP/objspace"
+	one_run none "" $RUBY -rstackprof -e 'StackProf.start(mode: :object, interval: 1); load ARGV.shift' \
+		"$HERE/bench.rb" "$ITER" >>"$TMP/stackprof"
 done
 for c in "${CONFIGS[@]}"; do
 	declare "$c=$(median <"$TMP/$c")"
@@ -118,7 +124,9 @@ row "vmtrace --stack vm" "$vm_st" "$(awk -v a="$vm_st" -v b="$bt_m" 'BEGIN { pri
 row "ext dormant" "$ext_dorm" ""
 row "ext (methods)" "$ext_m" "$(awk -v a="$ext_m" -v b="$vm_m" 'BEGIN { printf "(uprobes/ext %.2f)", b / a }')"
 row "ext --stack vm" "$ext_st" "$(awk -v a="$ext_st" -v b="$vm_st" 'BEGIN { printf "(uprobes/ext %.2f)", b / a }')"
+row "ext --live" "$ext_live" ""
 row "ObjectSpace tracing" "$objspace" ""
+row "stackprof object mode" "$stackprof" ""
 awk -v a="$vm_nom" -v m="$vm_m" -v ba="$bt_nom" -v bm="$bt_m" -v b="$base" -v t="$base_tp" 'BEGIN {
 	printf "per-method attribution over no-methods: vmtrace %.0f ns per iteration, bpftrace %.0f (%.0f ns per Ruby call, of which the TracePoint alone %.0f ns per iteration)\n", m - a, bm - ba, (bm - ba) / 5, t - b }'
 awk -v a="$vm_nom" -v s="$vm_st" 'BEGIN { printf "whole stacks over no-methods: vmtrace --stack vm / --no-methods %.2fx\n", s / a }'

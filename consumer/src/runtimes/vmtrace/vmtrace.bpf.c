@@ -108,6 +108,19 @@ struct {
 	__type(value, struct vt_name);
 } scratch SEC(".maps");
 
+/* Pointers known to be in names or long_names, direct-mapped by a hash of
+ * the pointer: each frame of a new stack names two texts, a few thousand
+ * texts a million times, and an array slot is read without the hash
+ * map's lookup. Only pointers in a map go in (neither map forgets one), so
+ * a hit is never wrong; CPUs writing one slot at once only cost a miss. */
+#define VT_NAMES_SEEN 16384
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, VT_NAMES_SEEN);
+	__type(key, __u32);
+	__type(value, __u64);
+} names_seen SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -272,13 +285,18 @@ static __always_inline void queue_unresolved(__u64 ptr)
 /* Copy the string at ptr into `names` unless it is there already. */
 static __noinline int resolve_name(__u64 ptr)
 {
-	__u32 zero = 0;
+	__u32 zero = 0, slot = (__u32)((ptr * 0x9E3779B97F4A7C15ull) >> 50) & (VT_NAMES_SEEN - 1);
+	__u64 *seen = bpf_map_lookup_elem(&names_seen, &slot);
 	struct vt_name *buf;
 	long n, err;
 
-	if (!vt_proc_raw(ptr) || bpf_map_lookup_elem(&names, &ptr) ||
-	    bpf_map_lookup_elem(&long_names, &ptr))
+	if (!vt_proc_raw(ptr) || (seen && *seen == ptr))
 		return 0;
+	if (bpf_map_lookup_elem(&names, &ptr) || bpf_map_lookup_elem(&long_names, &ptr)) {
+		if (seen)
+			*seen = ptr;
+		return 0;
+	}
 	buf = bpf_map_lookup_elem(&scratch, &zero);
 	if (!buf)
 		return 0;
@@ -309,6 +327,8 @@ static __noinline int resolve_name(__u64 ptr)
 	if (err && err != -EEXIST) {
 		lose(VT_LOSS_NAMES_MAP_FULL);
 		queue_unresolved(ptr);
+	} else if (seen) {
+		*seen = ptr;
 	}
 	return 0;
 }

@@ -109,7 +109,7 @@ static void on_newobj(VALUE data, rb_trace_arg_t *arg)
 	VALUE obj = rb_tracearg_object(arg);
 	VALUE klass = RBASIC(obj)->klass, frame;
 	int type = RB_BUILTIN_TYPE(obj), line;
-	uintptr_t where;
+	uintptr_t where, ec;
 	uint64_t bytes = slot_bytes;
 	struct vt_rb_site *s;
 
@@ -118,7 +118,8 @@ static void on_newobj(VALUE data, rb_trace_arg_t *arg)
 	 * there): only a class names a class */
 	if (type == T_IMEMO || (klass && !RB_TYPE_P(klass, T_CLASS)))
 		klass = 0;
-	where = ruby_where(vt_rb_word((uintptr_t)arg, VT_RB_TRACEARG_EC));
+	ec = vt_rb_word((uintptr_t)arg, VT_RB_TRACEARG_EC);
+	where = ruby_where(ec);
 	s = vt_rb_site_find(klass, where);
 	if (VMTRACE_UNLIKELY(!s)) {
 		/* a site's first object: its names, once */
@@ -128,7 +129,7 @@ static void on_newobj(VALUE data, rb_trace_arg_t *arg)
 	if (type == T_OBJECT)
 		bytes += ivar_buffer_at_birth(klass);
 	if (VMTRACE_UNLIKELY(stacks_armed()))
-		vt_rb_take_stack();
+		vt_rb_take_stack(ec);
 	if (VMTRACE_UNLIKELY(!s)) {
 		vmtrace_alloc_cached(&oom_cache, OOM_CLASS, NULL, bytes, NULL, (void *)obj);
 		return;

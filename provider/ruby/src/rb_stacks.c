@@ -42,8 +42,6 @@ struct kept_stack {
 	struct chain_frame *frames;  /* innermost first, each pointing at its caller */
 };
 
-extern __thread void *ruby_current_ec;
-
 /* Per thread, and only pointers in TLS: libvmtrace's initial-exec TLS puts
  * this module's whole TLS block in the small static surplus a dlopen'ed
  * library gets. */
@@ -57,10 +55,11 @@ void vt_rb_stacks_describe(void)
 	vmtrace_frames_describe(&l);
 }
 
-/* The raw words of the thread's frames, innermost first, and their hash. */
-static uint32_t stack_words(uintptr_t *w, uint64_t *hash)
+/* The raw words of the frames of execution context ec, innermost first,
+ * and their hash. */
+static uint32_t stack_words(uintptr_t ec, uintptr_t *w, uint64_t *hash)
 {
-	uintptr_t ec = (uintptr_t)ruby_current_ec, cfp, end;
+	uintptr_t cfp, end;
 	uint64_t h = 0x9e3779b97f4a7c15ull;
 	uint32_t n = 0;
 
@@ -140,7 +139,16 @@ static int name_stack(struct kept_stack *k, const uintptr_t *w, uint32_t nw, uin
 	return 0;
 }
 
-void vt_rb_take_stack(void)
+/* a and b, n words each, equal: inline, as stacks are a few words */
+static int same_words(const uintptr_t *a, const uintptr_t *b, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return 0;
+	return 1;
+}
+
+void vt_rb_take_stack(uintptr_t ec)
 {
 	uintptr_t w[DEPTH];
 	uint64_t hash;
@@ -153,9 +161,9 @@ void vt_rb_take_stack(void)
 			return;
 		vmtrace_frames_thread_kept((void *const *)&chain_top);
 	}
-	n = stack_words(w, &hash);
+	n = stack_words(ec, w, &hash);
 	k = &kept[hash % KEPT];
-	if (k->hash != hash || k->nwords != n || !k->words || memcmp(k->words, w, n * sizeof(*w))) {
+	if (k->hash != hash || k->nwords != n || !k->words || !same_words(k->words, w, n)) {
 		if (name_stack(k, w, n, hash)) {
 			chain_top = NULL; /* no memory: counted under no stack */
 			return;

@@ -21,7 +21,7 @@
 #   temps        with --temp longer than the run every free is a temporary:
 #                temporaries per class equal demovm's frees exactly, and per
 #                class and method, temporaries and live objects add up to the
-#                allocations
+#                allocations; by each object's word and by the address path
 #   bad_flags    --live-max, --temp and --timeline-step refuse bad values with
 #                one line
 set -uo pipefail
@@ -160,23 +160,28 @@ timeline)
 		fail "timeline page: no quarter-second steps"
 	;;
 temps)
-	"$vmtrace" record --live --temp 3600 -o run.data --format json -- "$BIN/demovm" --ops 1500 \
-		--threads 2 --leak 40 --truth truth.json --quiet >report.json 2>record.err ||
-		fail "record --live failed"
-	jq -S -c '[.frees[] | {class, count, bytes}] | sort_by(.class)' truth.json >want.json
-	jq -S -c '[.live.rows[] | select(.temp_count > 0) | {class, count: .temp_count, bytes: .temp_bytes}]
-		| group_by(.class) | map({class: .[0].class, count: (map(.count) | add), bytes: (map(.bytes) | add)})' \
-		report.json >got.json || fail "no live rows"
-	cmp -s want.json got.json || fail "temporaries differ from the truth's frees:
+	# each object's word, then the address path (--uncached), where each
+	# thread decides temporaries itself and sends them summed by key
+	for how in "" --uncached; do
+		# shellcheck disable=SC2086
+		"$vmtrace" record --live --temp 3600 -o run.data --force --format json -- "$BIN/demovm" --ops 1500 \
+			--threads 2 --leak 40 --truth truth.json --quiet $how >report.json 2>record.err ||
+			fail "record --live $how failed"
+		jq -S -c '[.frees[] | {class, count, bytes}] | sort_by(.class)' truth.json >want.json
+		jq -S -c '[.live.rows[] | select(.temp_count > 0) | {class, count: .temp_count, bytes: .temp_bytes}]
+			| group_by(.class) | map({class: .[0].class, count: (map(.count) | add), bytes: (map(.bytes) | add)})' \
+			report.json >got.json || fail "no live rows"
+		cmp -s want.json got.json || fail "$how temporaries differ from the truth's frees:
 want $(cat want.json)
 got  $(cat got.json)"
-	jq -S -c '[.allocations[] | {class, method, count}] | sort_by(.class, .method)' report.json >want.json
-	jq -S -c '[.live.rows[] | {class, method, n: (.count + .temp_count)}] | group_by([.class, .method])
-		| map({class: .[0].class, method: .[0].method, count: (map(.n) | add)})' report.json >got.json
-	cmp -s want.json got.json || fail "temporaries and live objects do not add up to the allocations:
+		jq -S -c '[.allocations[] | {class, method, count}] | sort_by(.class, .method)' report.json >want.json
+		jq -S -c '[.live.rows[] | {class, method, n: (.count + .temp_count)}] | group_by([.class, .method])
+			| map({class: .[0].class, method: .[0].method, count: (map(.n) | add)})' report.json >got.json
+		cmp -s want.json got.json || fail "$how temporaries and live objects do not add up to the allocations:
 want $(cat want.json)
 got  $(cat got.json)"
-	jq -e '.lost_total == 0' report.json >/dev/null || fail "something was lost"
+		jq -e '.lost_total == 0' report.json >/dev/null || fail "$how: something was lost"
+	done
 	;;
 bad_flags)
 	for bad in "--live-max 0" "--live-max x" "--temp -1" "--temp abc" "--timeline-step 0.1s" \

@@ -19,7 +19,11 @@
  * there, in its own thread's table or another's, is a held object's free
  * (HELD_FREE, with the allocation's key, size, weight and time, its bytes in
  * the NET of the buffer of the thread that allocated it, so the two stay in
- * order); the tracer counts it as temporary or not, with no hash operation. What outlives its stay is handed over (TRACK) and tracked by
+ * order); the tracer counts it as temporary or not, with no hash operation.
+ * Once the tracer's temp_ns is known (vmtrace_live), the thread decides that
+ * itself: an older object's free sends nothing, a temporary's is summed by
+ * key and sent as one KEY record at the buffer's delivery, so a young
+ * generation that dies young costs no record an object. What outlives its stay is handed over (TRACK) and tracked by
  * the tracer as before: the oldest when the table is full, in every round
  * whatever is older than HOLD_NS, and everything when a consumer asks for
  * everything, when the thread exits and when the process does. Every
@@ -47,12 +51,23 @@
 #include "live_batch.h"
 #include "live_words.h"
 #include "live_young.h"
+#include "intern.h"
 #include "primitives.h"
 
 #define LIVE_RECORDS \
 	((VMTRACE_BATCH_MAX_BYTES - sizeof(struct vmtrace_batch)) / sizeof(struct vmtrace_live_record))
 #define HOLD_NS 200000000ull /* a round hands over what is older: top --live sees it */
 #define AGES_EVERY_NS 1000000000ull
+
+/* Held objects freed young, summed by key until the buffer is delivered
+ * (direct-mapped by key): one KEY record (count in weight, bytes in
+ * time_ns) instead of a HELD_FREE record each, when the tracer's temp_ns
+ * is known. */
+#define TEMP_WAYS 64
+struct temp_way {
+	uint64_t klass, method, site;
+	uint64_t count, bytes;          /* count 0: empty */
+};
 
 struct live_buf {
 	struct live_buf *next;          /* the registry; set once, before publication */
@@ -65,6 +80,7 @@ struct live_buf {
 	 * bytes: the running change, its highest (>= 0) and when (NET) */
 	int64_t net, rise;
 	uint64_t rise_ns;
+	struct temp_way temps[TEMP_WAYS];
 	struct vmtrace_batch h;
 	struct vmtrace_live_record rec[LIVE_RECORDS];
 	struct live_young young;        /* allocations not yet sent to be tracked */
@@ -108,21 +124,42 @@ static void put_net(struct live_buf *b)
 	b->net = b->rise = 0;
 }
 
-/* Send what b holds (its lock held); nothing when empty. */
+/* The temporaries summed in way w as a KEY record (room for it left). */
+static void put_temps(struct live_buf *b, struct temp_way *w)
+{
+	b->rec[b->h.count++] = (struct vmtrace_live_record){
+		.klass = w->klass, .method = w->method, .site = w->site, .weight = w->count,
+		.time_ns = w->bytes, .op = VMTRACE_LIVE_KEY
+	};
+	w->count = w->bytes = 0;
+}
+
+/* Send what b holds (its lock held), its summed temporaries first, in as
+ * many batches as they take; nothing when empty. */
 static void deliver(struct live_buf *b)
 {
-	uint64_t lost = atomic_exchange_explicit(&b->lost, 0, memory_order_relaxed);
+	int i = 0;
 
-	put_net(b);
-	if (!b->h.count && !lost)
-		return;
-	b->h.magic = VMTRACE_BATCH_MAGIC;
-	b->h.version = VMTRACE_BATCH_VERSION;
-	b->h.kind = VMTRACE_BATCH_LIVE;
-	b->h.record_size = sizeof(struct vmtrace_live_record);
-	b->h.lost = lost;
-	vmtrace__fire_batch(VMTRACE_BATCH_LIVE, &b->h, sizeof(b->h) + b->h.count * sizeof(struct vmtrace_live_record));
-	b->h.count = 0;
+	for (;;) {
+		uint64_t lost = atomic_exchange_explicit(&b->lost, 0, memory_order_relaxed);
+
+		for (; i < TEMP_WAYS && b->h.count < LIVE_RECORDS - 1; i++)
+			if (b->temps[i].count)
+				put_temps(b, &b->temps[i]);
+		put_net(b);
+		if (!b->h.count && !lost)
+			return;
+		b->h.magic = VMTRACE_BATCH_MAGIC;
+		b->h.version = VMTRACE_BATCH_VERSION;
+		b->h.kind = VMTRACE_BATCH_LIVE;
+		b->h.record_size = sizeof(struct vmtrace_live_record);
+		b->h.lost = lost;
+		vmtrace__fire_batch(VMTRACE_BATCH_LIVE, &b->h,
+				    sizeof(b->h) + b->h.count * sizeof(struct vmtrace_live_record));
+		b->h.count = 0;
+		if (i == TEMP_WAYS)
+			return;
+	}
 }
 
 /* The time of an event: CLOCK_MONOTONIC read again only when the CPU's
@@ -175,6 +212,12 @@ static void put_record(void *ctx, const struct vmtrace_live_record *r)
 	b->rec[b->h.count++] = *r;
 }
 
+/* The free at now of held object o of b (its lock held): its bytes go out
+ * of the NET; while the tracer's temp_ns is known (a consumer wrote it,
+ * vmtrace_live) the free is summed as temporary by key when o was younger
+ * (the tracer counts nothing else of it), else it is a HELD_FREE record. */
+static void held_free(struct live_buf *b, const struct live_young_obj *o, uint64_t now);
+
 /* A held object's allocation (bytes > 0) or free (< 0) at time: no record
  * but the NET one. */
 static void held_change(struct live_buf *b, int64_t bytes, uint64_t time)
@@ -184,6 +227,32 @@ static void held_change(struct live_buf *b, int64_t bytes, uint64_t time)
 		b->rise = b->net;
 		b->rise_ns = time;
 	}
+}
+
+static void held_free(struct live_buf *b, const struct live_young_obj *o, uint64_t now)
+{
+	uint64_t temp_ns = VMTRACE__LOAD(vmtrace_live.temp_ns);
+	struct temp_way *w;
+
+	held_change(b, -(int64_t)(o->size * o->weight), now);
+	if (!temp_ns) {
+		append(b, VMTRACE_LIVE_HELD_FREE, o->time_ns, o, now);
+		return;
+	}
+	if (now - o->time_ns >= temp_ns)
+		return;
+	w = &b->temps[vt_mix64(o->klass ^ o->method * 31 ^ o->site * 961) & (TEMP_WAYS - 1)];
+	if (w->count && (w->klass != o->klass || w->method != o->method || w->site != o->site)) {
+		if (b->h.count >= LIVE_RECORDS - 2)
+			deliver(b);
+		if (w->count)
+			put_temps(b, w);
+	}
+	w->klass = o->klass;
+	w->method = o->method;
+	w->site = o->site;
+	w->count += o->weight;
+	w->bytes += o->size * o->weight;
 }
 
 /* Hand over to the tracer what b's thread holds that was allocated before
@@ -209,10 +278,8 @@ static int free_elsewhere(struct live_buf *self_buf, uint64_t addr, uint64_t now
 			continue;
 		lock(b);
 		found = vmtrace__young_take(&b->young, addr, &o);
-		if (found) {
-			held_change(b, -(int64_t)(o.size * o.weight), now);
-			append(b, VMTRACE_LIVE_HELD_FREE, o.time_ns, &o, now);
-		}
+		if (found)
+			held_free(b, &o, now);
 		unlock(b);
 		if (found)
 			return 1;
@@ -313,8 +380,7 @@ void vmtrace__live_add(uint32_t op, uint64_t addr, uint64_t klass, uint64_t meth
 			held_change(b, (int64_t)(size * weight), o.time_ns);
 		unlock(b);
 	} else if (vmtrace__young_take(&b->young, addr, &old)) {
-		held_change(b, -(int64_t)(old.size * old.weight), o.time_ns);
-		append(b, VMTRACE_LIVE_HELD_FREE, old.time_ns, &old, o.time_ns);
+		held_free(b, &old, o.time_ns);
 		unlock(b);
 	} else {
 		/* never two locks at once: another thread may be looking in ours */

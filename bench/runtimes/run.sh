@@ -6,7 +6,12 @@
 #
 # Usage: bench/runtimes/run.sh [VMTRACE] [ITERATIONS] [REPEATS]
 #   VMTRACE     default build/bin/vmtrace
-#   ITERATIONS  default 200000 (each: 5 Ruby method calls, 3 allocations)
+#   ITERATIONS  default 200000 (each: 5 Ruby method calls, 3 allocations), for
+#               the configurations that trap per event; those that run in
+#               the process (untraced, the extension, ObjectSpace, stackprof)
+#               run 5 times as many: at 200000 they last 40 ms, where the
+#               machine's noise and a fresh process's first touches weigh
+#               as much as the tracing (every row is per iteration)
 #   REPEATS     default 3 (the median is shown)
 #
 # Configurations (the workload times its own loop, after the tracer attached):
@@ -36,6 +41,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 VMTRACE=${1:-$HERE/../../build/bin/vmtrace}
 ITER=${2:-200000}
+IN_ITER=$((5 * ITER))
 REPEATS=${3:-3}
 RUBY=/usr/bin/ruby
 # libruby as the dynamic linker finds it for ruby (the probes live there)
@@ -90,27 +96,27 @@ EXT=(env RUBYOPT="-I$(dirname "$VMTRACE")/../lib/ruby -rvmtrace")
 # machine's load touches all of them alike.
 CONFIGS=(base base_tp vm_nom bt_nom vm_m bt_m vm_st ext_dorm ext_m ext_st ext_live objspace stackprof)
 for _ in $(seq "$REPEATS"); do
-	one_run none "" $RUBY "$HERE/bench.rb" "$ITER" >>"$TMP/base"
-	one_run none "" $RUBY "$HERE/bench.rb" "$ITER" --tracepoint >>"$TMP/base_tp"
+	one_run none "" $RUBY "$HERE/bench.rb" "$IN_ITER" >>"$TMP/base"
+	one_run none "" $RUBY "$HERE/bench.rb" "$IN_ITER" --tracepoint >>"$TMP/base_tp"
 	one_run vmtrace --no-methods $RUBY "$HERE/bench.rb" "$ITER" >>"$TMP/vm_nom"
 	one_run bpftrace "$BT_NOMETHODS" $RUBY "$HERE/bench.rb" "$ITER" >>"$TMP/bt_nom"
 	one_run vmtrace "" $RUBY "$HERE/bench.rb" "$ITER" >>"$TMP/vm_m"
 	one_run bpftrace "$BT_METHODS" $RUBY "$HERE/bench.rb" "$ITER" --tracepoint >>"$TMP/bt_m"
 	one_run vmtrace "--stack vm" $RUBY "$HERE/bench.rb" "$ITER" >>"$TMP/vm_st"
-	one_run none "" "${EXT[@]}" $RUBY "$HERE/bench.rb" "$ITER" >>"$TMP/ext_dorm"
-	one_run vmtrace "" "${EXT[@]}" $RUBY "$HERE/bench.rb" "$ITER" --armed >>"$TMP/ext_m"
-	one_run vmtrace "--stack vm" "${EXT[@]}" $RUBY "$HERE/bench.rb" "$ITER" --armed >>"$TMP/ext_st"
-	one_run vmtrace "--live" "${EXT[@]}" $RUBY "$HERE/bench.rb" "$ITER" --armed >>"$TMP/ext_live"
+	one_run none "" "${EXT[@]}" $RUBY "$HERE/bench.rb" "$IN_ITER" >>"$TMP/ext_dorm"
+	one_run vmtrace "" "${EXT[@]}" $RUBY "$HERE/bench.rb" "$IN_ITER" --armed >>"$TMP/ext_m"
+	one_run vmtrace "--stack vm" "${EXT[@]}" $RUBY "$HERE/bench.rb" "$IN_ITER" --armed >>"$TMP/ext_st"
+	one_run vmtrace "--live" "${EXT[@]}" $RUBY "$HERE/bench.rb" "$IN_ITER" --armed >>"$TMP/ext_live"
 	one_run none "" $RUBY -robjspace -e 'ObjectSpace.trace_object_allocations_start; load ARGV.shift' \
-		"$HERE/bench.rb" "$ITER" >>"$TMP/objspace"
+		"$HERE/bench.rb" "$IN_ITER" >>"$TMP/objspace"
 	one_run none "" $RUBY -rstackprof -e 'StackProf.start(mode: :object, interval: 1); load ARGV.shift' \
-		"$HERE/bench.rb" "$ITER" >>"$TMP/stackprof"
+		"$HERE/bench.rb" "$IN_ITER" >>"$TMP/stackprof"
 done
 for c in "${CONFIGS[@]}"; do
 	declare "$c=$(median <"$TMP/$c")"
 done
 
-echo "ruby $(ruby -e 'print RUBY_VERSION') ($LIB), $ITER iterations x 5 method calls + 3 allocations, median of $REPEATS"
+echo "ruby $(ruby -e 'print RUBY_VERSION') ($LIB), $ITER iterations ($IN_ITER in the process's own configurations) x 5 method calls + 3 allocations, median of $REPEATS"
 row() { awk -v n="$1" -v v="$2" -v b="$base" -v r="$3" \
 	'BEGIN { printf "%-28s %10d ns/iter %7.2fx untraced %s\n", n, v, v / b, r }'; }
 printf "%-28s %10s\n" configuration "per iteration"

@@ -3,11 +3,17 @@
 # of its own (a Point, a dict, a list, a str); the interpreter makes about 5
 # more (2 tuples, 3 ints): 9 objects per iteration, as vmtrace counts them.
 #
-# Usage: python3.11 bench.py ITERATIONS
+# Usage: python3.11 bench.py ITERATIONS [--import] [--armed]
 #   Prints "ready", waits for a line on stdin (the tracer attaches meanwhile),
 #   runs, prints "ns_per_iter N" and exits.
+#   --import  imports vmtrace's CPython extension (dormant unless armed)
+#   --armed   with it imported: waits, after the line, for the attached
+#             tracer to have armed it
 import sys
 import time
+
+if "--import" in sys.argv or "--armed" in sys.argv:
+    import vmtrace
 
 
 class Point:
@@ -23,6 +29,9 @@ def main():
     iterations = int(sys.argv[1]) if len(sys.argv) > 1 else 200000
     print("ready", flush=True)
     sys.stdin.readline()
+    if "--armed" in sys.argv:
+        while not vmtrace.armed():
+            time.sleep(0.001)
     t0 = time.monotonic_ns()
     for i in range(iterations):
         step(i)

@@ -4,9 +4,11 @@
 # inside the program (pydoc_driver.py), side by side in one run: untraced,
 # the extension imported and dormant, tracemalloc with 1 and 25 frames,
 # scalene's memory and CPU sampling, heaptrack (every malloc, whole native
-# stacks), and vmtrace record -p of the program with vmtrace's CPython
-# extension imported: bytes by function and line, by whole Python stack
-# (--stack vm), and sampled by bytes (--sample 512K).
+# stacks), vmtrace through CPython's own probes (--runtime python: objects by
+# type, tracemalloc turned on in the program and a trap per object), and
+# vmtrace record -p of the program with vmtrace's CPython extension
+# imported: bytes by function and line, by whole Python stack (--stack vm),
+# and sampled by bytes (--sample 512K).
 # Needs root.
 #
 # Usage: bench/runtimes/run_pydoc_ext.sh [VMTRACE] [REPEATS]
@@ -34,6 +36,8 @@ run_config() {
 	tm25) "$PY" -X tracemalloc=25 "$HERE/pydoc_driver.py" "${MODS[@]}" >out ;;
 	scalene) "$PY" -m scalene --cli --memory --outfile scalene.txt "$HERE/pydoc_driver.py" "${MODS[@]}" >out ;;
 	heaptrack) heaptrack -o heaptrack.data "$PY" "$HERE/pydoc_driver.py" "${MODS[@]}" >out 2>/dev/null ;;
+	probes) "$VMTRACE" record --runtime python -o rec.data --force -- "$PY" "$HERE/pydoc_driver.py" \
+		"${MODS[@]}" >out 2>rec.err ;;
 	ext) traced "" ;;
 	ext_stack) traced "--stack vm" ;;
 	ext_sampled) traced "--sample 512K" ;;
@@ -49,9 +53,10 @@ traced() {
 	"$VMTRACE" record -p "$p" -o rec.data --force $1 >/dev/null 2>rec.err
 	wait "$p"
 }
-CONFIGS=(base dormant tm1 tm25 scalene heaptrack ext ext_stack ext_sampled)
+CONFIGS=(base dormant tm1 tm25 scalene heaptrack probes ext ext_stack ext_sampled)
 NAMES=("untraced" "ext dormant" "tracemalloc 1 frame" "tracemalloc 25 frames" "scalene --memory"
-       "heaptrack" "vmtrace ext (by line)" "vmtrace ext --stack vm" "vmtrace ext --sample 512K")
+       "heaptrack" "vmtrace python probes" "vmtrace ext (by line)" "vmtrace ext --stack vm"
+       "vmtrace ext --sample 512K")
 for _ in $(seq "$REPEATS"); do
 	for c in "${CONFIGS[@]}"; do
 		run_config "$c" >>"$TMP/$c.t"

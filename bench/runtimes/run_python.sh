@@ -22,6 +22,14 @@
 #   vmtrace calls            without tracemalloc: calls per function only
 #   bpftrace calls           without tracemalloc: calls per (file, function)
 #                            from function__return
+#   untraced+tracemalloc 25  tracemalloc with 25 frames a trace, no tracer
+#   heaptrack                every malloc with its native stack (whole command's
+#                            loop, timed inside as the others)
+#   ext dormant              vmtrace's CPython extension imported, no tracer
+#   ext (by line)            vmtrace record -p of the program with the extension
+#                            armed: bytes by function and line, no trap
+#   ext --stack vm           + by whole Python stack
+#   ext --sample 512K        sampled by bytes
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 VMTRACE=${1:-$HERE/../../build/bin/vmtrace}
@@ -39,7 +47,11 @@ usdt:$PY:python:function__return { @calls[str(arg0), str(arg1)] = count(); }"
 . "$HERE/lib.sh"
 W=("$PY" "$HERE/bench.py" "$ITER")
 
-CONFIGS=(base base_tm vm_obj vm_stacks vm_calls bt_calls)
+PYDIR=$(dirname "$VMTRACE")/../lib/python
+EXT=(env PYTHONTRACEMALLOC=0 PYTHONPATH="$PYDIR" "${W[@]}")
+command -v heaptrack >/dev/null || { echo "run_python.sh: needs heaptrack" >&2; exit 1; }
+
+CONFIGS=(base base_tm vm_obj vm_stacks vm_calls bt_calls base_tm25 heaptrack ext_dorm ext_line ext_st ext_samp)
 for _ in $(seq "$REPEATS"); do
 	one_run none "" env PYTHONTRACEMALLOC=0 "${W[@]}" >>"$TMP/base"
 	one_run none "" env PYTHONTRACEMALLOC=1 "${W[@]}" >>"$TMP/base_tm"
@@ -47,6 +59,12 @@ for _ in $(seq "$REPEATS"); do
 	one_run vmtrace "--no-methods --stack vm" env PYTHONTRACEMALLOC=1 "${W[@]}" >>"$TMP/vm_stacks"
 	one_run vmtrace "" env PYTHONTRACEMALLOC=0 "${W[@]}" >>"$TMP/vm_calls"
 	one_run bpftrace "$BT_CALLS" env PYTHONTRACEMALLOC=0 "${W[@]}" >>"$TMP/bt_calls"
+	one_run none "" env PYTHONTRACEMALLOC=25 "${W[@]}" >>"$TMP/base_tm25"
+	one_run none "" heaptrack -o "$TMP/heaptrack.data" env PYTHONTRACEMALLOC=0 "${W[@]}" >>"$TMP/heaptrack"
+	one_run none "" "${EXT[@]}" --import >>"$TMP/ext_dorm"
+	one_run vmtrace "" "${EXT[@]}" --armed >>"$TMP/ext_line"
+	one_run vmtrace "--stack vm" "${EXT[@]}" --armed >>"$TMP/ext_st"
+	one_run vmtrace "--sample 512K" "${EXT[@]}" --armed >>"$TMP/ext_samp"
 done
 for c in "${CONFIGS[@]}"; do
 	declare "$c=$(median <"$TMP/$c")"
@@ -62,5 +80,11 @@ row "vmtrace objects" "$vm_obj" ""
 row "vmtrace stacks" "$vm_stacks" "$(awk -v a="$vm_stacks" -v b="$vm_obj" 'BEGIN { printf "(stacks/objects %.2f)", a / b }')"
 row "vmtrace calls" "$vm_calls" "$(awk -v a="$vm_calls" -v b="$bt_calls" 'BEGIN { printf "(bpftrace/vmtrace %.2f)", b / a }')"
 row "bpftrace calls" "$bt_calls" ""
+row "untraced+tracemalloc 25" "$base_tm25" ""
+row "heaptrack" "$heaptrack" ""
+row "ext dormant" "$ext_dorm" ""
+row "ext (by line)" "$ext_line" "$(awk -v a="$ext_line" -v b="$vm_obj" 'BEGIN { printf "(objects path/ext %.2f)", b / a }')"
+row "ext --stack vm" "$ext_st" "$(awk -v a="$ext_st" -v b="$vm_stacks" 'BEGIN { printf "(stacks path/ext %.2f)", b / a }')"
+row "ext --sample 512K" "$ext_samp" ""
 awk -v o="$vm_obj" -v t="$base_tm" -v b="$base" -v c="$vm_calls" -v bt="$bt_calls" 'BEGIN {
 	printf "objects: %.0f ns per object over tracemalloc alone (tracemalloc %.0f); calls: vmtrace %.0f ns per call, bpftrace %.0f\n", (o - t) / 9, (t - b) / 9, (c - b) / 2, (bt - b) / 2 }'

@@ -6,7 +6,10 @@
 #
 # Usage: bench/runtimes/run_python.sh [VMTRACE] [ITERATIONS] [REPEATS]
 #   VMTRACE     default build/bin/vmtrace
-#   ITERATIONS  default 200000 (each: 2 Python calls, about 9 objects)
+#   ITERATIONS  default 200000 (each: 2 Python calls, about 9 objects), for
+#               the configurations that trap per event; those that run in
+#               the process (untraced, tracemalloc, heaptrack, the extension)
+#               run 5 times as many (as run.sh's; every row is per iteration)
 #   REPEATS     default 3 (the median is shown)
 #
 # Configurations (the workload times its own loop, after the tracer attached):
@@ -34,6 +37,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 VMTRACE=${1:-$HERE/../../build/bin/vmtrace}
 ITER=${2:-200000}
+IN_ITER=$((5 * ITER))
 REPEATS=${3:-3}
 PY=/usr/bin/python3.11
 [ "$(id -u)" = 0 ] || { echo "run_python.sh: needs root (BPF)" >&2; exit 1; }
@@ -46,21 +50,22 @@ usdt:$PY:python:function__return { @calls[str(arg0), str(arg1)] = count(); }"
 
 . "$HERE/lib.sh"
 W=("$PY" "$HERE/bench.py" "$ITER")
+IN=("$PY" "$HERE/bench.py" "$IN_ITER")
 
 PYDIR=$(dirname "$VMTRACE")/../lib/python
-EXT=(env PYTHONTRACEMALLOC=0 PYTHONPATH="$PYDIR" "${W[@]}")
+EXT=(env PYTHONTRACEMALLOC=0 PYTHONPATH="$PYDIR" "${IN[@]}")
 command -v heaptrack >/dev/null || { echo "run_python.sh: needs heaptrack" >&2; exit 1; }
 
 CONFIGS=(base base_tm vm_obj vm_stacks vm_calls bt_calls base_tm25 heaptrack ext_dorm ext_line ext_st ext_samp)
 for _ in $(seq "$REPEATS"); do
-	one_run none "" env PYTHONTRACEMALLOC=0 "${W[@]}" >>"$TMP/base"
-	one_run none "" env PYTHONTRACEMALLOC=1 "${W[@]}" >>"$TMP/base_tm"
+	one_run none "" env PYTHONTRACEMALLOC=0 "${IN[@]}" >>"$TMP/base"
+	one_run none "" env PYTHONTRACEMALLOC=1 "${IN[@]}" >>"$TMP/base_tm"
 	one_run vmtrace --no-methods env PYTHONTRACEMALLOC=1 "${W[@]}" >>"$TMP/vm_obj"
 	one_run vmtrace "--no-methods --stack vm" env PYTHONTRACEMALLOC=1 "${W[@]}" >>"$TMP/vm_stacks"
 	one_run vmtrace "" env PYTHONTRACEMALLOC=0 "${W[@]}" >>"$TMP/vm_calls"
 	one_run bpftrace "$BT_CALLS" env PYTHONTRACEMALLOC=0 "${W[@]}" >>"$TMP/bt_calls"
-	one_run none "" env PYTHONTRACEMALLOC=25 "${W[@]}" >>"$TMP/base_tm25"
-	one_run none "" heaptrack -o "$TMP/heaptrack.data" env PYTHONTRACEMALLOC=0 "${W[@]}" >>"$TMP/heaptrack"
+	one_run none "" env PYTHONTRACEMALLOC=25 "${IN[@]}" >>"$TMP/base_tm25"
+	one_run none "" heaptrack -o "$TMP/heaptrack.data" env PYTHONTRACEMALLOC=0 "${IN[@]}" >>"$TMP/heaptrack"
 	one_run none "" "${EXT[@]}" --import >>"$TMP/ext_dorm"
 	one_run vmtrace "" "${EXT[@]}" --armed >>"$TMP/ext_line"
 	one_run vmtrace "--stack vm" "${EXT[@]}" --armed >>"$TMP/ext_st"
@@ -70,7 +75,7 @@ for c in "${CONFIGS[@]}"; do
 	declare "$c=$(median <"$TMP/$c")"
 done
 
-echo "$($PY -V), $ITER iterations x 2 calls + 9 objects, median of $REPEATS"
+echo "$($PY -V), $ITER iterations ($IN_ITER in the process's own configurations) x 2 calls + 9 objects, median of $REPEATS"
 row() { awk -v n="$1" -v v="$2" -v b="$base" -v r="$3" \
 	'BEGIN { printf "%-28s %10d ns/iter %7.2fx untraced %s\n", n, v, v / b, r }'; }
 printf "%-28s %10s\n" configuration "per iteration"

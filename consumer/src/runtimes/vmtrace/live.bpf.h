@@ -252,8 +252,9 @@ static __always_inline void live_key(const struct vt_live_rec *r)
 			lose(VT_LOSS_LIVE_KEYS_FULL);
 		}
 	}
+	/* the temporaries of many frees: a full map loses them all */
 	if (r->weight)
-		live_temp_add(r->klass, r->method, r->site, r->weight, r->time_ns, 1);
+		live_temp_add(r->klass, r->method, r->site, r->weight, r->time_ns, r->weight);
 }
 
 /* An AGES record: one bucket of the process's snapshot; the first record

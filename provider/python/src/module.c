@@ -58,15 +58,6 @@ static uint64_t site_hash(const void *code, const void *instr)
 	return vt_mix64((uint64_t)(uintptr_t)code * 31 + (uint64_t)(uintptr_t)instr);
 }
 
-/* The sites met last, by instruction: a loop's few sites stay in a few
- * cache lines, where the table's slots are spread over its whole size.
- * Under the GIL, as the table; emptied when the table moves. */
-#define RECENT 64
-static struct {
-	const void *code, *instr;
-	struct site *site;
-} recent[RECENT];
-
 static int sites_grow(void)
 {
 	size_t cap = sites_cap ? sites_cap * 2 : 4096;
@@ -85,7 +76,6 @@ static int sites_grow(void)
 	}
 	free(sites);
 	sites = t;
-	memset(recent, 0, sizeof(recent));
 	sites_cap = cap;
 	return 0;
 }
@@ -98,27 +88,9 @@ static const char *keep(const char *s)
 	return vt_intern_str(&kept, s);
 }
 
-static struct site *site_of_slow(_PyInterpreterFrame *f, const void *code, const void *instr);
-
-static inline struct site *site_of(_PyInterpreterFrame *f)
+static struct site *site_of(_PyInterpreterFrame *f)
 {
 	const void *code = f ? (const void *)f->f_code : NULL, *instr = f ? (const void *)f->prev_instr : NULL;
-	unsigned r = (unsigned)((uintptr_t)instr >> 1) & (RECENT - 1);
-	struct site *s;
-
-	if (recent[r].instr == instr && recent[r].code == code && recent[r].site)
-		return recent[r].site;
-	s = site_of_slow(f, code, instr);
-	if (s) {
-		recent[r].code = code;
-		recent[r].instr = instr;
-		recent[r].site = s;
-	}
-	return s;
-}
-
-static struct site *site_of_slow(_PyInterpreterFrame *f, const void *code, const void *instr)
-{
 	size_t j;
 	char buf[1200];
 	const char *name = "(no Python frame)", *file = NULL;

@@ -321,9 +321,10 @@ int vt_vmtrace_collect(void *state, struct vt_profile *out)
 
 	out->sample_period = st->sample_period;
 	err = vt_profile_set_meta(out, "vmtrace", st->probes_used, out->target, st->a.pid);
-	/* the stacks read whole: a lookup each is a syscall per row */
-	if (!err && st->vm_stacks.frames && vt_vm_stacks_load(&st->vm_stacks))
-		vt_vm_stacks_drop(&st->vm_stacks); /* then looked up one by one */
+	/* the stacks read whole: a lookup each is a syscall per row (without
+	 * the memory for it, they are looked up one by one) */
+	if (!err && st->vm_stacks.frames)
+		(void)vt_vm_stacks_load(&st->vm_stacks, &st->a, st->skel->maps.stacks);
 	if (!err)
 		err = vt_adapter_read_hash(&st->a, st->skel->maps.allocs, alloc_row, &c);
 	memo_free(&c.memo);

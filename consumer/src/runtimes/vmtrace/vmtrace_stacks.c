@@ -123,54 +123,37 @@ void vt_vm_stacks_drop(struct vt_vm_stacks *s)
 	s->cap = 0;
 }
 
-int vt_vm_stacks_load(struct vt_vm_stacks *s)
+/* vt_adapter_read_hash's row: one stack's reference into s's table. */
+static int ref_put(const void *key, const void *val, void *ctx)
 {
-	enum { CHUNK = 4096 };
-	uint64_t keys[CHUNK], in = 0, out = 0;
-	struct vt_stack_ref vals[CHUNK];
-	struct bpf_map_info info = { 0 };
-	__u32 len = sizeof(info);
-	bool first = true;
-	int err = 0;
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	struct vt_vm_stacks *s = ctx;
+	uint64_t id;
+	size_t j;
+
+	memcpy(&id, key, sizeof(id));
+	if (!id)
+		return 0;
+	for (j = ref_slot(id, s->cap); s->ids[j]; j = (j + 1) & (s->cap - 1))
+		;
+	s->ids[j] = id;
+	memcpy(&s->held[j], val, sizeof(s->held[j]));
+	return 0;
+}
+
+int vt_vm_stacks_load(struct vt_vm_stacks *s, struct vt_adapter *a, struct bpf_map *refs)
+{
+	size_t cap = 16;
+	int err;
 
 	vt_vm_stacks_drop(s);
-	if (bpf_obj_get_info_by_fd(s->refs, &info, &len))
-		return -errno;
-	size_t cap = 16;
-
-	while (cap < 2 * (size_t)info.max_entries)
+	while (cap < 2 * (size_t)bpf_map__max_entries(refs))
 		cap *= 2;
 	s->ids = calloc(cap, sizeof(*s->ids));
 	s->held = calloc(cap, sizeof(*s->held));
-	if (!s->ids || !s->held) {
-		vt_vm_stacks_drop(s);
-		return -ENOMEM;
-	}
 	s->cap = cap;
-	for (;;) {
-		__u32 n = CHUNK;
-
-		err = bpf_map_lookup_batch(s->refs, first ? NULL : &in, &out, keys, vals, &n, &opts);
-		err = err ? -errno : 0;
-		for (__u32 i = 0; i < n; i++) {
-			size_t j;
-
-			if (!keys[i])
-				continue;
-			for (j = ref_slot(keys[i], cap); s->ids[j]; j = (j + 1) & (cap - 1))
-				;
-			s->ids[j] = keys[i];
-			s->held[j] = vals[i];
-		}
-		if (err)
-			break;
-		in = out;
-		first = false;
-	}
-	if (err == -ENOENT)
-		return 0; /* the end of the map */
-	vt_vm_stacks_drop(s);
+	err = s->ids && s->held ? vt_adapter_read_hash(a, refs, ref_put, s) : -ENOMEM;
+	if (err)
+		vt_vm_stacks_drop(s);
 	return err;
 }
 

@@ -46,11 +46,11 @@ struct vt_vm_stacks {
  * refs_fd: 0 or a negative errno. */
 int vt_vm_stacks_map(struct vt_vm_stacks *s, int refs_fd, int frames_fd, uint64_t nframes);
 void vt_vm_stacks_unmap(struct vt_vm_stacks *s);
-/* Read the whole `stacks` map into s at once, so naming a collection's
- * rows costs no lookup each (a recording's rows name tens of thousands of
- * stacks); vt_vm_stacks_drop lets it go. 0 or a negative errno (then each
- * stack is looked up). */
-int vt_vm_stacks_load(struct vt_vm_stacks *s);
+/* Read the whole `stacks` map (refs, through a's batched reads) into s at
+ * once, so naming a collection's rows costs no lookup each (a recording's
+ * rows name tens of thousands of stacks); vt_vm_stacks_drop lets it go. 0
+ * or a negative errno (then nothing is held, and each stack is looked up). */
+int vt_vm_stacks_load(struct vt_vm_stacks *s, struct vt_adapter *a, struct bpf_map *refs);
 void vt_vm_stacks_drop(struct vt_vm_stacks *s);
 
 /* Stack id (a key of s's `stacks`) as a stack of out:

@@ -74,21 +74,19 @@ static int vmtrace_poll(void *state, int timeout_ms)
 	struct vmtrace_state *st = state;
 	int n;
 
-	/* the target's mappings as the slice begins too: nothing wakes this
-	 * wait early, and a short-lived target may be gone when it ends */
+	/* the target's mappings (at most every 100 ms) as the slice begins:
+	 * nothing wakes the wait early, and a short-lived target may be gone
+	 * when it ends */
 	if (st->syms)
 		vt_native_maps_refresh(st->syms, &st->maps_read);
 	/* the BPF side submits without a wakeup: wait out the slice, then drain */
 	n = ring_buffer__poll(st->a.rb, timeout_ms);
-
 	if (n >= 0)
 		n = ring_buffer__consume(st->a.rb);
 	if (st->names_ready)
 		vt_names_drain(&st->names);
 	if (st->all)
 		vt_proc_table_refresh(&st->procs); /* cgroups read while the processes live */
-	if (st->syms)
-		vt_native_maps_refresh(st->syms, &st->maps_read);
 	vt_series_tick(&st->series, &st->a, st->skel);
 	if (n < 0)
 		return n;

@@ -205,9 +205,6 @@ struct {
 	__type(value, struct vt_native_stack);
 } native_scratch SEC(".maps");
 
-
-
-
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, VT_BATCH_KINDS);

@@ -103,39 +103,31 @@ static void known_clear(struct vt_stacks *s)
 /* Twice the slots, when there is memory and room under the bound. */
 static void known_grow(struct vt_stacks *s)
 {
-	uint32_t slots = 2 * (s->known_mask + 1), mask = slots - 1;
-	uint64_t *k = slots <= VT_STACKS_KNOWN_MAX ? known_alloc(slots) : NULL;
+	uint32_t slots = 2 * (s->known_mask + 1), old_slots = s->known_mask + 1;
+	uint64_t *k = slots <= VT_STACKS_KNOWN_MAX ? known_alloc(slots) : NULL, *old = s->known;
 
 	if (!k) {
 		known_clear(s);
 		return;
 	}
-	for (uint32_t j = 0; j <= s->known_mask; j++) {
-		uint32_t i;
-
-		if (!s->known[j])
-			continue;
-		for (i = (uint32_t)(s->known[j] >> 40) & mask; k[i]; i = (i + 1) & mask)
-			;
-		k[i] = s->known[j];
-	}
-	munmap(s->known, (s->known_mask + 1) * sizeof(uint64_t));
 	s->known = k;
-	s->known_mask = mask;
+	s->known_mask = slots - 1;
+	for (uint32_t j = 0; j < old_slots; j++)
+		if (old[j])
+			k[vt_known_slot(s, old[j])] = old[j];
+	munmap(old, old_slots * sizeof(uint64_t));
 }
 
 /* Is id in the known set? Inserted when not. */
 static int known_or_add(struct vt_stacks *s, uint64_t id)
 {
-	uint32_t i;
+	uint32_t i = vt_known_slot(s, id);
 
-	for (i = (uint32_t)(id >> 40) & s->known_mask; s->known[i]; i = (i + 1) & s->known_mask)
-		if (s->known[i] == id)
-			return 1;
+	if (s->known[i])
+		return 1;
 	if (2 * (s->nknown + 1) > s->known_mask + 1) {
 		known_grow(s);
-		for (i = (uint32_t)(id >> 40) & s->known_mask; s->known[i]; i = (i + 1) & s->known_mask)
-			;
+		i = vt_known_slot(s, id);
 	}
 	s->known[i] = id;
 	s->nknown++;

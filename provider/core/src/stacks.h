@@ -130,6 +130,16 @@ static inline __attribute__((always_inline)) uint32_t vt_stacks_walk(struct vmtr
 	return d;
 }
 
+/* The slot of id in s's set of sent ids, or the empty slot it would take. */
+static inline uint32_t vt_known_slot(const struct vt_stacks *s, uint64_t id)
+{
+	uint32_t i = (uint32_t)(id >> 40) & s->known_mask;
+
+	while (s->known[i] && s->known[i] != id)
+		i = (i + 1) & s->known_mask;
+	return i;
+}
+
 /* The calling thread's stack id from the host's hash of its kept chain
  * (vmtrace_frames_hashed); 0 when the host keeps none. */
 static inline uint64_t vt_stacks_host_id(void)
@@ -153,7 +163,7 @@ uint64_t vt_stacks_take(struct vt_stacks *s, int *must_flush);
  * copied, nothing changed. The hot path of a stacked count. */
 static inline __attribute__((always_inline)) uint64_t vt_stacks_known(struct vt_stacks *s)
 {
-	uint32_t mask = s->known_mask, flags, m = 0;
+	uint32_t flags, m = 0;
 	const void *top = *vmtrace__stacks_root;
 	uint64_t id;
 
@@ -177,13 +187,11 @@ static inline __attribute__((always_inline)) uint64_t vt_stacks_known(struct vt_
 	} else {
 		vt_stacks_walk(NULL, &id, &flags);
 	}
-	for (uint32_t i = (uint32_t)(id >> 40) & mask; s->known[i]; i = (i + 1) & mask)
-		if (s->known[i] == id) {
-			if (vmtrace__stacks_kept)
-				s->memo[m].sent_gen = s->gen;
-			return id;
-		}
-	return 0;
+	if (!s->known[vt_known_slot(s, id)])
+		return 0;
+	if (vmtrace__stacks_kept)
+		s->memo[m].sent_gen = s->gen;
+	return id;
 }
 
 /* For a consumer of object__alloc that walks the chain in BPF (--stack

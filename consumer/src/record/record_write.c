@@ -35,8 +35,6 @@ static void put_hist(FILE *f, const uint64_t hist[VT_HIST_BUCKETS])
 			fprintf(f, " %d:%" PRIu64, b, hist[b]);
 }
 
-#define STACK_LINE_FRAMES 128 /* frames a stack line is made in memory for */
-
 static void put_str(FILE *f, const char *s)
 {
 	static const char hex[] = "0123456789ABCDEF";
@@ -78,33 +76,34 @@ static char *put_int_marked(char *b, int64_t v, char mark)
 	return b + (e - d);
 }
 
-/* One stack's line: its frames' texts by number (" #N", the text line N),
- * or as strings when the table has no number for one. */
+/* A frame's text into the line being made at b: " #N", the text line N,
+ * or, when the table has no number for it, the text itself (the line so
+ * far written first). Where the line goes on. */
+static char *put_text(FILE *f, char *line, char *b, const struct vt_stack_table *t, const char *text)
+{
+	int64_t n = vt_stack_table_text_number(t, text);
+
+	if (n >= 0)
+		return put_int_marked(b, n + 1, '#');
+	fwrite(line, 1, (size_t)(b - line), f);
+	put_str(f, text);
+	return line;
+}
+
+/* One stack's line, made in memory and written in a few calls. */
 static void put_stack(FILE *f, const struct vt_stack_table *t, const struct vt_stack *s)
 {
-	/* "stack C D", then per frame two numbers and a line: 3 x 22 bytes */
-	char line[32 + 66 * STACK_LINE_FRAMES], *b = line;
+	enum { FRAME_MAX = 3 * 22 }; /* a frame's two numbers and line at most */
+	char line[4096], *b = line;
 
 	b += snprintf(b, 32, "stack %d %" PRIu32, s->cut ? 1 : 0, s->depth);
 	for (uint32_t k = 0; k < s->depth; k++) {
-		int64_t name = vt_stack_table_text_number(t, s->frames[k].name);
-		int64_t file = vt_stack_table_text_number(t, s->frames[k].file);
-
-		if (name < 0 || file < 0 || k >= STACK_LINE_FRAMES) {
-			fwrite(line, 1, (size_t)(b - line), f), b = line;
-			if (name < 0)
-				put_str(f, s->frames[k].name);
-			else
-				b = put_int_marked(b, name + 1, '#');
-			fwrite(line, 1, (size_t)(b - line), f), b = line;
-			if (file < 0)
-				put_str(f, s->frames[k].file);
-			else
-				b = put_int_marked(b, file + 1, '#');
-		} else {
-			b = put_int_marked(b, name + 1, '#');
-			b = put_int_marked(b, file + 1, '#');
+		if (line + sizeof(line) - b < FRAME_MAX) {
+			fwrite(line, 1, (size_t)(b - line), f);
+			b = line;
 		}
+		b = put_text(f, line, b, t, s->frames[k].name);
+		b = put_text(f, line, b, t, s->frames[k].file);
 		b = put_int_marked(b, s->frames[k].line, 0);
 	}
 	*b++ = '\n';

@@ -503,6 +503,12 @@ __attribute__((destructor)) static void batch_at_exit(void)
 		round_all(VMTRACE_BATCH_EXIT, request_now());
 }
 
+void vmtrace__batch_wake_flusher(void)
+{
+	if (atomic_load(&flusher_state) == VT_FLUSHER_RUNNING)
+		vmtrace__futex_wake(&flusher_stop, 1);
+}
+
 void vmtrace_frames_changed(const void *top)
 {
 	struct vt_thread *t = self;

@@ -188,6 +188,19 @@ static uint64_t live_now(struct live_buf *b)
 }
 #endif
 
+/* The time of an event. While a consumer's session is in force (record
+ * --live writes one), the start of the words' tick (live_words.c), which
+ * the flush thread moves: a load, where even a counter read costs more
+ * than the rest of a held object's event; the temporaries' threshold and
+ * the ages are then known to the tick, as for objects with a word. Else
+ * live_now(). */
+static uint64_t event_time(struct live_buf *b)
+{
+	if (vt_words_session())
+		return VMTRACE__LOAD(vmtrace_live.tick) << VMTRACE__TICK_SHIFT;
+	return live_now(b);
+}
+
 /* Append one record to b (its lock held), delivering a full buffer first. */
 static void append(struct live_buf *b, uint32_t op, uint64_t addr, const struct live_young_obj *o,
 		   uint64_t time_ns)
@@ -367,7 +380,7 @@ void vmtrace__live_add(uint32_t op, uint64_t addr, uint64_t klass, uint64_t meth
 	}
 	b->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	o.time_ns = live_now(b);
+	o.time_ns = event_time(b);
 	lock(b);
 	if (op == VMTRACE_LIVE_ALLOC) {
 		int held = vmtrace__young_hold(&b->young, &o, &old);

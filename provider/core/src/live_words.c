@@ -83,6 +83,8 @@ uint64_t vt_words_session(void)
 		VMTRACE__STORE(vmtrace_live.since, since);
 		VMTRACE__STORE(vmtrace_live.temp_ticks, (VMTRACE__LOAD(vmtrace_live.temp_ns) + TICK_NS - 1) / TICK_NS);
 		__atomic_store_n(&vmtrace_live.seen, s, __ATOMIC_RELEASE);
+		/* the clock moves from now on, not at the flush thread's next look */
+		vmtrace__batch_wake_flusher();
 	}
 	atomic_flag_clear_explicit(&setup_lock, memory_order_release);
 	return s;

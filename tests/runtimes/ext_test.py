@@ -35,6 +35,7 @@ PY_SPAWN = os.path.join(HERE, "workloads", "py_spawn.py")
 PY_MANY_STACKS = os.path.join(HERE, "workloads", "py_many_stacks.py")
 FREED_CODE_RB = os.path.join(HERE, "workloads", "freed_code.rb")
 PY_FREED_CODE = os.path.join(HERE, "workloads", "py_freed_code.py")
+LIVE_RB = os.path.join(HERE, "workloads", "live.rb")
 
 
 def ext_dir(vmtrace):
@@ -182,19 +183,39 @@ def case_pid(vmtrace, tmp):
 
 
 def case_live(vmtrace, tmp):
-    """--live: frees counted too (FREEOBJ), the live heap by class."""
-    prog = ("KEEP = []; class Kept; end; class Gone; end\n"
-            "2000.times { KEEP << Kept.new; Gone.new }\nGC.start\n")
-    data = os.path.join(tmp, "live.data")
-    r = subprocess.run([vmtrace, "record", "--live", "-o", data, "--force", "--", rt.RUBY, "-e",
-                        prog], capture_output=True, text=True, timeout=120)
-    check(r.returncode == 0, f"live: record exits 0: {r.stderr.strip()[-300:]}")
-    j = report(vmtrace, data)
-    live = {}
-    for row in j["live"]["rows"]:
-        live[row["class"]] = live.get(row["class"], 0) + row["objects"]
-    check(live.get("Kept") == 2000, f"live: 2000 Kept held at the end ({live.get('Kept')})")
-    check(live.get("Gone", 0) < 2000, f"live: Gone collected ({live.get('Gone')})")
+    """--live: frees counted too (FREEOBJ), the live heap by (class, method,
+    site), on both of the extension's paths: the words its slots keep
+    (--live alone) and the addresses (--live --stack vm). workloads/live.rb
+    makes its counts by construction: 2000 Kept held, 2000 Gone and 500 Late
+    freed (every free a temporary under --temp 3600), each Late born with
+    its ivars in its slot (40 bytes) and grown to a buffer before its free,
+    so the live heap gives back the bytes its allocation counted and the
+    free counts the bytes it held."""
+    got = {}
+    for opts in ([], ["--stack", "vm"]):
+        name = " ".join(opts) or "words"
+        data = os.path.join(tmp, "live.data")
+        r = subprocess.run([vmtrace, "record", "--live", "--temp", "3600", *opts, "-o", data, "--force",
+                            "--", rt.RUBY, LIVE_RB], capture_output=True, text=True, timeout=120)
+        check(r.returncode == 0, f"live ({name}): record exits 0: {r.stderr.strip()[-300:]}")
+        j = report(vmtrace, data)
+        rows = {(row["class"], row["site"].rsplit("/", 1)[-1]): (row["objects"], row["bytes"], row["temp_count"],
+                                                               row["temp_bytes"])
+                for row in j["live"]["rows"] if row["class"] in ("Kept", "Gone", "Late")}
+        frees = {f["class"]: (f["count"], f["bytes"]) for f in j["frees"] if f["class"] in ("Kept", "Gone", "Late")}
+        check(rows.get(("Kept", "live.rb:13")) == (2000, 80000, 0, 0),
+              f"live ({name}): 2000 Kept held, 80000 bytes: {rows.get(('Kept', 'live.rb:13'))}")
+        # a full collection frees them all (the test runs no other thread
+        # whose stack could hold one)
+        check(rows.get(("Gone", "live.rb:13")) == (0, 0, 2000, 80000),
+              f"live ({name}): every Gone freed, a temporary: {rows.get(('Gone', 'live.rb:13'))}")
+        check(rows.get(("Late", "live.rb:14")) == (0, 0, 500, 20000),
+              f"live ({name}): every Late freed, its 40 bytes at birth given back: {rows.get(('Late', 'live.rb:14'))}")
+        late = frees.get("Late", (0, 0))
+        check(late[0] == 500 and late[1] > 20000, f"live ({name}): 500 Late frees, with their grown buffers: {late}")
+        check(j["lost_total"] == 0, f"live ({name}): nothing lost ({j['lost_total']})")
+        got[name] = (rows, frees)
+    check(got.get("words") == got.get("--stack vm"), f"live: both paths count the same: {got}")
 
 
 def case_dormant(vmtrace, tmp):

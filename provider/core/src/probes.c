@@ -328,10 +328,17 @@ uint64_t vmtrace__alloc_live(struct vmtrace_key_cache *cache, const char *klass,
 	return 0;
 }
 
-/* The same for a free, and the death of an object born too long ago for
- * the thread's ring. An object without a word takes the address path. */
 void vmtrace__free_live(struct vmtrace_key_cache *cache, const char *klass, uint64_t size, const void *addr,
 			uint64_t word)
+{
+	vmtrace__free_live_born(cache, klass, size, size, addr, word);
+}
+
+/* The same for a free, and the death of an object born too long ago for
+ * the thread's ring (born_size: the bytes its allocation counted). An
+ * object without a word takes the address path. */
+void vmtrace__free_live_born(struct vmtrace_key_cache *cache, const char *klass, uint64_t size,
+			     uint64_t born_size, const void *addr, uint64_t word)
 {
 	uint32_t id = (uint32_t)(word % VMTRACE__KEYS_MAX);
 	struct vmtrace__live_thread *l;
@@ -343,9 +350,9 @@ void vmtrace__free_live(struct vmtrace_key_cache *cache, const char *klass, uint
 		if (born < VMTRACE__LOAD(vmtrace_live.since))
 			; /* born before the recording: not its to count */
 		else if (now - born >= VMTRACE__AGE_SLOTS / 2)
-			vmtrace__live_words_old(now, born, id, size);
+			vmtrace__live_words_old(now, born, id, born_size);
 		else
-			vmtrace__live_died(l, &vmtrace_live, now, born, id, size);
+			vmtrace__live_died(l, &vmtrace_live, now, born, id, born_size);
 		if (!count_by_key(cache, klass, NULL, VMTRACE__FREE_SITE, size))
 			vmtrace__batch_count(VMTRACE_BATCH_FREE, (uint64_t)klass, 0, 0, size, 1);
 		return;

@@ -9,6 +9,11 @@
  * Ruby stack (rb_stacks.c).
  * FREEOBJ (only while frees are wanted): each freed object by class, with
  * the bytes it held.
+ * While the live heap is followed, each object's allocation leaves a word
+ * in its slot's record (slots.h) that its free reads back: the live heap
+ * by key and tick, with no table of addresses (docs/live.md). Objects
+ * whose allocation did not take the word path (--stack vm, a sampling or
+ * per-event tracer) leave 0 there and take the address path.
  * GC_START/GC_ENTER/GC_EXIT: each stop of the world Ruby makes for its
  * collector (a whole collection, or one step of incremental marking or
  * lazy sweeping) is one gc__begin/gc__end pair, of the kind of its cycle.
@@ -30,6 +35,7 @@
 #include "names.h"
 #include "primitives.h"
 #include "rb_stacks.h"
+#include "slots.h"
 
 static size_t slot_bytes = 40;   /* GC::INTERNAL_CONSTANTS[:RVALUE_SIZE], read at init */
 static VALUE sym_major_by, sym_heap_live_slots;
@@ -102,6 +108,11 @@ static int stacks_armed(void)
 	return vmtrace__gate_table()[VMTRACE_PROBE_STACKS_ARMED].part.semaphore != 0;
 }
 
+static int live_armed(void)
+{
+	return vmtrace__gate_table()[VMTRACE_PROBE_LIVE_BATCH].part.semaphore != 0;
+}
+
 /* ---- the hooks ---- */
 
 static void on_newobj(VALUE data, rb_trace_arg_t *arg)
@@ -112,6 +123,7 @@ static void on_newobj(VALUE data, rb_trace_arg_t *arg)
 	uintptr_t where, ec;
 	uint64_t bytes = slot_bytes;
 	struct vt_rb_site *s;
+	struct vt_rb_slot *slot;
 
 	(void)data;
 	/* an internal object's class word may hold anything (imemo keeps data
@@ -130,6 +142,15 @@ static void on_newobj(VALUE data, rb_trace_arg_t *arg)
 		bytes += ivar_buffer_at_birth(klass);
 	if (VMTRACE_UNLIKELY(stacks_armed()))
 		vt_rb_take_stack(ec);
+	if (VMTRACE_UNLIKELY(live_armed()) && (slot = vt_rb_slot_of(obj, 1))) {
+		slot->word = 0;
+		slot->born_bytes = bytes;
+		if (s) {
+			vmtrace_alloc_live(&slot->word, &s->cache, s->klass_name, s->method, bytes, s->site,
+					   (void *)obj);
+			return;
+		}
+	}
 	if (VMTRACE_UNLIKELY(!s)) {
 		vmtrace_alloc_cached(&oom_cache, OOM_CLASS, NULL, bytes, NULL, (void *)obj);
 		return;
@@ -144,6 +165,7 @@ static void on_freeobj(VALUE data, rb_trace_arg_t *arg)
 	int type = RB_BUILTIN_TYPE(obj);
 	uint64_t bytes = slot_bytes;
 	struct vt_rb_class *c;
+	struct vt_rb_slot *slot;
 
 	(void)data;
 	/* a class swept before its instances in the same collection is no
@@ -153,6 +175,16 @@ static void on_freeobj(VALUE data, rb_trace_arg_t *arg)
 	if (type == T_OBJECT && !RB_FL_TEST_RAW(obj, ROBJECT_EMBED))
 		bytes += (uint64_t)ROBJECT(obj)->as.heap.numiv * sizeof(VALUE);
 	c = vt_rb_class_of(klass, type);
+	if (VMTRACE_UNLIKELY(live_armed()) && (slot = vt_rb_slot_of(obj, 0)) && slot->word) {
+		uint64_t word = slot->word;
+
+		slot->word = 0;
+		if (c) {
+			vmtrace_free_live_born(word, &c->free_cache, c->name, bytes, slot->born_bytes,
+					       (void *)obj);
+			return;
+		}
+	}
 	if (VMTRACE_UNLIKELY(!c)) {
 		vmtrace_free_cached(&oom_cache, OOM_CLASS, bytes, (void *)obj);
 		return;
@@ -242,6 +274,7 @@ void vt_rb_hooks_init(void)
 
 	if (RB_INTEGER_TYPE_P(rvalue))
 		slot_bytes = NUM2SIZET(rvalue);
+	vt_rb_slots_init(slot_bytes);
 	sym_major_by = ID2SYM(rb_intern("major_by"));
 	sym_heap_live_slots = ID2SYM(rb_intern("heap_live_slots"));
 	/* both make their symbols at their first call: make it here, where

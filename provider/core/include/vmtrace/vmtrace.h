@@ -366,6 +366,8 @@ uint64_t vmtrace__alloc_live(struct vmtrace_key_cache *cache, const char *klass,
 			     uint64_t size, const char *site, const void *addr);
 void vmtrace__free_live(struct vmtrace_key_cache *cache, const char *klass, uint64_t size, const void *addr,
 			uint64_t word);
+void vmtrace__free_live_born(struct vmtrace_key_cache *cache, const char *klass, uint64_t size,
+			     uint64_t born_size, const void *addr, uint64_t word);
 
 /* through the GOT, as the gates: the flush thread moves the tick the host reads */
 VMTRACE__THROUGH_GOT(vmtrace__live_clock, const struct vmtrace_live_clock, vmtrace_live)
@@ -450,11 +452,12 @@ static inline __attribute__((always_inline)) int vmtrace__alloc_keyed(struct vmt
 }
 
 /* 1 when the free was counted by its cached key (and, while the live heap
- * is followed, its object's death by its word). An object with no word,
- * or born too long ago for the ring, takes the out-of-line path. */
+ * is followed, its object's death by its word: born_size bytes, what its
+ * allocation added). An object with no word, or born too long ago for the
+ * ring, takes the out-of-line path. */
 static inline __attribute__((always_inline)) int vmtrace__free_keyed(struct vmtrace_key_cache *cache,
 								  const char *klass, uint64_t size,
-								  uint64_t word)
+								  uint64_t born_size, uint64_t word)
 {
 	uint32_t id;
 
@@ -468,7 +471,7 @@ static inline __attribute__((always_inline)) int vmtrace__free_keyed(struct vmtr
 		if (VMTRACE_UNLIKELY(!l || !(word % VMTRACE__KEYS_MAX) || now - born >= VMTRACE__AGE_SLOTS / 2))
 			return 0;
 		if (born >= VMTRACE__LOAD(c->since))
-			vmtrace__live_died(l, c, now, born, (uint32_t)(word % VMTRACE__KEYS_MAX), size);
+			vmtrace__live_died(l, c, now, born, (uint32_t)(word % VMTRACE__KEYS_MAX), born_size);
 	}
 	vmtrace__keyed_add(vmtrace__keyed, id, size);
 	return 1;
@@ -504,17 +507,25 @@ static inline __attribute__((always_inline)) int vmtrace__free_keyed(struct vmtr
 	} while (0)
 /* vmtrace_free_cached() of an object whose word is `word` */
 #define vmtrace_free_live(word, cache, klass, size, addr)                      \
+	vmtrace__free_live_as(word, cache, klass, (size), vmtrace__size, addr)
+/* ... of an object whose bytes changed since its allocation (a buffer it
+ * grew): size is what the free counts, born_size what its allocation
+ * counted, which the live heap gives back */
+#define vmtrace_free_live_born(word, cache, klass, size, born_size, addr)      \
+	vmtrace__free_live_as(word, cache, klass, (size), (born_size), addr)
+#define vmtrace__free_live_as(word, cache, klass, size, born_size, addr)       \
 	do {                                                                   \
 		uint32_t vmtrace__a =                                          \
 			vmtrace__gate_table()[VMTRACE_PROBE_OBJECT_FREE].any;  \
 		if (VMTRACE_UNLIKELY(vmtrace__a |                              \
 				     vmtrace__gate_table()[VMTRACE_PROBE_FREE_BATCH].part.semaphore)) { \
-			uint64_t vmtrace__size = (size), vmtrace__w = (word);  \
+			uint64_t vmtrace__size = size, vmtrace__born = born_size, \
+				 vmtrace__w = (word);                          \
 			if (VMTRACE_UNLIKELY(!(vmtrace__a == 0 &&              \
 					       vmtrace__free_keyed((cache), (klass), vmtrace__size, \
-								   vmtrace__w)))) \
-				vmtrace__free_live((cache), (klass), vmtrace__size, (addr), \
-						   vmtrace__w);                        \
+								   vmtrace__born, vmtrace__w)))) \
+				vmtrace__free_live_born((cache), (klass), vmtrace__size, \
+							vmtrace__born, (addr), vmtrace__w); \
 		}                                                              \
 	} while (0)
 /* the same for hosts that do not give addresses (the probes carry NULL) */

@@ -56,11 +56,11 @@ static uintptr_t ruby_where(uintptr_t ec)
 		return 0;
 	cfp = vt_rb_word(ec, VT_RB_EC_CFP);
 	end = vt_rb_word(ec, VT_RB_EC_STACK) + vt_rb_word(ec, VT_RB_EC_STACK_SIZE) * sizeof(VALUE);
+	/* a C frame is pushed with no pc and never gets one (rb_stacks.c) */
 	for (; cfp && cfp + VT_RB_CFP_SIZE <= end; cfp += VT_RB_CFP_SIZE) {
-		uintptr_t pc = vt_rb_word(cfp, VT_RB_CFP_PC), ep = vt_rb_word(cfp, VT_RB_CFP_EP);
+		uintptr_t pc = vt_rb_word(cfp, VT_RB_CFP_PC);
 
-		if (pc && ep && vt_rb_word(cfp, VT_RB_CFP_ISEQ) &&
-		    !(vt_rb_word(ep, 0) & VT_RB_FRAME_CFRAME))
+		if (pc)
 			return pc;
 	}
 	return 0;

@@ -25,6 +25,7 @@
 #define Py_BUILD_CORE 1
 #include <Python.h>
 #include "internal/pycore_frame.h"
+#include "internal/pycore_pystate.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -43,15 +44,26 @@
 
 /* ---- sites: (code, instruction) -> names and key cache ---- */
 
+/* A site's names and key caches: made once, never moved or freed, so a
+ * thread's kept frames (below) may point at it. */
 struct site {
-	const void *code, *instr;     /* the frame's code object and its prev_instr */
 	const char *method, *file_line, *file;
 	int32_t line;
 	struct vmtrace_key_cache obj_cache, mem_cache;
 };
 
-static struct site *sites;
+/* The table: a slot holds what it is found by beside its site. */
+struct site_slot {
+	const void *code, *instr;     /* the frame's code object and its prev_instr */
+	struct site *site;            /* NULL: empty */
+};
+
+#define SITE_SLAB 1024                /* sites made at once */
+
+static struct site_slot *sites;
 static size_t sites_cap, sites_n;
+static struct site *slab;
+static size_t slab_left;
 
 static uint64_t site_hash(const void *code, const void *instr)
 {
@@ -61,16 +73,16 @@ static uint64_t site_hash(const void *code, const void *instr)
 static int sites_grow(void)
 {
 	size_t cap = sites_cap ? sites_cap * 2 : 4096;
-	struct site *t = calloc(cap, sizeof(*t));
+	struct site_slot *t = calloc(cap, sizeof(*t));
 
 	if (!t)
 		return -1;
 	for (size_t i = 0; i < sites_cap; i++) {
 		size_t j;
 
-		if (!sites[i].method)
+		if (!sites[i].site)
 			continue;
-		for (j = site_hash(sites[i].code, sites[i].instr) & (cap - 1); t[j].method; j = (j + 1) & (cap - 1))
+		for (j = site_hash(sites[i].code, sites[i].instr) & (cap - 1); t[j].site; j = (j + 1) & (cap - 1))
 			;
 		t[j] = sites[i];
 	}
@@ -78,6 +90,17 @@ static int sites_grow(void)
 	sites = t;
 	sites_cap = cap;
 	return 0;
+}
+
+static struct site *site_new(void)
+{
+	if (!slab_left) {
+		if (!(slab = calloc(SITE_SLAB, sizeof(*slab))))
+			return NULL;
+		slab_left = SITE_SLAB;
+	}
+	slab_left--;
+	return slab++;
 }
 
 /* an interned copy, never freed: libvmtrace's keys are these addresses */
@@ -98,9 +121,9 @@ static struct site *site_of(_PyInterpreterFrame *f)
 	struct site *s;
 
 	if (sites_cap)
-		for (j = site_hash(code, instr) & (sites_cap - 1); sites[j].method; j = (j + 1) & (sites_cap - 1))
+		for (j = site_hash(code, instr) & (sites_cap - 1); sites[j].site; j = (j + 1) & (sites_cap - 1))
 			if (sites[j].code == code && sites[j].instr == instr)
-				return &sites[j];
+				return sites[j].site;
 	if (2 * (sites_n + 1) > sites_cap && sites_grow())
 		return NULL;
 	if (f) {
@@ -119,20 +142,20 @@ static struct site *site_of(_PyInterpreterFrame *f)
 		PyErr_Clear();
 		PyErr_Restore(et, ev, tb);
 	}
-	for (j = site_hash(code, instr) & (sites_cap - 1); sites[j].method; j = (j + 1) & (sites_cap - 1))
-		;
-	s = &sites[j];
-	*s = (struct site){ .code = code, .instr = instr, .method = keep(name) };
+	if (!(s = site_new()))
+		return NULL;
+	*s = (struct site){ .method = keep(name) };
 	if (file) {
 		snprintf(buf, sizeof(buf), "%s:%d", file, line);
 		s->file_line = keep(buf);
 		s->file = keep(file);
 		s->line = line;
 	}
-	if (!s->method) {
-		s->method = NULL;
-		return NULL;
-	}
+	if (!s->method)
+		return NULL; /* no memory: the slab's entry stays unused */
+	for (j = site_hash(code, instr) & (sites_cap - 1); sites[j].site; j = (j + 1) & (sites_cap - 1))
+		;
+	sites[j] = (struct site_slot){ code, instr, s };
 	/* the table is keyed by the code's address: held, so a code object
 	 * freed (exec'd, compiled) never gives its address to another under
 	 * this one's name (a reference count, under the GIL: no allocation) */
@@ -151,37 +174,64 @@ struct pyframe {
 	uint64_t hash;                /* of this frame and its callers (vmtrace_frames_hashed) */
 };
 
-/* A thread's chain, kept from its outermost frame in, so an allocation
- * remakes only the frames whose (code, instruction) changed since the
- * thread's last one. A stack deeper than libvmtrace keeps gets one frame
- * more, outermost, that says it was cut. */
+/* An innermost frame, kept by (its callers' hash, its depth, code and
+ * instruction): one function's allocations at a few places, under the
+ * same callers, each find their own frame made, at an address of its own,
+ * so libvmtrace knows the chain by that address (vmtrace_frames_thread_kept)
+ * and nothing is remade or hashed again. */
+struct leaf {
+	uint64_t parent;              /* the callers' hash; 0: empty */
+	const void *code, *instr;
+	int32_t depth;
+	struct site *site;
+	struct pyframe frame;
+};
+
+#define LEAVES 256                  /* a thread's innermost frames kept, direct-mapped */
+
+/* A thread's chain: its callers kept from the outermost frame in, so an
+ * allocation remakes only the callers whose (code, instruction) changed
+ * since the thread's last one, and its innermost frame from the leaves. A
+ * stack deeper than libvmtrace keeps gets one frame more, outermost, that
+ * says it was cut. */
 struct pystack {
 	struct pyframe *top;          /* the chain while an allocation is counted, else NULL */
-	int hi;                       /* the innermost frames[] a chain has ended at since the last change */
-	int lo;                       /* the outermost frames[] this walk remade */
+	struct leaf *inner;           /* its innermost frame */
+	_PyInterpreterFrame *inner_from; /* ... made from this interpreter frame */
 	int hashed;                   /* frames[] below this have their hash (of them and their callers) */
 	struct {
 		const void *code, *instr; /* what frames[k] was made from */
 	} memo[VMTRACE_STACK_MAX_DEPTH + 1];
 	struct pyframe frames[VMTRACE_STACK_MAX_DEPTH + 1];
 	_PyInterpreterFrame *walk[VMTRACE_STACK_MAX_DEPTH];
+	struct leaf leaves[LEAVES];
 };
 
-static __thread struct pystack *self_stack;
+static __thread struct pystack *self_stack __attribute__((tls_model("initial-exec")));
 static pthread_key_t stack_key; /* frees a thread's chain as it ends */
 static const char *cut_name;
 
 static struct pystack *thread_stack(void)
 {
 	if (!self_stack && (self_stack = calloc(1, sizeof(*self_stack)))) {
-		self_stack->hi = -1;
 		pthread_setspecific(stack_key, self_stack);
 		vmtrace_frames_thread_kept((void *const *)&self_stack->top);
 	}
 	return self_stack;
 }
 
-/* frames[k] made from (code, instr), its caller frames[k - 1] */
+/* a frame's hash, from its caller's (NULL: the outermost) */
+static uint64_t frame_hash(const struct pyframe *caller, const struct pyframe *p, int depth)
+{
+	uint64_t h = caller ? caller->hash : 0x9E3779B97F4A7C15ull;
+
+	h = (h ^ (uint64_t)(uintptr_t)p->name) * 0xC2B2AE3D27D4EB4Full;
+	h = (h ^ (uint64_t)(uintptr_t)p->file) * 0x165667B19E3779F9ull;
+	return vt_mix64(h ^ ((uint64_t)(uint32_t)p->line << 32) ^ (uint64_t)depth);
+}
+
+/* frames[k], a caller, made from (code, instr), its caller frames[k - 1];
+ * the outermost changed is remembered, to hash from */
 static int frame_at(struct pystack *st, int k, const void *code, const void *instr, _PyInterpreterFrame *g)
 {
 	struct site *s;
@@ -197,9 +247,35 @@ static int frame_at(struct pystack *st, int k, const void *code, const void *ins
 	}
 	st->memo[k].code = code;
 	st->memo[k].instr = instr;
-	if (k < st->lo)
-		st->lo = k;
+	if (k < st->hashed)
+		st->hashed = k;
 	return 0;
+}
+
+/* The innermost frame at depth k, made from g, under callers frames[k - 1]. */
+static struct leaf *leaf_at(struct pystack *st, int k, _PyInterpreterFrame *g)
+{
+	const struct pyframe *caller = k ? &st->frames[k - 1] : NULL;
+	uint64_t parent = caller ? caller->hash : 1;
+	const void *code = g->f_code, *instr = g->prev_instr;
+	struct leaf *l = &st->leaves[vt_mix64(parent ^ (uint64_t)(uintptr_t)instr * 31 ^ (uint64_t)k) & (LEAVES - 1)];
+	struct site *s;
+
+	if (l->parent == parent && l->code == code && l->instr == instr && l->depth == k)
+		return l;
+	if (!(s = site_of(g)))
+		return NULL;
+	/* another chain at this address (this thread's, or a thread's that
+	 * ended and whose memory this one got): libvmtrace forgets its name */
+	vmtrace_frames_changed(&l->frame);
+	l->parent = parent;
+	l->code = code;
+	l->instr = instr;
+	l->depth = k;
+	l->site = s;
+	l->frame = (struct pyframe){ (struct pyframe *)caller, s->method, s->file, s->line, 0 };
+	l->frame.hash = frame_hash(caller, &l->frame, k);
+	return l;
 }
 
 /* The chain of the thread's Python frames from f, innermost first; NULL
@@ -208,6 +284,7 @@ static struct pyframe *chain_of(struct pystack *st, _PyInterpreterFrame *f)
 {
 	int n = 0, cut = 0;
 
+	st->inner = NULL;
 	/* one not started has no line yet, and tracebacks skip it; only the
 	 * innermost can be (a frame that called another has started) */
 	for (; f && _PyFrame_IsIncomplete(f); f = f->previous)
@@ -219,39 +296,25 @@ static struct pyframe *chain_of(struct pystack *st, _PyInterpreterFrame *f)
 		}
 		st->walk[n++] = f;
 	}
-	st->lo = VMTRACE_STACK_MAX_DEPTH + 1;
+	if (!n)
+		return NULL;
 	if (cut && frame_at(st, 0, NULL, &cut_name, NULL))
 		return NULL;
-	for (int d = 0; d < n; d++) {
+	for (int d = 0; d < n - 1; d++) {
 		_PyInterpreterFrame *g = st->walk[n - 1 - d];
 
 		if (frame_at(st, cut + d, g->f_code, g->prev_instr, g))
 			return NULL;
 	}
-	/* the hashes from the outermost remade frame in (or from the first
-	 * frame past the last chain's end): libvmtrace names a stack by its
-	 * innermost frame's, with no walk */
-	if (st->lo < st->hashed)
-		st->hashed = st->lo;
-	for (int k = st->hashed; k < cut + n; k++) {
-		const struct pyframe *p = &st->frames[k];
-		uint64_t h = k ? st->frames[k - 1].hash : 0x9E3779B97F4A7C15ull;
-
-		h = (h ^ (uint64_t)(uintptr_t)p->name) * 0xC2B2AE3D27D4EB4Full;
-		h = (h ^ (uint64_t)(uintptr_t)p->file) * 0x165667B19E3779F9ull;
-		st->frames[k].hash = vt_mix64(h ^ ((uint64_t)(uint32_t)p->line << 32) ^ (uint64_t)k);
-	}
-	st->hashed = cut + n;
-	/* libvmtrace names a chain by its innermost frame once walked: the
-	 * chains that ran through a remade frame are new */
-	if (st->lo <= st->hi) {
-		for (int j = st->lo; j <= st->hi; j++)
-			vmtrace_frames_changed(&st->frames[j]);
-		st->hi = -1;
-	}
-	if (n && cut + n - 1 > st->hi)
-		st->hi = cut + n - 1;
-	return n ? &st->frames[cut + n - 1] : NULL;
+	/* the callers' hashes from the outermost remade one in (or from the
+	 * first past the last chain's end) */
+	for (int k = st->hashed; k < cut + n - 1; k++)
+		st->frames[k].hash = frame_hash(k ? &st->frames[k - 1] : NULL, &st->frames[k], k);
+	st->hashed = cut + n - 1;
+	if (!(st->inner = leaf_at(st, cut + n - 1, st->walk[0])))
+		return NULL;
+	st->inner_from = st->walk[0];
+	return &st->inner->frame;
 }
 
 /* ---- block sizes, while frees are wanted: a free is told only its pointer ---- */
@@ -364,13 +427,15 @@ static __attribute__((noinline)) void count_slow(int obj, size_t size, void *p)
 			return;
 	}
 	in_hook = 1;
-	ts = _PyThreadState_UncheckedGet();
+	ts = _PyThreadState_GET(); /* inline: the allocator's callers hold the GIL */
 	if (ts && ts->cframe)
 		f = ts->cframe->current_frame;
 	if (VMTRACE_UNLIKELY(vmtrace__gate_table()[VMTRACE_PROBE_STACKS_ARMED].part.semaphore) &&
 	    (st = thread_stack()))
 		st->top = chain_of(st, f);
-	s = site_of(f);
+	/* the chain's innermost frame has the allocation's site, unless f is
+	 * a frame not started, which the chain leaves out */
+	s = st && st->top && st->inner_from == f ? st->inner->site : site_of(f);
 	if (!s)
 		vmtrace_alloc_cached(&oom_cache, "(vmtrace: out of memory for names)", NULL, size, NULL, p);
 	else if (obj)

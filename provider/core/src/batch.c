@@ -471,6 +471,14 @@ static void *flusher_main(void *arg)
 	return NULL;
 }
 
+/* A session just set up (live_words.c): the flush thread moves its clock
+ * from now on, not at its next look. Async-signal-safe. */
+static void wake_flusher(void)
+{
+	if (atomic_load(&flusher_state) == VT_FLUSHER_RUNNING)
+		vmtrace__futex_wake(&flusher_stop, 1);
+}
+
 static void start_flusher(void)
 {
 	int want = VT_FLUSHER_NONE;
@@ -478,6 +486,7 @@ static void start_flusher(void)
 
 	if (!atomic_compare_exchange_strong(&flusher_state, &want, VT_FLUSHER_RUNNING))
 		return;
+	vt_words_session_hook = wake_flusher;
 	/* the host's signals are never delivered to this thread */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -501,12 +510,6 @@ __attribute__((destructor)) static void batch_at_exit(void)
 	}
 	if (atomic_load_explicit(&registry, memory_order_acquire))
 		round_all(VMTRACE_BATCH_EXIT, request_now());
-}
-
-void vmtrace__batch_wake_flusher(void)
-{
-	if (atomic_load(&flusher_state) == VT_FLUSHER_RUNNING)
-		vmtrace__futex_wake(&flusher_stop, 1);
 }
 
 void vmtrace_frames_changed(const void *top)

@@ -32,6 +32,7 @@ struct vmtrace_live_clock vmtrace_live;
 __thread struct vmtrace__live_thread *vmtrace__live_self __attribute__((tls_model("initial-exec")));
 
 static atomic_flag setup_lock = ATOMIC_FLAG_INIT;
+void (*_Atomic vt_words_session_hook)(void);
 
 #define RING VMTRACE__AGE_SLOTS
 #define TICK_NS (1ull << VMTRACE__TICK_SHIFT)
@@ -84,7 +85,10 @@ uint64_t vt_words_session(void)
 		VMTRACE__STORE(vmtrace_live.temp_ticks, (VMTRACE__LOAD(vmtrace_live.temp_ns) + TICK_NS - 1) / TICK_NS);
 		__atomic_store_n(&vmtrace_live.seen, s, __ATOMIC_RELEASE);
 		/* the clock moves from now on, not at the flush thread's next look */
-		vmtrace__batch_wake_flusher();
+		void (*hook)(void) = atomic_load_explicit(&vt_words_session_hook, memory_order_acquire);
+
+		if (hook)
+			hook();
 	}
 	atomic_flag_clear_explicit(&setup_lock, memory_order_release);
 	return s;

@@ -45,6 +45,9 @@ uint64_t vt_words_tick_of(uint64_t now_ns);
 void vt_words_tick_to(uint64_t tick);
 /* A session is in force and a tracer holds live__batch. */
 int vt_words_on(void);
+/* Called as a session is set up, from any thread or handler (batch.c sets
+ * it: it wakes the flush thread, so the clock moves from then on). */
+extern void (*_Atomic vt_words_session_hook)(void);
 /* A fork child: the next event sets its session up anew, from a tick after
  * every object of the parent. */
 void vt_words_at_fork_child(void);

@@ -70,9 +70,6 @@ int vmtrace__env_u64(const char *name, uint64_t *out);
 
 /* Is a tracer batching events of kind (enum vmtrace_batch_kind)? */
 int vmtrace__batch_on(int kind);
-/* Wake the flush thread now (it looks again at what it should keep: the
- * words' clock of a session just set up). Async-signal-safe. */
-void vmtrace__batch_wake_flusher(void);
 /* stacks__armed: a thread starts counting allocations per VM stack. */
 void vmtrace__fire_stacks_armed(uint64_t max_depth, const void *current, const void *frames);
 /* Fire kind's batch probe (alloc__batch, free__batch) with a batch. */

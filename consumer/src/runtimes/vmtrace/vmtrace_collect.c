@@ -325,6 +325,10 @@ int vt_vmtrace_collect(void *state, struct vt_profile *out)
 	 * the memory for it, they are looked up one by one) */
 	if (!err && st->vm_stacks.frames)
 		(void)vt_vm_stacks_load(&st->vm_stacks, &st->a, st->skel->maps.stacks);
+	/* the names too: a lookup each is a syscall per new pointer (ENOMEM:
+	 * those not taken are looked up one by one) */
+	if (!err)
+		(void)vt_names_load(&st->names, &st->a, st->skel->maps.names);
 	if (!err)
 		err = vt_adapter_read_hash(&st->a, st->skel->maps.allocs, alloc_row, &c);
 	memo_free(&c.memo);

@@ -11,6 +11,7 @@
 
 #include <bpf/bpf.h>
 
+#include "runtimes/adapter.h"
 #include "runtimes/vmtrace/vmtrace_maps.h"
 #include "runtimes/vmtrace/vmtrace_names.h"
 
@@ -156,6 +157,30 @@ const char *vt_names_get(struct vt_names *n, uint64_t ptr, bool *cut, int *err)
 	if (cut)
 		*cut = e->cut;
 	return e->name;
+}
+
+static int load_row(const void *key, const void *val, void *ctx)
+{
+	struct vt_names *n = ctx;
+	const struct vt_name *kname = val;
+	struct name_entry *e = vt_name_cache_get(&n->cache, *(const uint64_t *)key);
+
+	if (!e)
+		return -ENOMEM;
+	if (!e->name) {
+		size_t len = strnlen(kname->s, VT_NAME_MAX - 1);
+
+		if (!(e->name = malloc(len + 1)))
+			return -ENOMEM;
+		memcpy(e->name, kname->s, len);
+		e->name[len] = '\0';
+	}
+	return 0;
+}
+
+int vt_names_load(struct vt_names *n, struct vt_adapter *a, struct bpf_map *names_map)
+{
+	return vt_adapter_read_hash(a, names_map, load_row, n);
 }
 
 void vt_names_drain(struct vt_names *n)

@@ -38,6 +38,14 @@ void vt_names_set_procs(struct vt_names *n, struct vt_proc_table *procs);       
  * set on ENOMEM). *cut (may be NULL) tells whether it ends in VT_NAMES_CUT. */
 const char *vt_names_get(struct vt_names *n, uint64_t ptr, bool *cut, int *err);
 
+/* Takes every name the BPF names map holds into the cache, in a few batched
+ * reads: a collection otherwise looks each new pointer up with a syscall
+ * of its own (thousands at a recording's end). 0, or a negative errno
+ * (the names are then looked up one by one, as before). */
+struct vt_adapter;
+struct bpf_map;
+int vt_names_load(struct vt_names *n, struct vt_adapter *a, struct bpf_map *names_map);
+
 /* Reads now, while the target lives, the names the kernel queued as
  * unreadable in BPF, and empties the queue. */
 void vt_names_drain(struct vt_names *n);

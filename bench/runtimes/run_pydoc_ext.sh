@@ -8,7 +8,8 @@
 # type, tracemalloc turned on in the program and a trap per object), and
 # vmtrace record -p of the program with vmtrace's CPython extension
 # imported: bytes by function and line, by whole Python stack (--stack vm),
-# and sampled by bytes (--sample 512K).
+# sampled by bytes (--sample 512K), and with frees, what is still held
+# (--live).
 # Needs root.
 #
 # Usage: bench/runtimes/run_pydoc_ext.sh [VMTRACE] [REPEATS]
@@ -41,6 +42,7 @@ run_config() {
 	ext) traced "" ;;
 	ext_stack) traced "--stack vm" ;;
 	ext_sampled) traced "--sample 512K" ;;
+	ext_live) traced "--live" ;;
 	esac
 	secs out
 }
@@ -53,10 +55,10 @@ traced() {
 	"$VMTRACE" record -p "$p" -o rec.data --force $1 >/dev/null 2>rec.err
 	wait "$p"
 }
-CONFIGS=(base dormant tm1 tm25 scalene heaptrack probes ext ext_stack ext_sampled)
+CONFIGS=(base dormant tm1 tm25 scalene heaptrack probes ext ext_stack ext_sampled ext_live)
 NAMES=("untraced" "ext dormant" "tracemalloc 1 frame" "tracemalloc 25 frames" "scalene --memory"
        "heaptrack" "vmtrace python probes" "vmtrace ext (by line)" "vmtrace ext --stack vm"
-       "vmtrace ext --sample 512K")
+       "vmtrace ext --sample 512K" "vmtrace ext --live")
 for _ in $(seq "$REPEATS"); do
 	for c in "${CONFIGS[@]}"; do
 		run_config "$c" >>"$TMP/$c.t"

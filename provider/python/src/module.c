@@ -322,6 +322,7 @@ static struct pyframe *chain_of(struct pystack *st, _PyInterpreterFrame *f)
 struct block {
 	uintptr_t ptr;                /* 0: empty */
 	uint64_t size_obj;            /* size << 1 | 1 for the object domain */
+	uint64_t word;                /* libvmtrace's word for the live heap (vmtrace_alloc_live) */
 };
 
 static struct block *blocks;
@@ -356,7 +357,7 @@ static int blocks_grow(void)
 	return 0;
 }
 
-static void block_put(void *p, uint64_t size, int obj)
+static void block_put(void *p, uint64_t size, int obj, uint64_t word)
 {
 	size_t j;
 
@@ -370,12 +371,12 @@ static void block_put(void *p, uint64_t size, int obj)
 		;
 	if (!blocks[j].ptr)
 		blocks_n++;
-	blocks[j] = (struct block){ (uintptr_t)p, size << 1 | (uint64_t)obj };
+	blocks[j] = (struct block){ (uintptr_t)p, size << 1 | (uint64_t)obj, word };
 }
 
 /* The block at p, taken out (linear probing: the entries after it move
  * back into the hole); 0 when p was allocated before frees were wanted. */
-static int block_take(void *p, uint64_t *size_obj)
+static int block_take(void *p, uint64_t *size_obj, uint64_t *word)
 {
 	size_t j, k;
 
@@ -385,6 +386,7 @@ static int block_take(void *p, uint64_t *size_obj)
 		if (!blocks[j].ptr)
 			return 0;
 	*size_obj = blocks[j].size_obj;
+	*word = blocks[j].word;
 	for (k = (j + 1) & (blocks_cap - 1); blocks[k].ptr; k = (k + 1) & (blocks_cap - 1)) {
 		size_t home = block_slot(blocks[k].ptr);
 
@@ -410,7 +412,7 @@ static void sizes_clear(void)
 
 static PyMemAllocatorEx orig_obj, orig_mem;
 static int in_hook; /* under the GIL: the hook's own allocations pass through */
-static struct vmtrace_key_cache oom_cache;
+static struct vmtrace_key_cache oom_cache, free_obj_cache, free_mem_cache;
 
 static __attribute__((noinline)) void count_slow(int obj, size_t size, void *p)
 {
@@ -420,11 +422,10 @@ static __attribute__((noinline)) void count_slow(int obj, size_t size, void *p)
 	struct site *s;
 
 	/* count() let it through: a block, not the hook's own, and sampled in
-	 * unless frees are wanted, whose sizes are kept first */
-	if (sizes_on) {
-		block_put(p, size, obj);
-		if (vmtrace_alloc_skipped(size))
-			return;
+	 * unless frees are wanted, whose sizes are kept in any case */
+	if (sizes_on && vmtrace_alloc_skipped(size)) {
+		block_put(p, size, obj, 0);
+		return;
 	}
 	in_hook = 1;
 	ts = _PyThreadState_GET(); /* inline: the allocator's callers hold the GIL */
@@ -436,12 +437,27 @@ static __attribute__((noinline)) void count_slow(int obj, size_t size, void *p)
 	/* the chain's innermost frame has the allocation's site, unless f is
 	 * a frame not started, which the chain leaves out */
 	s = st && st->top && st->inner_from == f ? st->inner->site : site_of(f);
-	if (!s)
+	if (sizes_on) {
+		/* frees wanted: the block keeps the word of libvmtrace's live
+		 * heap with its size (put after the names: making them may free
+		 * blocks, which moves others in the table) */
+		uint64_t word = 0;
+
+		if (!s)
+			vmtrace_alloc_live(&word, &oom_cache, "(vmtrace: out of memory for names)", NULL, size,
+					   NULL, p);
+		else if (obj)
+			vmtrace_alloc_live(&word, &s->obj_cache, OBJ_CLASS, s->method, size, s->file_line, p);
+		else
+			vmtrace_alloc_live(&word, &s->mem_cache, MEM_CLASS, s->method, size, s->file_line, p);
+		block_put(p, size, obj, word);
+	} else if (!s) {
 		vmtrace_alloc_cached(&oom_cache, "(vmtrace: out of memory for names)", NULL, size, NULL, p);
-	else if (obj)
+	} else if (obj) {
 		vmtrace_alloc_cached(&s->obj_cache, OBJ_CLASS, s->method, size, s->file_line, p);
-	else
+	} else {
 		vmtrace_alloc_cached(&s->mem_cache, MEM_CLASS, s->method, size, s->file_line, p);
+	}
 	if (st)
 		st->top = NULL;
 	in_hook = 0;
@@ -458,14 +474,14 @@ static inline __attribute__((always_inline)) void count(int obj, size_t size, vo
 /* A block goes: its free, with the size it was allocated with. */
 static __attribute__((noinline)) void uncount_slow(void *p)
 {
-	uint64_t so;
+	uint64_t so, word;
 
-	if (!p || !block_take(p, &so))
+	if (!p || !block_take(p, &so, &word))
 		return;
 	if (so & 1)
-		vmtrace_free_at(OBJ_CLASS, so >> 1, p);
+		vmtrace_free_live(word, &free_obj_cache, OBJ_CLASS, so >> 1, p);
 	else
-		vmtrace_free_at(MEM_CLASS, so >> 1, p);
+		vmtrace_free_live(word, &free_mem_cache, MEM_CLASS, so >> 1, p);
 }
 
 static inline __attribute__((always_inline)) void uncount(void *p)

@@ -332,8 +332,11 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 			goto fail;
 	}
 
-	/* batch buffers: the largest key, and the largest value of a hash map or array */
-	err = vt_adapter_buffers(&st->a, sizeof(struct vt_alloc_key), sizeof(struct vt_signal_val),
+	/* batch buffers: the largest key, and the largest value of a hash map or
+	 * array read whole (the names map's, read before each collection) */
+	err = vt_adapter_buffers(&st->a, sizeof(struct vt_alloc_key),
+				 sizeof(struct vt_name) > sizeof(struct vt_signal_val) ? sizeof(struct vt_name)
+										: sizeof(struct vt_signal_val),
 				 st->skel->maps.gc_events, vt_vmtrace_on_gc_event, st, errbuf, errlen);
 	if (err)
 		goto fail;

@@ -115,9 +115,17 @@ static int live_armed(void)
 
 /* ---- the hooks ---- */
 
+/* A NEWOBJ or FREEOBJ event's object, read from its argument (layout.h):
+ * rb_tracearg_object() is a call into libruby that checks the event kind
+ * the hook was registered for. */
+static VALUE event_object(rb_trace_arg_t *arg)
+{
+	return (VALUE)vt_rb_word((uintptr_t)arg, VT_RB_TRACEARG_DATA);
+}
+
 static void on_newobj(VALUE data, rb_trace_arg_t *arg)
 {
-	VALUE obj = rb_tracearg_object(arg);
+	VALUE obj = event_object(arg);
 	VALUE klass = RBASIC(obj)->klass, frame;
 	int type = RB_BUILTIN_TYPE(obj), line;
 	uintptr_t where, ec;
@@ -160,7 +168,7 @@ static void on_newobj(VALUE data, rb_trace_arg_t *arg)
 
 static void on_freeobj(VALUE data, rb_trace_arg_t *arg)
 {
-	VALUE obj = rb_tracearg_object(arg);
+	VALUE obj = event_object(arg);
 	VALUE klass = RBASIC(obj)->klass;
 	int type = RB_BUILTIN_TYPE(obj);
 	uint64_t bytes = slot_bytes;

@@ -41,6 +41,7 @@
 #define VT_RB_FRAME_CFRAME 0x80   /* VM_FRAME_FLAG_CFRAME: a C function's frame */
 #define VT_RB_EP_ME (-2)          /* VM_ENV_DATA_INDEX_ME_CREF: ep[-2], a frame's method entry */
 #define VT_RB_TRACEARG_EC 8       /* rb_trace_arg_t.ec: the thread's context, at hand in a hook */
+#define VT_RB_TRACEARG_DATA 56    /* ... .data: a NEWOBJ or FREEOBJ event's object */
 
 /* rb_serial_t, of the VM's global serials (ruby_vm_class_serial,
  * ruby_vm_global_constant_state, which libruby exports) */

@@ -25,3 +25,4 @@ _Static_assert(VM_FRAME_FLAG_CFRAME == VT_RB_FRAME_CFRAME && VM_ENV_DATA_INDEX_F
 _Static_assert(VM_ENV_DATA_INDEX_ME_CREF == VT_RB_EP_ME, "method entry of a frame");
 _Static_assert(__builtin_types_compatible_p(rb_serial_t, vt_rb_serial_t), "serial type");
 _Static_assert(offsetof(struct rb_trace_arg_struct, ec) == VT_RB_TRACEARG_EC, "trace arg ec");
+_Static_assert(offsetof(struct rb_trace_arg_struct, data) == VT_RB_TRACEARG_DATA, "trace arg data");

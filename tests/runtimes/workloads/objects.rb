@@ -106,6 +106,10 @@ CLASSES.each_with_index { |k, c| delta[k.name] = COUNTS_AFTER[c] - COUNTS_BEFORE
 $stdout.puts JSON.generate({ "objectspace" => delta, "n" => n, "wide_bytes" => wide_bytes })
 if ARGV.include?("--wait-detach")
   $stdout.flush
-  sleep 0.01 while Vmtrace.armed?
+  # the tracer's probes go one at a time, the allocations' not last: wait,
+  # ten seconds at most, for every hook to be off, and say which stayed on
+  deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 10
+  sleep 0.01 while (Vmtrace.armed? || !Vmtrace.hooks.empty?) &&
+                   Process.clock_gettime(Process::CLOCK_MONOTONIC) < deadline
   $stdout.puts JSON.generate({ "hooks_after_detach" => Vmtrace.hooks })
 end

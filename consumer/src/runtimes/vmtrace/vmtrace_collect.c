@@ -106,6 +106,7 @@ struct collect_ctx {
 	uint64_t stack_cut, stack_missing; /* allocations (samples) */
 	int err;
 	struct text_memo memo;
+	struct vt_series_taking series; /* the timeline's last snapshot, from these rows */
 };
 
 static size_t memo_slot(uint64_t ptr, size_t cap)
@@ -186,6 +187,7 @@ static int alloc_row(const void *key, const void *val, void *ctx_)
 	const char *me = name_for(st, k->method, f2, sizeof(f2), &c->unreadable, &c->cut, &c->err);
 	const char *si = name_for(st, k->site, f3, sizeof(f3), &c->unreadable, &c->cut, &c->err);
 
+	vt_series_add(&c->series, 0, k->klass, v->count, v->bytes);
 	if (c->err)
 		return c->err;
 	if (!v->samples)
@@ -229,6 +231,7 @@ static int free_row(const void *key, const void *val, void *ctx_)
 	char f1[40];
 	const char *kl = name_for(st, k->a, f1, sizeof(f1), &c->unreadable, &c->cut, &c->err);
 
+	vt_series_add(&c->series, 1, k->a, v->count, v->bytes);
 	if (c->err)
 		return c->err;
 	return v->count ? vt_profile_add_free(c->out, kl, v->count, v->bytes) : 0;
@@ -329,12 +332,15 @@ int vt_vmtrace_collect(void *state, struct vt_profile *out)
 	 * those not taken are looked up one by one) */
 	if (!err)
 		(void)vt_names_load(&st->names, &st->a, st->skel->maps.names);
+	/* the rows read here are the timeline's last snapshot too */
+	vt_series_begin(&st->series, &c.series);
 	if (!err)
 		err = vt_adapter_read_hash(&st->a, st->skel->maps.allocs, alloc_row, &c);
 	memo_free(&c.memo);
 	vt_vm_stacks_drop(&st->vm_stacks);
 	if (!err)
 		err = vt_adapter_read_hash(&st->a, st->skel->maps.frees, free_row, &c);
+	vt_series_end(&c.series);
 	if (!err)
 		err = vt_adapter_read_hash(&st->a, st->skel->maps.method_cache_resets, mcr_row, &c);
 	if (!err)
@@ -387,7 +393,7 @@ int vt_vmtrace_collect(void *state, struct vt_profile *out)
 	err = vt_adapter_read_counters(&st->a, st->skel->maps.losses, VT_LOSS__COUNT, losses);
 	if (err)
 		return err;
-	err = vt_series_collect(&st->series, &st->a, st->skel, event_name, st, out);
+	err = vt_series_collect(&st->series, event_name, st, out);
 	if (err)
 		return err;
 	if (st->live) {

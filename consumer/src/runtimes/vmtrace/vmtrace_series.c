@@ -3,8 +3,10 @@
  *
  * Once a step (a second unless record --timeline-step), poll() sums the
  * counting maps per class (allocations and frees, cumulative) and keeps
- * one snapshot per class; at the end the differences between consecutive
- * snapshots are the rows. The batched counts reach the maps within a flush
+ * one snapshot per class (found by an index: a large recording has
+ * tens of thousands of rows a step); a collection's own reads of the maps
+ * are the last snapshot, not read again; at the end the differences
+ * between consecutive snapshots are the rows. The batched counts reach the maps within a flush
  * round (200 ms), so a step's row may hold a fraction of a flush round's
  * events of its neighbour; the totals over the rows are exact. Reading the
  * maps costs a few milliseconds a step in vmtrace, nothing in the target.
@@ -28,6 +30,11 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static size_t class_slot(uint64_t klass, size_t cap)
+{
+	return (size_t)((klass * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+}
+
 void vt_series_start(struct vt_series_rec *s, uint64_t step_ns)
 {
 	memset(s, 0, sizeof(*s));
@@ -36,19 +43,30 @@ void vt_series_start(struct vt_series_rec *s, uint64_t step_ns)
 	s->next_ns = s->start_ns + step_ns;
 }
 
-struct snap_ctx {
-	struct vt_series_rec *s;
-	size_t from;                 /* this snapshot's first row */
-	int col;                     /* 0: allocations, 2: frees */
-};
-
-static struct vt_series_snap *row_of(struct snap_ctx *c, uint64_t klass)
+/* This snapshot's row of klass, made when new. */
+static struct vt_series_snap *row_of(struct vt_series_taking *t, uint64_t klass)
 {
-	struct vt_series_rec *s = c->s;
+	struct vt_series_rec *s = t->s;
+	size_t j;
 
-	for (size_t i = c->from; i < s->n; i++)
-		if (s->v[i].klass == klass)
-			return &s->v[i];
+	if (2 * (s->n - t->from + 1) > t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 1024;
+		uint32_t *ix = calloc(cap, sizeof(*ix));
+
+		if (!ix)
+			return NULL;
+		for (size_t r = t->from; r < s->n; r++) {
+			for (j = class_slot(s->v[r].klass, cap); ix[j]; j = (j + 1) & (cap - 1))
+				;
+			ix[j] = (uint32_t)(r - t->from + 1);
+		}
+		free(t->index);
+		t->index = ix;
+		t->cap = cap;
+	}
+	for (j = class_slot(klass, t->cap); t->index[j]; j = (j + 1) & (t->cap - 1))
+		if (s->v[t->from + t->index[j] - 1].klass == klass)
+			return &s->v[t->from + t->index[j] - 1];
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? 2 * s->cap : 256;
 		struct vt_series_snap *v = realloc(s->v, cap * sizeof(*v));
@@ -59,19 +77,44 @@ static struct vt_series_snap *row_of(struct snap_ctx *c, uint64_t klass)
 		s->cap = cap;
 	}
 	s->v[s->n] = (struct vt_series_snap){ s->steps, klass, { 0 } };
+	t->index[j] = (uint32_t)(s->n - t->from + 1);
 	return &s->v[s->n++];
+}
+
+void vt_series_begin(struct vt_series_rec *s, struct vt_series_taking *t)
+{
+	*t = (struct vt_series_taking){ s->start_ns && !s->err ? s : NULL, s->n, NULL, 0 };
+	if (t->s)
+		s->steps++;
+}
+
+void vt_series_add(struct vt_series_taking *t, int frees, uint64_t klass, uint64_t count, uint64_t bytes)
+{
+	struct vt_series_snap *r;
+
+	if (!t->s || t->s->err)
+		return;
+	if (!(r = row_of(t, klass))) {
+		t->s->err = -ENOMEM;
+		return;
+	}
+	r->v[frees ? 2 : 0] += count;
+	r->v[frees ? 3 : 1] += bytes;
+}
+
+void vt_series_end(struct vt_series_taking *t)
+{
+	free(t->index);
+	t->index = NULL;
+	t->cap = 0;
 }
 
 static int alloc_row(const void *key, const void *val, void *ctx)
 {
 	const struct vt_alloc_key *k = key;
 	const struct vt_alloc_val *v = val;
-	struct vt_series_snap *r = row_of(ctx, k->klass);
 
-	if (!r)
-		return -ENOMEM;
-	r->v[0] += v->count;
-	r->v[1] += v->bytes;
+	vt_series_add(ctx, 0, k->klass, v->count, v->bytes);
 	return 0;
 }
 
@@ -79,35 +122,26 @@ static int free_row(const void *key, const void *val, void *ctx)
 {
 	const struct vt_pair_key *k = key;
 	const struct vt_count_val *v = val;
-	struct vt_series_snap *r = row_of(ctx, k->a);
 
-	if (!r)
-		return -ENOMEM;
-	r->v[2] += v->count;
-	r->v[3] += v->bytes;
+	vt_series_add(ctx, 1, k->a, v->count, v->bytes);
 	return 0;
-}
-
-static void snapshot(struct vt_series_rec *s, struct vt_adapter *a, struct vmtrace_bpf *skel)
-{
-	struct snap_ctx c = { s, s->n, 0 };
-	int err;
-
-	s->steps++;
-	err = vt_adapter_read_hash(a, skel->maps.allocs, alloc_row, &c);
-	if (!err)
-		err = vt_adapter_read_hash(a, skel->maps.frees, free_row, &c);
-	if (err && !s->err)
-		s->err = err;
 }
 
 void vt_series_tick(struct vt_series_rec *s, struct vt_adapter *a, struct vmtrace_bpf *skel)
 {
 	uint64_t now = now_ns();
+	struct vt_series_taking t;
+	int err;
 
 	if (!s->start_ns || s->err || now < s->next_ns)
 		return;
-	snapshot(s, a, skel);
+	vt_series_begin(s, &t);
+	err = vt_adapter_read_hash(a, skel->maps.allocs, alloc_row, &t);
+	if (!err)
+		err = vt_adapter_read_hash(a, skel->maps.frees, free_row, &t);
+	if (err && !s->err)
+		s->err = err;
+	vt_series_end(&t);
 	/* a late tick still takes one snapshot: its step is the one it ends */
 	s->next_ns = s->start_ns + (uint64_t)(s->steps + 1) * s->step_ns;
 }
@@ -121,12 +155,10 @@ static int snap_cmp(const void *pa, const void *pb)
 	return a->step < b->step ? -1 : a->step > b->step;
 }
 
-int vt_series_collect(struct vt_series_rec *s, struct vt_adapter *a, struct vmtrace_bpf *skel,
-		      vt_live_name_fn name, void *name_ctx, struct vt_profile *out)
+int vt_series_collect(struct vt_series_rec *s, vt_live_name_fn name, void *name_ctx, struct vt_profile *out)
 {
 	if (!s->start_ns)
 		return 0;
-	snapshot(s, a, skel); /* the last, partial step */
 	if (s->err)
 		return s->err;
 	out->series_step_ns = s->step_ns;

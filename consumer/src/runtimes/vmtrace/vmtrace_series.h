@@ -30,14 +30,28 @@ struct vt_series_rec {
 	int err;                     /* the first failure; the timeline is then left out */
 };
 
+/* A snapshot being taken: its rows found by class through an index. */
+struct vt_series_taking {
+	struct vt_series_rec *s;     /* NULL: no timeline, or it failed */
+	size_t from;                 /* the snapshot's first row */
+	uint32_t *index;             /* its rows by class: row - from + 1, 0 empty */
+	size_t cap;                  /* a power of two */
+};
+
 /* Start the clock: the first step ends step_ns from now. */
 void vt_series_start(struct vt_series_rec *s, uint64_t step_ns);
 /* Take a snapshot when a step has ended since the last (called from poll). */
 void vt_series_tick(struct vt_series_rec *s, struct vt_adapter *a, struct vmtrace_bpf *skel);
+/* A snapshot of rows read elsewhere (a collection's): begin, each row of
+ * the allocs map (frees 0) and of the frees map (frees 1), end. A failure
+ * leaves the timeline out (vt_series_collect returns it). */
+void vt_series_begin(struct vt_series_rec *s, struct vt_series_taking *t);
+void vt_series_add(struct vt_series_taking *t, int frees, uint64_t klass, uint64_t count, uint64_t bytes);
+void vt_series_end(struct vt_series_taking *t);
 /* The rows of the timeline into out: one per class per step, the last
- * step partial, taken now; out's series_step_ns is the step. 0 or -errno. */
-int vt_series_collect(struct vt_series_rec *s, struct vt_adapter *a, struct vmtrace_bpf *skel,
-		      vt_live_name_fn name, void *name_ctx, struct vt_profile *out);
+ * step the partial one the collection took; out's series_step_ns is the
+ * step. 0 or -errno. */
+int vt_series_collect(struct vt_series_rec *s, vt_live_name_fn name, void *name_ctx, struct vt_profile *out);
 void vt_series_free(struct vt_series_rec *s);
 
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "profile/profile_stack.h"
+#include "profile/row_index.h"
 #include "profile/strtab.h"
 
 struct stack_index {
@@ -144,13 +145,6 @@ const char *vt_stack_table_text(const struct vt_stack_table *p, size_t i)
 	return ix && i < ix->strs.n ? ix->strs.v[i] : NULL;
 }
 
-static size_t text_slot(const char *k, size_t cap)
-{
-	uint64_t h = (uint64_t)(uintptr_t)k * 0x9E3779B97F4A7C15ull;
-
-	return (size_t)(h >> 32) & (cap - 1);
-}
-
 /* Text number i (the strtab's own pointer) into the map by pointer. */
 static int text_map_add(struct stack_index *ix, size_t i)
 {
@@ -169,7 +163,7 @@ static int text_map_add(struct stack_index *ix, size_t i)
 		for (size_t o = 0; o < ix->text_cap; o++) {
 			if (!ix->text_key[o])
 				continue;
-			for (j = text_slot(ix->text_key[o], cap); key[j]; j = (j + 1) & (cap - 1))
+			for (j = vt_key_slot((uintptr_t)ix->text_key[o], cap); key[j]; j = (j + 1) & (cap - 1))
 				;
 			key[j] = ix->text_key[o];
 			num[j] = ix->text_num[o];
@@ -180,7 +174,7 @@ static int text_map_add(struct stack_index *ix, size_t i)
 		ix->text_num = num;
 		ix->text_cap = cap;
 	}
-	for (j = text_slot(ix->strs.v[i], ix->text_cap); ix->text_key[j]; j = (j + 1) & (ix->text_cap - 1))
+	for (j = vt_key_slot((uintptr_t)ix->strs.v[i], ix->text_cap); ix->text_key[j]; j = (j + 1) & (ix->text_cap - 1))
 		;
 	ix->text_key[j] = ix->strs.v[i];
 	ix->text_num[j] = (uint32_t)i;
@@ -210,7 +204,7 @@ static int64_t own_text_number(const struct stack_index *ix, const char *text)
 {
 	if (!ix->text_cap)
 		return -1;
-	for (size_t j = text_slot(text, ix->text_cap); ix->text_key[j]; j = (j + 1) & (ix->text_cap - 1))
+	for (size_t j = vt_key_slot((uintptr_t)text, ix->text_cap); ix->text_key[j]; j = (j + 1) & (ix->text_cap - 1))
 		if (ix->text_key[j] == text)
 			return ix->text_num[j];
 	return -1;

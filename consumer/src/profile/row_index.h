@@ -31,6 +31,14 @@ static inline const char *vt_nz(const char *s)
 	return s ? s : "";
 }
 
+/* The home slot of a 64-bit key (a pointer, an id) in an open-addressing
+ * table of cap slots, a power of two: the tables beside the profile that
+ * are keyed by numbers, not by rows. */
+static inline size_t vt_key_slot(uint64_t key, size_t cap)
+{
+	return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+}
+
 /* The row of rows[0..n) (each elem bytes) holding key, or -1; *err is 0 or
  * -ENOMEM. The index is rebuilt first when it would be more than half full
  * after one more row. */

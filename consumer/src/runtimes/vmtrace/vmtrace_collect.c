@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "profile/row_index.h"
 #include "runtimes/vmtrace/vmtrace_state.h"
 #include "runtimes/vmtrace/vmtrace_events.h"
 #include "runtimes/vmtrace/vmtrace_stacks.h"
@@ -109,11 +110,6 @@ struct collect_ctx {
 	struct vt_series_taking series; /* the timeline's last snapshot, from these rows */
 };
 
-static size_t memo_slot(uint64_t ptr, size_t cap)
-{
-	return (size_t)((ptr * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
-}
-
 static int memo_grow(struct text_memo *m)
 {
 	size_t cap = m->cap ? 2 * m->cap : 4096, j;
@@ -127,7 +123,7 @@ static int memo_grow(struct text_memo *m)
 	for (size_t i = 0; i < m->cap; i++) {
 		if (!m->ptr[i])
 			continue;
-		for (j = memo_slot(m->ptr[i], cap); t.ptr[j]; j = (j + 1) & (cap - 1))
+		for (j = vt_key_slot(m->ptr[i], cap); t.ptr[j]; j = (j + 1) & (cap - 1))
 			;
 		t.ptr[j] = m->ptr[i], t.text[j] = m->text[i], t.cut[j] = m->cut[i];
 	}
@@ -151,7 +147,7 @@ static const char *frame_name(void *ctx, uint64_t ptr, char *fallback, size_t le
 	size_t j;
 
 	if (ptr && m->cap)
-		for (j = memo_slot(ptr, m->cap); m->ptr[j]; j = (j + 1) & (m->cap - 1))
+		for (j = vt_key_slot(ptr, m->cap); m->ptr[j]; j = (j + 1) & (m->cap - 1))
 			if (m->ptr[j] == ptr) {
 				c->cut += m->cut[j];
 				return m->text[j];
@@ -168,7 +164,7 @@ static const char *frame_name(void *ctx, uint64_t ptr, char *fallback, size_t le
 	own = vt_stack_table_intern(&c->out->stacks, s);
 	if (!own || (2 * (m->n + 1) > m->cap && memo_grow(m)))
 		return s; /* no room: the text as it is, hashed by the table */
-	for (j = memo_slot(ptr, m->cap); m->ptr[j]; j = (j + 1) & (m->cap - 1))
+	for (j = vt_key_slot(ptr, m->cap); m->ptr[j]; j = (j + 1) & (m->cap - 1))
 		;
 	m->ptr[j] = ptr, m->text[j] = own, m->cut[j] = was_cut;
 	m->n++;

@@ -18,6 +18,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "profile/row_index.h"
 #include "runtimes/vmtrace/vmtrace_maps.h"
 #include "runtimes/vmtrace/vmtrace_series.h"
 #include "vmtrace.skel.h"
@@ -28,11 +29,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static size_t class_slot(uint64_t klass, size_t cap)
-{
-	return (size_t)((klass * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
 }
 
 void vt_series_start(struct vt_series_rec *s, uint64_t step_ns)
@@ -56,7 +52,7 @@ static struct vt_series_snap *row_of(struct vt_series_taking *t, uint64_t klass)
 		if (!ix)
 			return NULL;
 		for (size_t r = t->from; r < s->n; r++) {
-			for (j = class_slot(s->v[r].klass, cap); ix[j]; j = (j + 1) & (cap - 1))
+			for (j = vt_key_slot(s->v[r].klass, cap); ix[j]; j = (j + 1) & (cap - 1))
 				;
 			ix[j] = (uint32_t)(r - t->from + 1);
 		}
@@ -64,7 +60,7 @@ static struct vt_series_snap *row_of(struct vt_series_taking *t, uint64_t klass)
 		t->index = ix;
 		t->cap = cap;
 	}
-	for (j = class_slot(klass, t->cap); t->index[j]; j = (j + 1) & (t->cap - 1))
+	for (j = vt_key_slot(klass, t->cap); t->index[j]; j = (j + 1) & (t->cap - 1))
 		if (s->v[t->from + t->index[j] - 1].klass == klass)
 			return &s->v[t->from + t->index[j] - 1];
 	if (s->n == s->cap) {

@@ -19,6 +19,7 @@
 
 #include <bpf/bpf.h>
 
+#include "profile/row_index.h"
 #include "runtimes/vmtrace/sampling.h"
 #include "vmtrace/batch.h"
 #include "vmtrace/frames.h"
@@ -109,11 +110,6 @@ void vt_vm_stacks_unmap(struct vt_vm_stacks *s)
 	s->nframes = 0;
 }
 
-static size_t ref_slot(uint64_t id, size_t cap)
-{
-	return (size_t)((id * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
-}
-
 void vt_vm_stacks_drop(struct vt_vm_stacks *s)
 {
 	free(s->ids);
@@ -133,7 +129,7 @@ static int ref_put(const void *key, const void *val, void *ctx)
 	memcpy(&id, key, sizeof(id));
 	if (!id)
 		return 0;
-	for (j = ref_slot(id, s->cap); s->ids[j]; j = (j + 1) & (s->cap - 1))
+	for (j = vt_key_slot(id, s->cap); s->ids[j]; j = (j + 1) & (s->cap - 1))
 		;
 	s->ids[j] = id;
 	memcpy(&s->held[j], val, sizeof(s->held[j]));
@@ -162,7 +158,7 @@ static int ref_of(const struct vt_vm_stacks *s, uint64_t id, struct vt_stack_ref
 {
 	if (!s->cap)
 		return bpf_map_lookup_elem(s->refs, &id, r) ? -1 : 0;
-	for (size_t j = ref_slot(id, s->cap); s->ids[j]; j = (j + 1) & (s->cap - 1))
+	for (size_t j = vt_key_slot(id, s->cap); s->ids[j]; j = (j + 1) & (s->cap - 1))
 		if (s->ids[j] == id) {
 			*r = s->held[j];
 			return 0;

@@ -30,7 +30,6 @@
 #include <ruby/debug.h>
 
 #include "hooks.h"
-#include "keep.h"
 #include "layout.h"
 #include "names.h"
 #include "primitives.h"
@@ -289,7 +288,6 @@ void vt_rb_hooks_init(void)
 	 * allocating is allowed, not in a GC hook where it is a [BUG] */
 	rb_gc_stat(sym_heap_live_slots);
 	rb_gc_latest_gc_info(sym_major_by);
-	vt_rb_keep_init();
 	vt_rb_names_init();
 	vt_rb_stacks_describe();
 }

@@ -2,7 +2,7 @@
  * keep.c: the tables' objects marked through one object (keep.h).
  *
  * The keeper is a hidden typed-data object that Ruby marks as a root; its
- * mark function marks what every table names. It is write-barrier
+ * mark function marks what the tables name. It is write-barrier
  * protected, and told of each new entry (RB_OBJ_WRITTEN), so
  * a minor collection walks the tables only after something was added; most
  * collections of a warmed-up program pass over them.
@@ -11,17 +11,13 @@
 
 #include "keep.h"
 
-#define TABLES 4
-
-static vt_rb_mark_fn marks[TABLES];
-static int nmarks;
+static vt_rb_mark_fn mark_tables;
 static VALUE keeper;
 
 static void keeper_mark(void *data)
 {
 	(void)data;
-	for (int i = 0; i < nmarks; i++)
-		marks[i]();
+	mark_tables();
 }
 
 static const rb_data_type_t keeper_type = {
@@ -30,18 +26,12 @@ static const rb_data_type_t keeper_type = {
 	.flags = RUBY_TYPED_WB_PROTECTED,
 };
 
-void vt_rb_keep_init(void)
+void vt_rb_keep_init(vt_rb_mark_fn mark)
 {
+	mark_tables = mark;
 	/* Ruby calls the mark function of data it points at: not NULL */
-	keeper = TypedData_Wrap_Struct(0, &keeper_type, marks);
+	keeper = TypedData_Wrap_Struct(0, &keeper_type, &mark_tables);
 	rb_gc_register_mark_object(keeper);
-}
-
-void vt_rb_keep_table(vt_rb_mark_fn mark)
-{
-	if (nmarks == TABLES)
-		rb_bug("vmtrace: more kept tables than %d", TABLES);
-	marks[nmarks++] = mark;
 }
 
 void vt_rb_kept_more(VALUE obj)

@@ -12,14 +12,12 @@
 
 #include <ruby/ruby.h>
 
-/* Marks (rb_gc_mark) every object one table names. */
+/* Marks (rb_gc_mark) every object the tables name. */
 typedef void (*vt_rb_mark_fn)(void);
 
-/* Make the object Ruby marks the tables through; once, at load, under the
- * GVL. */
-void vt_rb_keep_init(void);
-/* Add a table's mark function (at load). */
-void vt_rb_keep_table(vt_rb_mark_fn mark);
+/* Make the object Ruby marks the tables through, with mark; once, at load,
+ * under the GVL. */
+void vt_rb_keep_init(vt_rb_mark_fn mark);
 /* A table named obj: marked from now on (Ruby's write barrier, so a
  * collection under way sees it too). Under the GVL; allocates nothing, so
  * a hook may call it. */

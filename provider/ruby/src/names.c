@@ -377,5 +377,5 @@ static void mark_names(void)
 
 void vt_rb_names_init(void)
 {
-	vt_rb_keep_table(mark_names);
+	vt_rb_keep_init(mark_names);
 }

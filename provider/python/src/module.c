@@ -41,6 +41,7 @@
 #define WATCH_NS 2000000L
 #define OBJ_CLASS "(object memory)"
 #define MEM_CLASS "(PyMem memory)"
+#define OOM_CLASS "(vmtrace: out of memory for names)"
 
 /* ---- sites: (code, instruction) -> names and key cache ---- */
 
@@ -420,6 +421,8 @@ static __attribute__((noinline)) void count_slow(int obj, size_t size, void *p)
 	_PyInterpreterFrame *f = NULL;
 	struct pystack *st = NULL;
 	struct site *s;
+	struct vmtrace_key_cache *cache;
+	const char *klass, *method, *site;
 
 	/* count() let it through: a block, not the hook's own, and sampled in
 	 * unless frees are wanted, whose sizes are kept in any case */
@@ -437,26 +440,20 @@ static __attribute__((noinline)) void count_slow(int obj, size_t size, void *p)
 	/* the chain's innermost frame has the allocation's site, unless f is
 	 * a frame not started, which the chain leaves out */
 	s = st && st->top && st->inner_from == f ? st->inner->site : site_of(f);
+	cache = !s ? &oom_cache : obj ? &s->obj_cache : &s->mem_cache;
+	klass = !s ? OOM_CLASS : obj ? OBJ_CLASS : MEM_CLASS;
+	method = s ? s->method : NULL;
+	site = s ? s->file_line : NULL;
 	if (sizes_on) {
 		/* frees wanted: the block keeps the word of libvmtrace's live
 		 * heap with its size (put after the names: making them may free
 		 * blocks, which moves others in the table) */
 		uint64_t word = 0;
 
-		if (!s)
-			vmtrace_alloc_live(&word, &oom_cache, "(vmtrace: out of memory for names)", NULL, size,
-					   NULL, p);
-		else if (obj)
-			vmtrace_alloc_live(&word, &s->obj_cache, OBJ_CLASS, s->method, size, s->file_line, p);
-		else
-			vmtrace_alloc_live(&word, &s->mem_cache, MEM_CLASS, s->method, size, s->file_line, p);
+		vmtrace_alloc_live(&word, cache, klass, method, size, site, p);
 		block_put(p, size, obj, word);
-	} else if (!s) {
-		vmtrace_alloc_cached(&oom_cache, "(vmtrace: out of memory for names)", NULL, size, NULL, p);
-	} else if (obj) {
-		vmtrace_alloc_cached(&s->obj_cache, OBJ_CLASS, s->method, size, s->file_line, p);
 	} else {
-		vmtrace_alloc_cached(&s->mem_cache, MEM_CLASS, s->method, size, s->file_line, p);
+		vmtrace_alloc_cached(cache, klass, method, size, site, p);
 	}
 	if (st)
 		st->top = NULL;
@@ -478,10 +475,8 @@ static __attribute__((noinline)) void uncount_slow(void *p)
 
 	if (!p || !block_take(p, &so, &word))
 		return;
-	if (so & 1)
-		vmtrace_free_live(word, &free_obj_cache, OBJ_CLASS, so >> 1, p);
-	else
-		vmtrace_free_live(word, &free_mem_cache, MEM_CLASS, so >> 1, p);
+	vmtrace_free_live(word, so & 1 ? &free_obj_cache : &free_mem_cache, so & 1 ? OBJ_CLASS : MEM_CLASS,
+			  so >> 1, p);
 }
 
 static inline __attribute__((always_inline)) void uncount(void *p)

@@ -38,4 +38,18 @@ static inline uint64_t vt_mix64(uint64_t h)
 	return h;
 }
 
+/* A frame's hash for vmtrace_frames_hashed(), from its caller's
+ * (VT_FRAME_HASH_ROOT for the outermost), its interned name and file (by
+ * pointer), its line and its depth from the outermost: a provider's
+ * kept chains carry it, so libvmtrace names a stack with no walk. */
+#define VT_FRAME_HASH_ROOT 0x9E3779B97F4A7C15ull
+static inline uint64_t vt_frame_hash(uint64_t caller, const char *name, const char *file, int32_t line,
+				     uint64_t depth)
+{
+	uint64_t h = (caller ^ (uint64_t)(uintptr_t)name) * 0xC2B2AE3D27D4EB4Full;
+
+	h = (h ^ (uint64_t)(uintptr_t)file) * 0x165667B19E3779F9ull;
+	return vt_mix64(h ^ ((uint64_t)(uint32_t)line << 32) ^ depth);
+}
+
 #endif

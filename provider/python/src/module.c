@@ -224,11 +224,8 @@ static struct pystack *thread_stack(void)
 /* a frame's hash, from its caller's (NULL: the outermost) */
 static uint64_t frame_hash(const struct pyframe *caller, const struct pyframe *p, int depth)
 {
-	uint64_t h = caller ? caller->hash : 0x9E3779B97F4A7C15ull;
-
-	h = (h ^ (uint64_t)(uintptr_t)p->name) * 0xC2B2AE3D27D4EB4Full;
-	h = (h ^ (uint64_t)(uintptr_t)p->file) * 0x165667B19E3779F9ull;
-	return vt_mix64(h ^ ((uint64_t)(uint32_t)p->line << 32) ^ (uint64_t)depth);
+	return vt_frame_hash(caller ? caller->hash : VT_FRAME_HASH_ROOT, p->name, p->file, p->line,
+			     (uint64_t)depth);
 }
 
 /* frames[k], a caller, made from (code, instr), its caller frames[k - 1];

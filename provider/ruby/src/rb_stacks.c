@@ -144,11 +144,9 @@ static int name_stack(struct kept_stack *k, uint64_t hash)
 	 * names the stack by the innermost's, with no walk */
 	for (uint32_t i = m; i-- > 0;) {
 		struct chain_frame *c = &k->frames[i];
-		uint64_t h = i + 1 < m ? k->frames[i + 1].hash : 0x9E3779B97F4A7C15ull;
 
-		h = (h ^ (uint64_t)(uintptr_t)c->name) * 0xC2B2AE3D27D4EB4Full;
-		h = (h ^ (uint64_t)(uintptr_t)c->file) * 0x165667B19E3779F9ull;
-		c->hash = vt_mix64(h ^ ((uint64_t)(uint32_t)c->line << 32) ^ (m - 1 - i));
+		c->hash = vt_frame_hash(i + 1 < m ? k->frames[i + 1].hash : VT_FRAME_HASH_ROOT, c->name, c->file,
+					c->line, m - 1 - i);
 	}
 	k->nframes = m;
 	k->hash = hash;

@@ -31,9 +31,6 @@ GC_TOTAL_RB = os.path.join(HERE, "workloads", "gc_total.rb")
 COUNT_CALLS_PY = os.path.join(HERE, "workloads", "count_calls.py")
 ALLOCS_JAVA = os.path.join(HERE, "workloads", "Allocs.java")
 STDLIB_PY = "/usr/lib/python3.11"
-# GC.stat counts an object or two fewer than every object made on some real
-# programs (rdoc: one, every run); the tracer counts each newobj
-GC_STAT_SLACK = 2
 
 
 def record(vmtrace, tmp, argv, env=None, cwd=None, extra=()):
@@ -64,7 +61,7 @@ def ruby_total(vmtrace, tmp, what, argv, cwd=None, runtime="vmtrace"):
     nothing_lost(j, what)
     check(j["runtime"] == runtime and len(j["allocations"]) > 200,
           f"{what}: {runtime}, {len(j['allocations'])} allocation rows")
-    check(want > 0 and 0 <= got - want <= GC_STAT_SLACK,
+    check(want > 0 and got == want,
           f"{what}: every object: vmtrace {got}, Ruby's GC.stat {want}")
 
 

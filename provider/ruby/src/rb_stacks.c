@@ -47,9 +47,10 @@ struct kept_stack {
 
 /* Per thread, and only pointers in TLS: libvmtrace's initial-exec TLS puts
  * this module's whole TLS block in the small static surplus a dlopen'ed
- * library gets. */
-static __thread struct kept_stack *kept;
-static __thread struct chain_frame *chain_top;
+ * library gets. Initial-exec here too: found at a fixed offset, not by a
+ * call at each object. */
+static __thread struct kept_stack *kept __attribute__((tls_model("initial-exec")));
+static __thread struct chain_frame *chain_top __attribute__((tls_model("initial-exec")));
 
 void vt_rb_stacks_describe(void)
 {

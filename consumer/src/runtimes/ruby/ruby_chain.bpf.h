@@ -13,9 +13,10 @@
  * Frame addresses, self and ep are left out of the hash on purpose: a frame
  * popped and pushed again by another call at the same place differs in its
  * iseq, pc or method entry, which are in it, and a loop calling the same
- * methods on other objects keeps hitting. An iseq or method entry freed by
- * GC and its address reused for another would be taken for the old one, as
- * the frame-name cache (keyed by iseq body) already does.
+ * methods on other objects keeps hitting. Code freed by GC whose
+ * addresses are reused is told apart as the frame-name cache tells it
+ * (rb_code_id()): a pc is an address in the iseq's instruction buffer, so
+ * the new code would need both the old iseq's address and its buffer's.
  *
  * A walk with a loss (an unreadable frame, a cut stack, a full map) is not
  * cached, so every such allocation is counted again; the per-allocation

@@ -60,16 +60,17 @@ struct vt_rb_alloc_key {
 };
 
 /* --stack vm (ruby_stack.bpf.h): whole Ruby-level stacks, interned by a
- * 64-bit hash of their frames. A frame is its iseq body, the class owning
- * its method (0: a block or top-level code, named by its label) and the
- * line; its names are read once per (body, owner) into rb_frame_names. */
+ * 64-bit hash of their frames. A frame is its code (rb_code_id(): the iseq
+ * body's address mixed with its instructions'), the class owning its
+ * method (0: a block or top-level code, named by its label) and the line;
+ * its names are read once per (code, owner) into rb_frame_names. */
 #define VT_RB_STACK_MAX 127       /* Ruby frames kept; deeper stacks are cut */
 #define VT_RB_STACK_SLOTS 128
 #define VT_RB_STACK_CUT 0x1u      /* deeper than VT_RB_STACK_MAX: the root side is missing */
 #define VT_RB_STACK_BAD 0x2u      /* an unreadable frame ended the walk */
 
 struct vt_rb_stack_frame {
-	__u64 body, owner;
+	__u64 code, owner;         /* rb_code_id(), the owning class (0: none) */
 	__u32 line, pad;
 };
 
@@ -79,7 +80,7 @@ struct vt_rb_stack {              /* innermost frame first */
 };
 
 struct vt_rb_frame_key {
-	__u64 body, owner;
+	__u64 code, owner;
 };
 
 struct vt_rb_frame_name {

@@ -4,7 +4,7 @@
  * frame an iteration) from ec->cfp to the root of its VM stack, as
  * rb_profile_frames does. C frames (Integer#times, Class#new) are skipped,
  * as in Ruby's own backtraces of Ruby code. The stack is interned by a hash
- * of its frames in rb_stacks; each frame's names are read once per (iseq,
+ * of its frames in rb_stacks; each frame's names are read once per (code,
  * owner) into rb_frame_names. Included by ruby.bpf.c after the frame walk
  * (ruby_frame.bpf.h), add() and learn_class_name().
  */
@@ -68,9 +68,19 @@ static __always_inline __u64 rb_env_owner(__u64 ep, __u64 flags)
 	return owner;
 }
 
-/* Read a frame's names once: its method's name (base_label) when it has
- * an owner, else its label ("block in c", "<main>"), and its file. */
-static __always_inline int rb_learn_frame(struct vt_rb_frame_key *k, __u64 body, __u64 owner)
+/* What names a frame's code: its iseq body's address mixed with its
+ * instruction buffer's. Ruby frees the code of a file it has done with (a
+ * gemspec's blocks, once read) and reuses its addresses; the body's alone
+ * then gave later code the names read for the freed one. */
+static __always_inline __u64 rb_code_id(__u64 body, __u64 enc)
+{
+	return body ^ (enc * 0x9E3779B97F4A7C15ULL);
+}
+
+/* Read the names of frame k (its code and owner set) once: its method's
+ * name (base_label) when it has an owner, else its label ("block in c",
+ * "<main>"), and its file, from its iseq body. */
+static __always_inline int rb_learn_frame(struct vt_rb_frame_key *k, __u64 body)
 {
 	struct vt_rb_frame_name *n;
 	bool truncated = false;
@@ -78,15 +88,13 @@ static __always_inline int rb_learn_frame(struct vt_rb_frame_key *k, __u64 body,
 	__u32 zero = 0;
 	long err;
 
-	k->body = body;
-	k->owner = owner;
 	if (bpf_map_lookup_elem(&rb_frame_names, k))
 		return 0;
 	n = bpf_map_lookup_elem(&frame_name_scratch, &zero);
 	if (!n)
 		return -1;
 	if (bpf_probe_read_user(&label, sizeof(label),
-				(void *)(body + (owner ? rb_layout.body_base_label : rb_layout.body_label))) ||
+				(void *)(body + (k->owner ? rb_layout.body_base_label : rb_layout.body_label))) ||
 	    rb_read_string(n->label, VT_RB_NAME, label, &truncated) ||
 	    rb_iseq_file(body, n->file, &truncated))
 		return -1;
@@ -137,16 +145,19 @@ static long rb_stack_step(__u64 i, void *ctx)
 	}
 	line = rb_line_at(body, pc > enc ? (pc - enc) / 8 - 1 : 0);
 	owner = rb_env_owner(ep, flags);
-	if (rb_learn_frame(&w->fk, body, owner)) {
+	/* in the walk's state, not on the BPF stack, which is full */
+	w->fk.code = rb_code_id(body, enc);
+	w->fk.owner = owner;
+	if (rb_learn_frame(&w->fk, body)) {
 		st->flags |= VT_RB_STACK_BAD;
 		return 1;
 	}
-	st->f[d & (VT_RB_STACK_SLOTS - 1)].body = body;
+	st->f[d & (VT_RB_STACK_SLOTS - 1)].code = w->fk.code;
 	st->f[d & (VT_RB_STACK_SLOTS - 1)].owner = owner;
 	st->f[d & (VT_RB_STACK_SLOTS - 1)].line = line;
 	st->f[d & (VT_RB_STACK_SLOTS - 1)].pad = 0;
 	st->depth = d + 1;
-	w->hash = (((w->hash ^ body) * RB_HASH_MUL ^ owner) * RB_HASH_MUL ^ line) * RB_HASH_MUL;
+	w->hash = (((w->hash ^ w->fk.code) * RB_HASH_MUL ^ owner) * RB_HASH_MUL ^ line) * RB_HASH_MUL;
 	return 0;
 }
 

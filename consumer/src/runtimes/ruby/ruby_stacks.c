@@ -25,7 +25,7 @@ int vt_rb_stack_of(const struct vt_rb_stack_maps *m, uint64_t id, struct vt_prof
 	}
 	for (uint32_t i = 0; i < st.depth; i++) {
 		const struct vt_rb_stack_frame *f = &st.f[st.depth - 1 - i]; /* root first */
-		struct vt_rb_frame_key fk = { f->body, f->owner };
+		struct vt_rb_frame_key fk = { f->code, f->owner };
 		struct vt_rb_frame_name fn = { "", "" };
 		struct vt_rb_class_name cn = { { 0 } };
 		char label[VT_RB_NAME], owner[VT_RB_NAME];

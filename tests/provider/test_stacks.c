@@ -2,8 +2,9 @@
  * test_stacks: VM stacks in libvmtrace's batched counting (provider/core/src/
  * stacks.c): a host's frame chain described once and walked at each
  * allocation, stacks named alike on every thread, their frames sent once
- * per consumer and again after a new epoch, a chain deeper than 128 frames
- * cut and flagged, and the layouts vmtrace_frames_describe (and the hash
+ * per consumer and again after a new epoch, new stacks made faster than
+ * rounds send them (the halves of frames waiting, sealed), a chain deeper
+ * than 128 frames cut and flagged, and the layouts vmtrace_frames_describe (and the hash
  * offsets vmtrace_frames_hashed) refuse. Every
  * batch is watched through the provider's test observer; the semaphores
  * are raised by hand, as a tracer's uprobes would. Also under TSan.
@@ -33,7 +34,7 @@ struct frame {
 
 static __thread struct frame *current;
 
-#define MAX_STACKS 64
+#define MAX_STACKS 640
 struct seen_stack {
 	uint64_t id;
 	uint32_t depth, flags, sends;
@@ -283,6 +284,57 @@ static void test_deep_chain_cut(void **state)
 	vmtrace_frames_thread(NULL);
 }
 
+/* leaf lines: a stack of `depth` frames for each, under one chain */
+static void deep(int depth, int leaf)
+{
+	if (depth == 1) {
+		CALL(l, "leaf", leaf, alloc_n(1));
+		return;
+	}
+	CALL(r, "r", 40, deep(depth - 1, leaf));
+}
+
+#define FAST_STACKS 300
+#define FAST_DEPTH 100
+
+static void *fast_thread(void *arg)
+{
+	int first = (int)(uintptr_t)arg;
+
+	vmtrace_frames_thread((void *const *)&current);
+	for (int i = 0; i < FAST_STACKS; i++)
+		deep(FAST_DEPTH, first + i);
+	vmtrace_frames_thread(NULL);
+	return NULL;
+}
+
+/* Two threads each make 300 new stacks of 100 frames with no round between
+ * (30300 records each, more than three halves of the frames waiting to be
+ * sent): every stack arrives once, before the count that names it, and
+ * every count arrives, whether the flush thread sent a sealed half or its
+ * owner sent both. */
+static void test_stacks_faster_than_rounds(void **state)
+{
+	pthread_t t[2];
+
+	(void)state;
+	reset();
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, fast_thread, (void *)(uintptr_t)(1000 + i * FAST_STACKS)), 0);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	flush_all();
+	snapshot(&got);
+	assert_int_equal(got.bad, 0);
+	assert_int_equal(got.nstacks, 2 * FAST_STACKS);
+	for (unsigned i = 0; i < got.nstacks; i++) {
+		assert_int_equal(got.stacks[i].sends, 1);
+		assert_int_equal(got.stacks[i].depth, FAST_DEPTH);
+		assert_int_equal(got.count_by_stack[i], 1);
+	}
+	assert_int_equal(got.unstacked, 0);
+}
+
 static void *epoch_thread(void *arg)
 {
 	vmtrace_frames_thread((void *const *)&current);
@@ -336,6 +388,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stacks_exact_across_threads),
 		cmocka_unit_test(test_no_frames_no_stack),
+		cmocka_unit_test(test_stacks_faster_than_rounds),
 		cmocka_unit_test(test_deep_chain_cut),
 		cmocka_unit_test(test_epoch_resends),
 		cmocka_unit_test(test_describe_refuses),

@@ -78,12 +78,15 @@ _Atomic int vmtrace__batch_flusher;
 #define flusher_state vmtrace__batch_flusher
 static _Atomic uint32_t flusher_stop; /* futex word: 1 asks it to end */
 static pthread_t flusher;
+static _Atomic int stacks_sealed;     /* a thread sealed a half of its new stacks' frames */
+static struct vt_batch_buf sealed_buf; /* the flush thread's, for them */
 
 /* ---- the thread's own record ---- */
 
 static void thread_exit(void *arg);
 static void fold(struct vt_thread *t);
 static void start_flusher(void);
+static void wake_flusher(void);
 static void at_fork_prepare(void);
 static void at_fork_parent(void);
 static void at_fork_child(void);
@@ -247,11 +250,22 @@ static uint64_t take_stack(struct vt_thread *t)
 	}
 	id = vt_stacks_take(t->stacks, &must_flush);
 	if (VMTRACE_UNLIKELY(must_flush)) {
-		/* its frames are waiting to be sent: send them, start over */
+		/* its frames are waiting to be sent: the flush thread sends them
+		 * while this one goes on in the other half; or, when that one
+		 * is not sent yet (or no flush thread runs), this one sends both */
+		int sealed;
+
 		vt_thread_lock(t);
-		vt_stacks_flush(t->stacks, &t->buf, 0, vt_kind_on(VMTRACE_BATCH_ALLOC - 1));
-		vt_stacks_rewind(t->stacks);
+		sealed = atomic_load(&flusher_state) == VT_FLUSHER_RUNNING && vt_stacks_seal(t->stacks);
+		if (!sealed) {
+			vt_stacks_flush(t->stacks, &t->buf, 0, vt_kind_on(VMTRACE_BATCH_ALLOC - 1));
+			vt_stacks_rewind(t->stacks);
+		}
 		vt_thread_unlock(t);
+		if (sealed) {
+			atomic_store_explicit(&stacks_sealed, 1, memory_order_release);
+			wake_flusher();
+		}
 		id = vt_stacks_take(t->stacks, &must_flush);
 	}
 	return id;
@@ -446,6 +460,19 @@ static uint64_t request_now(void)
 	return __atomic_load_n(&vmtrace__batch_request_store, __ATOMIC_RELAXED);
 }
 
+/* The halves of new stacks' frames threads sealed (vt_stacks_seal). */
+static void send_sealed_stacks(void)
+{
+	for (struct vt_thread *t = atomic_load_explicit(&registry, memory_order_acquire); t; t = t->next) {
+		if (atomic_load_explicit(&t->state, memory_order_acquire) != REC_LIVE)
+			continue;
+		vt_thread_lock(t);
+		if (atomic_load_explicit(&t->state, memory_order_relaxed) == REC_LIVE && t->stacks)
+			vt_stacks_flush_sealed(t->stacks, &sealed_buf, vt_kind_on(VMTRACE_BATCH_ALLOC - 1));
+		vt_thread_unlock(t);
+	}
+}
+
 static void *flusher_main(void *arg)
 {
 	uint64_t last_round = 0, last_request = request_now();
@@ -459,6 +486,8 @@ static void *flusher_main(void *arg)
 
 		if (words)
 			vmtrace__live_tick(now);
+		if (atomic_exchange_explicit(&stacks_sealed, 0, memory_order_acquire))
+			send_sealed_stacks();
 		if (request != last_request || now - last_round >= FLUSH_EVERY_NS) {
 			last_request = request;
 			last_round = now;

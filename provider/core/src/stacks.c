@@ -218,27 +218,59 @@ static void send(struct vt_batch_buf *buf, const struct vmtrace_batch_frame *rec
 	h->count = 0;
 }
 
-void vt_stacks_flush(struct vt_stacks *s, struct vt_batch_buf *buf, uint32_t round, int deliver)
+/* Records [i, end) of recs, whole stacks to a batch, so none is split. */
+static void send_range(struct vt_batch_buf *buf, const struct vmtrace_batch_frame *recs, uint32_t i,
+		       uint32_t end, uint32_t round)
 {
-	uint32_t end = atomic_load_explicit(&s->npend, memory_order_acquire);
-	uint32_t i = s->sent;
-
 	_Static_assert(STACK_RECS >= 1 + VMTRACE_STACK_MAX_DEPTH, "a whole stack fits one batch");
-	while (deliver && i < end) {
-		/* whole stacks only, so a batch never splits one */
+	while (i < end) {
 		uint32_t n = 0;
 
 		while (i + n < end) {
-			const struct vmtrace_batch_stack_head *hd = (const void *)&s->pend[i + n];
+			const struct vmtrace_batch_stack_head *hd = (const void *)&recs[i + n];
 
 			if (n + 1 + hd->depth > STACK_RECS)
 				break;
 			n += 1 + hd->depth;
 		}
-		send(buf, &s->pend[i], n, round);
+		send(buf, &recs[i], n, round);
 		i += n;
 	}
+}
+
+void vt_stacks_flush_sealed(struct vt_stacks *s, struct vt_batch_buf *buf, int deliver)
+{
+	if (deliver)
+		send_range(buf, s->sealed, s->sealed_from, s->sealed_end, 0);
+	s->sealed_from = s->sealed_end = 0;
+}
+
+void vt_stacks_flush(struct vt_stacks *s, struct vt_batch_buf *buf, uint32_t round, int deliver)
+{
+	uint32_t end = atomic_load_explicit(&s->npend, memory_order_acquire);
+
+	/* the sealed half holds the older stacks */
+	if (deliver) {
+		send_range(buf, s->sealed, s->sealed_from, s->sealed_end, round);
+		send_range(buf, s->pend, s->sent, end, round);
+	}
+	s->sealed_from = s->sealed_end = 0;
 	s->sent = end;
+}
+
+int vt_stacks_seal(struct vt_stacks *s)
+{
+	struct vmtrace_batch_frame *full = s->pend;
+
+	if (s->sealed_from != s->sealed_end)
+		return 0;
+	s->sealed_from = s->sent;
+	s->sealed_end = atomic_load_explicit(&s->npend, memory_order_relaxed);
+	s->pend = s->sealed;
+	s->sealed = full;
+	s->sent = 0;
+	atomic_store_explicit(&s->npend, 0, memory_order_relaxed);
+	return 1;
 }
 
 void vt_stacks_rewind(struct vt_stacks *s)
@@ -262,6 +294,8 @@ struct vt_stacks *vt_stacks_new(void)
 	}
 	s->known_mask = VT_STACKS_KNOWN_MIN - 1;
 	s->gen = 1;
+	s->pend = s->half[0];
+	s->sealed = s->half[1];
 	return s;
 }
 

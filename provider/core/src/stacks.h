@@ -8,6 +8,12 @@
  * (`pend`, heads and frames as the STACK batch carries them). Only the
  * owner walks, interns and appends; a flush (owner or flush thread, under
  * the thread's lock) sends what was appended since the last one.
+ *
+ * pend is one of two halves. When it fills, the owner seals it and goes on
+ * in the other, and the flush thread sends the sealed half: a program that
+ * makes new stacks quickly (pydoc: one half every 8 ms) no longer stops to
+ * run the consumer's BPF over its frames. Only when the flush thread has not
+ * sent the sealed half by the time the other fills does the owner send both.
  */
 #ifndef VMTRACE_STACKS_H
 #define VMTRACE_STACKS_H
@@ -25,7 +31,7 @@
 #define VT_STACKS_KNOWN_MAX (1u << 20) /* ... up to this (8 MiB), then starts over: a real
 					 program has tens of thousands of stacks (pydoc over
 					 four modules: 24k), and a forgotten one is sent again */
-#define VT_STACKS_PEND 8192u         /* records waiting for a flush: heads and frames */
+#define VT_STACKS_PEND 8192u         /* records waiting for a flush, a half: heads and frames */
 #define VT_STACKS_MEMO 4096u         /* ids by innermost frame, for a host whose chains are kept */
 
 struct vt_batch_buf;
@@ -33,8 +39,11 @@ struct vt_batch_buf;
 struct vt_stacks {
 	uint64_t epoch;                              /* vmtrace_stacks_epoch `known` is for */
 	uint32_t nknown, known_mask;
-	_Atomic uint32_t npend;                      /* records appended (owner; release) */
-	uint32_t sent;                               /* records sent (under the lock) */
+	_Atomic uint32_t npend;                      /* records appended to pend (owner; release) */
+	uint32_t sent;                               /* ... of them sent (under the lock) */
+	uint32_t sealed_from, sealed_end;            /* the sealed half's records not yet sent;
+							equal: none (under the lock) */
+	struct vmtrace_batch_frame *pend, *sealed;   /* the halves, appended to and sealed */
 	uint64_t *known;                             /* ids sent (open addressing; 0 empty) */
 	uint32_t gen;                                /* changes whenever `known` is emptied */
 	struct {
@@ -43,7 +52,7 @@ struct vt_stacks {
 		uint32_t sent_gen;                   /* gen when id was found in `known` */
 	} memo[VT_STACKS_MEMO];
 	struct vmtrace_batch_frame walk[VMTRACE_STACK_MAX_DEPTH];
-	struct vmtrace_batch_frame pend[VT_STACKS_PEND];
+	struct vmtrace_batch_frame half[2][VT_STACKS_PEND];
 };
 
 /* The host's description (its public alias vmtrace_frames) and this
@@ -201,10 +210,17 @@ static inline __attribute__((always_inline)) uint64_t vt_stacks_known(struct vt_
  * Before the thread's object__alloc. */
 void vt_stacks_announce(void);
 
-/* Send the frames appended since the last flush in STACK batches through
- * buf (which must hold nothing), round as the batch header's; deliver 0:
- * only mark them sent. Under the thread's lock. */
+/* Send the frames appended since the last flush, the sealed half's first,
+ * in STACK batches through buf (which must hold nothing), round as the
+ * batch header's; deliver 0: only mark them sent. Under the thread's lock. */
 void vt_stacks_flush(struct vt_stacks *s, struct vt_batch_buf *buf, uint32_t round, int deliver);
+
+/* Only the sealed half's frames (the flush thread, when woken for them). */
+void vt_stacks_flush_sealed(struct vt_stacks *s, struct vt_batch_buf *buf, int deliver);
+
+/* pend is full: seal it and go on in the other half, if that one is sent
+ * (1); else 0, and the caller flushes. The owner, under the lock. */
+int vt_stacks_seal(struct vt_stacks *s);
 
 /* Start pend over once everything in it is sent: the owner, under the lock. */
 void vt_stacks_rewind(struct vt_stacks *s);

@@ -200,6 +200,7 @@ struct pystack {
 	struct leaf *inner;           /* its innermost frame */
 	_PyInterpreterFrame *inner_from; /* ... made from this interpreter frame */
 	int hashed;                   /* frames[] below this have their hash (of them and their callers) */
+	int depth;                    /* frames the last walk found (not cut), the innermost's included */
 	struct {
 		const void *code, *instr; /* what frames[k] was made from */
 	} memo[VMTRACE_STACK_MAX_DEPTH + 1];
@@ -280,25 +281,37 @@ static struct leaf *leaf_at(struct pystack *st, int k, _PyInterpreterFrame *g)
  * when there is none to make. */
 static struct pyframe *chain_of(struct pystack *st, _PyInterpreterFrame *f)
 {
-	int n = 0, cut = 0;
+	int n = 0, cut = 0, last = st->depth, from = last - 1;
 
 	st->inner = NULL;
 	/* one not started has no line yet, and tracebacks skip it; only the
 	 * innermost can be (a frame that called another has started) */
 	for (; f && _PyFrame_IsIncomplete(f); f = f->previous)
 		;
+	/* Each caller is checked against what its frame was made from as the
+	 * walk passes it, taking the stack to be as deep as the last one: the
+	 * checks then wait on no load of their own, and if the depth is the
+	 * same, only callers from the outermost that changed (from) are
+	 * remade. Otherwise every caller is checked again by its depth. */
 	for (; f; f = f->previous) {
+		int k = last - 1 - n;
+
 		if (n == VMTRACE_STACK_MAX_DEPTH) {
 			cut = 1;
 			break;
 		}
+		if (n && k >= 0 && (st->memo[k].code != f->f_code || st->memo[k].instr != f->prev_instr))
+			from = k;
 		st->walk[n++] = f;
 	}
 	if (!n)
 		return NULL;
+	if (cut || n != last)
+		from = 0;
 	if (cut && frame_at(st, 0, NULL, &cut_name, NULL))
 		return NULL;
-	for (int d = 0; d < n - 1; d++) {
+	st->depth = cut ? 0 : n; /* a cut walk's memo is one frame off */
+	for (int d = from; d < n - 1; d++) {
 		_PyInterpreterFrame *g = st->walk[n - 1 - d];
 
 		if (frame_at(st, cut + d, g->f_code, g->prev_instr, g))

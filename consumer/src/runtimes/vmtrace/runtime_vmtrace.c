@@ -207,6 +207,76 @@ static int live_handshake(struct vmtrace_state *st, const struct vt_attach_opts 
 #endif
 }
 
+/* The events of the allocation and free probes: attaching those turns the
+ * target's counting on. */
+#define VT_ARMING_EVENTS (VT_EVENTS_ALLOC | VT_EVENTS_FREE)
+
+/* Attach the target's probes of table that events asks for: those that arm
+ * counting (of VT_ARMING_EVENTS only), or all the others. Sets *armed_somewhere when
+ * a module has sample__armed. 0, or a negative errno with errbuf set. */
+static int attach_probes(struct vmtrace_state *st, const struct probe_prog *table, size_t ntable,
+			 uint32_t events, const struct vt_attach_opts *opts, bool arming,
+			 bool *armed_somewhere, char *errbuf, size_t errlen)
+{
+	const struct vt_usdt_list *pl = opts->probes;
+	int err;
+
+	/* one attach per (module, probe name): libbpf takes every site of the name */
+	for (size_t i = 0; i < pl->n; i++) {
+		const struct vt_usdt_probe *p = &pl->v[i];
+		bool seen = false;
+
+		if (strcmp(p->provider, PROVIDER) != 0)
+			continue;
+		if (strcmp(p->name, "sample__armed") == 0) {
+			*armed_somewhere = true;
+			continue;
+		}
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = strcmp(pl->v[j].provider, PROVIDER) == 0 &&
+			       strcmp(pl->v[j].name, p->name) == 0 &&
+			       strcmp(pl->v[j].path, p->path) == 0;
+		if (seen)
+			continue;
+		/* Sampling exists so unsampled objects never trap; an exact
+		 * object__free would trap on nearly every one of them again. */
+		if (opts->sample_period && !st->live &&
+		    (strcmp(p->name, "object__free") == 0 || strcmp(p->name, "free__batch") == 0))
+			continue;
+		/* --live needs each object's address: live__batch carries
+		 * them in batches beside the counts; a libvmtrace without it
+		 * gets the per-event probes, which carry them too */
+		bool live_batched = st->live && vt_usdt_has_probe(pl, PROVIDER, p->path, "live__batch");
+		if (strcmp(p->name, "live__batch") == 0 && !live_batched)
+			continue;
+		if (st->live && !live_batched &&
+		    (strcmp(p->name, "alloc__batch") == 0 || strcmp(p->name, "free__batch") == 0))
+			continue;
+		if (strcmp(p->name, "alloc__batch") == 0 && st->syms)
+			continue;
+		if ((!st->live || live_batched) &&
+		    ((strcmp(p->name, "object__alloc") == 0 && !st->syms &&
+		      vt_usdt_has_probe(pl, PROVIDER, p->path, "alloc__batch")) ||
+		     (strcmp(p->name, "object__free") == 0 &&
+		      vt_usdt_has_probe(pl, PROVIDER, p->path, "free__batch"))))
+			continue;
+		for (size_t t = 0; t < ntable; t++) {
+			if (strcmp(table[t].probe, p->name) != 0 || !(table[t].events & events) ||
+			    ((table[t].events & ~(uint32_t)VT_ARMING_EVENTS) == 0) != arming)
+				continue;
+			err = vt_adapter_attach(&st->a, table[t].prog, p->path, p->name, 0, errbuf, errlen);
+			if (err)
+				return err;
+			note_used(st, p->name);
+			if (strcmp(p->name, "alloc__batch") == 0)
+				st->batch.kind[VT_BATCH_ALLOC - 1] = true;
+			if (strcmp(p->name, "free__batch") == 0)
+				st->batch.kind[VT_BATCH_FREE - 1] = true;
+		}
+	}
+	return 0;
+}
+
 static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *errbuf, size_t errlen)
 {
 	struct vmtrace_state *st;
@@ -386,64 +456,13 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 		}
 	}
 
-	/* one attach per (module, probe name): libbpf takes every site of the name */
-	for (size_t i = 0; i < pl->n; i++) {
-		const struct vt_usdt_probe *p = &pl->v[i];
-		bool seen = false;
-
-		if (strcmp(p->provider, PROVIDER) != 0)
-			continue;
-		if (strcmp(p->name, "sample__armed") == 0) {
-			armed_somewhere = true;
-			continue;
-		}
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = strcmp(pl->v[j].provider, PROVIDER) == 0 &&
-			       strcmp(pl->v[j].name, p->name) == 0 &&
-			       strcmp(pl->v[j].path, p->path) == 0;
-		if (seen)
-			continue;
-		/* Sampling exists so unsampled objects never trap; an exact
-		 * object__free would trap on nearly every one of them again. */
-		if (opts->sample_period && !st->live &&
-		    (strcmp(p->name, "object__free") == 0 || strcmp(p->name, "free__batch") == 0))
-			continue;
-		/* --live needs each object's address: live__batch carries
-		 * them in batches beside the counts; a libvmtrace without it
-		 * gets the per-event probes, which carry them too */
-		bool live_batched = st->live && vt_usdt_has_probe(pl, PROVIDER, p->path, "live__batch");
-		if (strcmp(p->name, "live__batch") == 0 && !live_batched)
-			continue;
-		if (st->live && !live_batched &&
-		    (strcmp(p->name, "alloc__batch") == 0 || strcmp(p->name, "free__batch") == 0))
-			continue;
-		if (strcmp(p->name, "alloc__batch") == 0 && st->syms)
-			continue;
-		if ((!st->live || live_batched) &&
-		    ((strcmp(p->name, "object__alloc") == 0 && !st->syms &&
-		      vt_usdt_has_probe(pl, PROVIDER, p->path, "alloc__batch")) ||
-		     (strcmp(p->name, "object__free") == 0 &&
-		      vt_usdt_has_probe(pl, PROVIDER, p->path, "free__batch"))))
-			continue;
-		for (size_t t = 0; t < ntable; t++) {
-			if (strcmp(table[t].probe, p->name) != 0 || !(table[t].events & events))
-				continue;
-			err = vt_adapter_attach(&st->a, table[t].prog, p->path, p->name, 0, errbuf, errlen);
-			if (err)
-				goto fail;
-			note_used(st, p->name);
-			if (strcmp(p->name, "alloc__batch") == 0)
-				st->batch.kind[VT_BATCH_ALLOC - 1] = true;
-			if (strcmp(p->name, "free__batch") == 0)
-				st->batch.kind[VT_BATCH_FREE - 1] = true;
-		}
-	}
-	if (vt_adapter_attached(&st->a) == (st->all ? 2u : 0u)) {
-		err = -ENOENT;
-		snprintf(errbuf, errlen, "pid %d has no vmtrace probes that vmtrace counts", (int)opts->pid);
+	/* the probes that turn counting on go last: the program then counts
+	 * from its first object under everything else (stacks, the sampling
+	 * period) and runs on with no probe attached after, which takes its
+	 * memory map's lock while it runs */
+	err = attach_probes(st, table, ntable, events, opts, false, &armed_somewhere, errbuf, errlen);
+	if (err)
 		goto fail;
-	}
-
 	if (opts->stacks & VT_STACK_VM) {
 		const char *armed_in = NULL;
 
@@ -497,6 +516,14 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 				goto fail;
 			note_used(st, p->name);
 		}
+	}
+	err = attach_probes(st, table, ntable, events, opts, true, &armed_somewhere, errbuf, errlen);
+	if (err)
+		goto fail;
+	if (vt_adapter_attached(&st->a) == (st->all ? 2u : 0u)) {
+		err = -ENOENT;
+		snprintf(errbuf, errlen, "pid %d has no vmtrace probes that vmtrace counts", (int)opts->pid);
+		goto fail;
 	}
 	finish_used(st);
 	if (opts->series_ns)

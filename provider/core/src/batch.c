@@ -468,7 +468,7 @@ static void send_sealed_stacks(void)
 			continue;
 		vt_thread_lock(t);
 		if (atomic_load_explicit(&t->state, memory_order_relaxed) == REC_LIVE && t->stacks)
-			vt_stacks_flush_sealed(t->stacks, &sealed_buf, vt_kind_on(VMTRACE_BATCH_ALLOC - 1));
+			vt_stacks_flush_sealed(t->stacks, &sealed_buf, 0, vt_kind_on(VMTRACE_BATCH_ALLOC - 1));
 		vt_thread_unlock(t);
 	}
 }

@@ -238,10 +238,10 @@ static void send_range(struct vt_batch_buf *buf, const struct vmtrace_batch_fram
 	}
 }
 
-void vt_stacks_flush_sealed(struct vt_stacks *s, struct vt_batch_buf *buf, int deliver)
+void vt_stacks_flush_sealed(struct vt_stacks *s, struct vt_batch_buf *buf, uint32_t round, int deliver)
 {
 	if (deliver)
-		send_range(buf, s->sealed, s->sealed_from, s->sealed_end, 0);
+		send_range(buf, s->sealed, s->sealed_from, s->sealed_end, round);
 	s->sealed_from = s->sealed_end = 0;
 }
 
@@ -250,11 +250,9 @@ void vt_stacks_flush(struct vt_stacks *s, struct vt_batch_buf *buf, uint32_t rou
 	uint32_t end = atomic_load_explicit(&s->npend, memory_order_acquire);
 
 	/* the sealed half holds the older stacks */
-	if (deliver) {
-		send_range(buf, s->sealed, s->sealed_from, s->sealed_end, round);
+	vt_stacks_flush_sealed(s, buf, round, deliver);
+	if (deliver)
 		send_range(buf, s->pend, s->sent, end, round);
-	}
-	s->sealed_from = s->sealed_end = 0;
 	s->sent = end;
 }
 

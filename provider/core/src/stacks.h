@@ -215,8 +215,9 @@ void vt_stacks_announce(void);
  * batch header's; deliver 0: only mark them sent. Under the thread's lock. */
 void vt_stacks_flush(struct vt_stacks *s, struct vt_batch_buf *buf, uint32_t round, int deliver);
 
-/* Only the sealed half's frames (the flush thread, when woken for them). */
-void vt_stacks_flush_sealed(struct vt_stacks *s, struct vt_batch_buf *buf, int deliver);
+/* Only the sealed half's frames (the flush thread, woken for them, with
+ * round 0: they belong to no round). */
+void vt_stacks_flush_sealed(struct vt_stacks *s, struct vt_batch_buf *buf, uint32_t round, int deliver);
 
 /* pend is full: seal it and go on in the other half, if that one is sent
  * (1); else 0, and the caller flushes. The owner, under the lock. */

@@ -464,17 +464,19 @@ enum vt_wait_result vt_session_wait(struct vt_session *s, long long timeout_ms)
 
 		if (stop_requested)
 			return VT_WAIT_SIGNAL;
+		/* the runtime drains what its BPF sent (it submits without
+		 * waking us) and the slice is spent waiting for the target's
+		 * exit, so a recording ends as its target does, not up to a
+		 * slice later */
 		if (s->rt->poll) {
-			int r = s->rt->poll(s->state, slice);
+			int r = s->rt->poll(s->state, 0);
 
 			if (r < 0 && r != -EINTR)
 				return VT_WAIT_ERROR;
-		} else {
-			struct pollfd pfd = { .fd = vt_target_exit_fd(&s->target), .events = POLLIN };
-
-			poll(&pfd, 1, slice);
 		}
-		if (vt_target_wait_exit(&s->target, 0)) {
+		if (vt_target_exit_fd(&s->target) < 0)
+			poll(NULL, 0, slice); /* no pidfd to wait on: the slice is a sleep */
+		if (vt_target_wait_exit(&s->target, slice)) {
 			if (s->rt->poll)
 				s->rt->poll(s->state, 0); /* what it sent before it went */
 			return VT_WAIT_EXITED;

@@ -122,31 +122,36 @@ static VALUE event_object(rb_trace_arg_t *arg)
 	return (VALUE)vt_rb_word((uintptr_t)arg, VT_RB_TRACEARG_DATA);
 }
 
-static void on_newobj(VALUE data, rb_trace_arg_t *arg)
+/* 1 when the object at s was counted by its key alone: only the batch
+ * counts allocations (no stacks, live heap, sampling or per-event
+ * tracer) and s's key is cached. What vmtrace_alloc_cached() does first,
+ * here so the common case takes no more; a site's cache serves its one
+ * key for ever (names.h), so its id needs no check. */
+static inline int counted_by_key(struct vt_rb_site *s, uint64_t bytes)
 {
-	VALUE obj = event_object(arg);
-	VALUE klass = RBASIC(obj)->klass, frame;
-	int type = RB_BUILTIN_TYPE(obj), line;
-	uintptr_t where, ec;
-	uint64_t bytes = slot_bytes;
-	struct vt_rb_site *s;
-	struct vt_rb_slot *slot;
+	const vmtrace_gate *g = vmtrace__gate_table();
 
-	(void)data;
-	/* an internal object's class word may hold anything (imemo keeps data
-	 * there): only a class names a class */
-	if (type == T_IMEMO || (klass && !RB_TYPE_P(klass, T_CLASS)))
-		klass = 0;
-	ec = vt_rb_word((uintptr_t)arg, VT_RB_TRACEARG_EC);
-	where = ruby_where(ec);
-	s = vt_rb_site_find(klass, where);
+	return (g[VMTRACE_PROBE_OBJECT_ALLOC].any | g[VMTRACE_PROBE_SAMPLE_ARMED].part.semaphore |
+		g[VMTRACE_PROBE_STACKS_ARMED].part.semaphore | g[VMTRACE_PROBE_LIVE_BATCH].part.semaphore) == 0 &&
+	       g[VMTRACE_PROBE_ALLOC_BATCH].part.semaphore &&
+	       vmtrace__owned_count(&s->cache, bytes);
+}
+
+/* The rest of an object's counting, out of the common path so that path
+ * keeps few registers and no frame: a site's first object (its names),
+ * the whole stack, the live heap, sampling, a per-event tracer. */
+static __attribute__((noinline)) void newobj_rest(VALUE obj, VALUE klass, int type, uintptr_t ec,
+						  uintptr_t where, struct vt_rb_site *s, uint64_t bytes)
+{
+	struct vt_rb_slot *slot;
+	VALUE frame;
+	int line;
+
 	if (VMTRACE_UNLIKELY(!s)) {
 		/* a site's first object: its names, once */
 		frame = ruby_frame(&line);
 		s = vt_rb_site_add(klass, type, where, where ? frame : Qnil, line);
 	}
-	if (type == T_OBJECT)
-		bytes += ivar_buffer_at_birth(klass);
 	if (VMTRACE_UNLIKELY(stacks_armed()))
 		vt_rb_take_stack(ec);
 	if (VMTRACE_UNLIKELY(live_armed()) && (slot = vt_rb_slot_of(obj, 1))) {
@@ -163,6 +168,30 @@ static void on_newobj(VALUE data, rb_trace_arg_t *arg)
 		return;
 	}
 	vmtrace_alloc_cached(&s->cache, s->klass_name, s->method, bytes, s->site, (void *)obj);
+}
+
+static void on_newobj(VALUE data, rb_trace_arg_t *arg)
+{
+	VALUE obj = event_object(arg);
+	VALUE klass = RBASIC(obj)->klass;
+	int type = RB_BUILTIN_TYPE(obj);
+	uintptr_t ec, where;
+	uint64_t bytes = slot_bytes;
+	struct vt_rb_site *s;
+
+	(void)data;
+	/* an internal object's class word may hold anything (imemo keeps data
+	 * there): only a class names a class */
+	if (type == T_IMEMO || (klass && !RB_TYPE_P(klass, T_CLASS)))
+		klass = 0;
+	ec = vt_rb_word((uintptr_t)arg, VT_RB_TRACEARG_EC);
+	where = ruby_where(ec);
+	s = vt_rb_site_find(klass, where);
+	if (type == T_OBJECT)
+		bytes += ivar_buffer_at_birth(klass);
+	if (__builtin_expect(s != NULL, 1) && counted_by_key(s, bytes))
+		return;
+	newobj_rest(obj, klass, type, ec, where, s, bytes);
 }
 
 static void on_freeobj(VALUE data, rb_trace_arg_t *arg)

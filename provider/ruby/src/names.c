@@ -183,52 +183,31 @@ static const char *class_name_of(VALUE klass, int type)
 	static struct type *name;                                              \
 	static size_t name##_cap, name##_n
 
-TABLE(sites, vt_rb_site);
 TABLE(classes, vt_rb_class);
 
-static uint64_t site_hash(VALUE klass, uintptr_t where)
-{
-	return vt_mix64((uint64_t)klass * 31 + (uint64_t)where);
-}
+struct vt_rb_site_table vt_rb_sites;
+static size_t sites_n;
 
 static int sites_grow(void)
 {
-	size_t cap = sites_cap ? sites_cap * 2 : 4096;
-	struct vt_rb_site *t = calloc(cap, sizeof(*t));
+	struct vt_rb_site_table t = { .mask = vt_rb_sites.mask ? 2 * vt_rb_sites.mask + 1 : 4095 };
 
-	if (!t)
+	t.bits = vt_rb_sites.bits ? vt_rb_sites.bits + 1 : 12;
+	if (!(t.slots = calloc(t.mask + 1, sizeof(*t.slots))))
 		return -1;
-	for (size_t i = 0; i < sites_cap; i++) {
-		struct vt_rb_site *s = &sites[i];
+	for (size_t i = 0; vt_rb_sites.slots && i <= vt_rb_sites.mask; i++) {
+		struct vt_rb_site *s = &vt_rb_sites.slots[i];
 		size_t j;
 
 		if (!s->klass_name)
 			continue;
-		for (j = site_hash(s->klass, s->where) & (cap - 1); t[j].klass_name; j = (j + 1) & (cap - 1))
+		for (j = vt_rb_site_slot(&t, s->klass, s->where); t.slots[j].klass_name; j = (j + 1) & t.mask)
 			;
-		t[j] = *s;
+		t.slots[j] = *s;
 	}
-	free(sites);
-	sites = t;
-	sites_cap = cap;
+	free(vt_rb_sites.slots);
+	vt_rb_sites = t;
 	return 0;
-}
-
-struct vt_rb_site *vt_rb_site_find(VALUE klass, uintptr_t where)
-{
-	uint64_t serial;
-
-	if (!sites_cap)
-		return NULL;
-	serial = vt_rb_class_serial(klass);
-	for (size_t j = site_hash(klass, where) & (sites_cap - 1); sites[j].klass_name;
-	     j = (j + 1) & (sites_cap - 1)) {
-		struct vt_rb_site *s = &sites[j];
-
-		if (s->klass == klass && s->where == where && s->serial == serial)
-			return s;
-	}
-	return NULL;
 }
 
 struct vt_rb_site *vt_rb_site_add(VALUE klass, int type, uintptr_t where, VALUE frame, int line)
@@ -238,11 +217,12 @@ struct vt_rb_site *vt_rb_site_add(VALUE klass, int type, uintptr_t where, VALUE 
 	char site[1200];
 	const char *file;
 
-	if (2 * (sites_n + 1) > sites_cap && sites_grow())
+	if ((!vt_rb_sites.slots || 2 * (sites_n + 1) > vt_rb_sites.mask + 1) && sites_grow())
 		return NULL;
-	for (j = site_hash(klass, where) & (sites_cap - 1); sites[j].klass_name; j = (j + 1) & (sites_cap - 1))
+	for (j = vt_rb_site_slot(&vt_rb_sites, klass, where); vt_rb_sites.slots[j].klass_name;
+	     j = (j + 1) & vt_rb_sites.mask)
 		;
-	s = &sites[j];
+	s = &vt_rb_sites.slots[j];
 	file = vt_rb_frame_file(frame);
 	if (file)
 		snprintf(site, sizeof(site), "%s:%d", file, line);
@@ -370,9 +350,9 @@ static void mark_names(void)
 	for (size_t j = 0; j < frames_cap; j++)
 		if (frames[j].names.name)
 			rb_gc_mark(frames[j].frame);
-	for (size_t j = 0; j < sites_cap; j++)
-		if (sites[j].klass_name)
-			rb_gc_mark(sites[j].frame);
+	for (size_t j = 0; vt_rb_sites.slots && j <= vt_rb_sites.mask; j++)
+		if (vt_rb_sites.slots[j].klass_name)
+			rb_gc_mark(vt_rb_sites.slots[j].frame);
 }
 
 void vt_rb_names_init(void)

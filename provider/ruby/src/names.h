@@ -33,7 +33,7 @@ struct vt_rb_site {
 	VALUE frame;                  /* named from; kept alive, so where stays its (keep.h) */
 	uint64_t serial;              /* the class's serial: another class at klass's address misses */
 	const char *klass_name, *method, *site;
-	struct vmtrace_key_cache cache;
+	struct vmtrace_key_cache cache;  /* only ever for this site's three names: its id needs no check */
 };
 
 /* One class and what its frees are counted as. */
@@ -44,9 +44,47 @@ struct vt_rb_class {
 	struct vmtrace_key_cache free_cache;
 };
 
+/* The serial of a class (layout.h); 0 for no class. Inline: each object's
+ * site lookup reads it. */
+static inline uint64_t vt_rb_class_serial(VALUE klass)
+{
+	return klass ? (uint64_t)vt_rb_word(klass, VT_RB_CLASS_SERIAL) : 0;
+}
+
+/* The sites by (class, place): open addressing from a multiplicative
+ * hash's top bits (one multiply: every object looks its site up). */
+struct vt_rb_site_table {
+	struct vt_rb_site *slots;     /* mask + 1 of them; NULL before the first site */
+	size_t mask;
+	unsigned bits;                /* log2(mask + 1) */
+};
+extern struct vt_rb_site_table vt_rb_sites;
+
+static inline size_t vt_rb_site_slot(const struct vt_rb_site_table *t, VALUE klass, uintptr_t where)
+{
+	return (size_t)((((uint64_t)klass * 31) ^ (uint64_t)where) * 0x9E3779B97F4A7C15ull >> (64 - t->bits));
+}
+
 /* The site of an allocation of an object of klass (0: a hidden object)
- * made where `where` (layout.h), or NULL when it has none yet. */
-struct vt_rb_site *vt_rb_site_find(VALUE klass, uintptr_t where);
+ * made where `where` (layout.h), or NULL when it has none yet. Inline:
+ * every object's. */
+static inline struct vt_rb_site *vt_rb_site_find(VALUE klass, uintptr_t where)
+{
+	const struct vt_rb_site_table *t = &vt_rb_sites;
+	uint64_t serial;
+
+	if (__builtin_expect(!t->slots, 0))
+		return NULL;
+	serial = vt_rb_class_serial(klass);
+	for (size_t j = vt_rb_site_slot(t, klass, where); t->slots[j].klass_name; j = (j + 1) & t->mask) {
+		struct vt_rb_site *s = &t->slots[j];
+
+		if (s->klass == klass && s->where == where && s->serial == serial)
+			return s;
+	}
+	return NULL;
+}
+
 /* ... made, of Ruby type `type`, named from frame:line (rb_profile_frames;
  * Qnil: no Ruby frame). NULL only when memory ran out. */
 struct vt_rb_site *vt_rb_site_add(VALUE klass, int type, uintptr_t where, VALUE frame, int line);
@@ -68,12 +106,5 @@ void vt_rb_names_init(void);
 
 /* A string interned: the same address for the same text, for ever. */
 const char *vt_rb_intern(const char *s, size_t len);
-
-/* The serial of a class (layout.h); 0 for no class. Inline: each object's
- * site lookup reads it. */
-static inline uint64_t vt_rb_class_serial(VALUE klass)
-{
-	return klass ? (uint64_t)vt_rb_word(klass, VT_RB_CLASS_SERIAL) : 0;
-}
 
 #endif

@@ -274,6 +274,21 @@ static inline __attribute__((always_inline)) int vmtrace__keyed_count(struct vmt
 	return 1;
 }
 
+/* vmtrace__keyed_count() for a cache that serves one key all its life (a
+ * host that never passes it another class, method or site): an id there
+ * was interned for that key, so it is trusted with no look at the key
+ * table, one cache line fewer an event. 1 when counted. */
+static inline __attribute__((always_inline)) int vmtrace__owned_count(struct vmtrace_key_cache *cache,
+								 uint64_t size)
+{
+	uint32_t id = __atomic_load_n(&cache->id, __ATOMIC_ACQUIRE);
+
+	if (VMTRACE_UNLIKELY(!id || id >= VMTRACE__KEYS_MAX || !vmtrace__keyed))
+		return 0;
+	vmtrace__keyed_add(vmtrace__keyed, id, size);
+	return 1;
+}
+
 /* The cached path is for the batch alone: no per-event tracer or
  * subscriber (a, the event's own gate, loaded by the caller), and for
  * allocations no sampling, no stacks, no live heap. */

@@ -143,9 +143,8 @@ static void *write_record(void *arg)
 static int write_and_print(struct vt_profile *p, const struct vt_cli_args *a)
 {
 	struct record_write w = { p, a, 0 };
-	struct stat sb;
 	pthread_t writer;
-	bool beside = (stat(a->output, &sb) ? errno == ENOENT : S_ISREG(sb.st_mode)) &&
+	bool beside = vt_profile_output_is_file(a->output) &&
 		      pthread_create(&writer, NULL, write_record, &w) == 0;
 	int r, status = 0;
 

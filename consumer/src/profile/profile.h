@@ -287,6 +287,9 @@ int vt_profile_read(struct vt_profile *p, const char *path);
  * -EEXIST, -EISDIR, or the errno of creating a file beside path. A device
  * node, FIFO or socket at path is written into, never replaced. */
 int vt_profile_check_output(const char *path, bool force);
+/* Would vt_profile_write(path) write a file of its own (a new or regular
+ * one), not into a device, FIFO or socket that something else may share? */
+bool vt_profile_output_is_file(const char *path);
 
 /* The limits a reader enforces (docs/record-format.md): a line of at most
  * VT_RECORD_LINE_MAX bytes, a duration from 0 to VT_RECORD_DURATION_MAX

@@ -355,6 +355,11 @@ static int is_special(const char *path)
 	return !S_ISREG(sb.st_mode);
 }
 
+bool vt_profile_output_is_file(const char *path)
+{
+	return is_special(path) == 0;
+}
+
 static int write_special(const struct vt_profile *p, const char *path)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY), err;

@@ -131,10 +131,8 @@ static inline int counted_by_key(struct vt_rb_site *s, uint64_t bytes)
 {
 	const vmtrace_gate *g = vmtrace__gate_table();
 
-	return (g[VMTRACE_PROBE_OBJECT_ALLOC].any | g[VMTRACE_PROBE_SAMPLE_ARMED].part.semaphore |
-		g[VMTRACE_PROBE_STACKS_ARMED].part.semaphore | g[VMTRACE_PROBE_LIVE_BATCH].part.semaphore) == 0 &&
-	       g[VMTRACE_PROBE_ALLOC_BATCH].part.semaphore &&
-	       vmtrace__owned_count(&s->cache, bytes);
+	return VMTRACE__ALLOC_KEYED_OK(g[VMTRACE_PROBE_OBJECT_ALLOC].any) &&
+	       g[VMTRACE_PROBE_ALLOC_BATCH].part.semaphore && vmtrace__owned_count(&s->cache, bytes);
 }
 
 /* The rest of an object's counting, out of the common path so that path

@@ -211,6 +211,19 @@ static int live_handshake(struct vmtrace_state *st, const struct vt_attach_opts 
  * target's counting on. */
 #define VT_ARMING_EVENTS (VT_EVENTS_ALLOC | VT_EVENTS_FREE)
 
+/* Whether probe i of pl is the first of its (provider, name, module): one
+ * attach per name and module, as libbpf takes every site of the name. */
+static bool first_of_name(const struct vt_usdt_list *pl, size_t i)
+{
+	const struct vt_usdt_probe *p = &pl->v[i];
+
+	for (size_t j = 0; j < i; j++)
+		if (strcmp(pl->v[j].provider, p->provider) == 0 && strcmp(pl->v[j].name, p->name) == 0 &&
+		    strcmp(pl->v[j].path, p->path) == 0)
+			return false;
+	return true;
+}
+
 /* Attach the target's probes of table that events asks for: those that arm
  * counting (of VT_ARMING_EVENTS only), or all the others. Sets *armed_somewhere when
  * a module has sample__armed. 0, or a negative errno with errbuf set. */
@@ -221,10 +234,8 @@ static int attach_probes(struct vmtrace_state *st, const struct probe_prog *tabl
 	const struct vt_usdt_list *pl = opts->probes;
 	int err;
 
-	/* one attach per (module, probe name): libbpf takes every site of the name */
 	for (size_t i = 0; i < pl->n; i++) {
 		const struct vt_usdt_probe *p = &pl->v[i];
-		bool seen = false;
 
 		if (strcmp(p->provider, PROVIDER) != 0)
 			continue;
@@ -232,11 +243,7 @@ static int attach_probes(struct vmtrace_state *st, const struct probe_prog *tabl
 			*armed_somewhere = true;
 			continue;
 		}
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = strcmp(pl->v[j].provider, PROVIDER) == 0 &&
-			       strcmp(pl->v[j].name, p->name) == 0 &&
-			       strcmp(pl->v[j].path, p->path) == 0;
-		if (seen)
+		if (!first_of_name(pl, i))
 			continue;
 		/* Sampling exists so unsampled objects never trap; an exact
 		 * object__free would trap on nearly every one of them again. */
@@ -500,15 +507,9 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 #endif
 		for (size_t i = 0; i < pl->n; i++) {
 			const struct vt_usdt_probe *p = &pl->v[i];
-			bool seen = false;
 
-			if (strcmp(p->provider, PROVIDER) || strcmp(p->name, "sample__armed"))
-				continue;
-			for (size_t j = 0; j < i && !seen; j++)
-				seen = strcmp(pl->v[j].provider, PROVIDER) == 0 &&
-				       strcmp(pl->v[j].name, "sample__armed") == 0 &&
-				       strcmp(pl->v[j].path, p->path) == 0;
-			if (seen)
+			if (strcmp(p->provider, PROVIDER) || strcmp(p->name, "sample__armed") ||
+			    !first_of_name(pl, i))
 				continue;
 			err = vt_adapter_attach(&st->a, st->skel->progs.on_sample_armed, p->path,
 						p->name, 0, errbuf, errlen);

@@ -11,8 +11,8 @@ until the kernel has raised the USDT semaphore of every probe the program
 uses in demovm (the kernel raises it as it installs the uprobe) and
 bpftool lists a BPF program on as many of bpftrace's uprobes (bpftrace
 attaches the program only after opening the uprobe); send SIGUSR1; wait for
-demovm to finish and write its truth; stop bpftrace with SIGINT; parse its
-maps.
+demovm to finish and write its truth; let bpftrace -p end by itself (it
+follows the pid), or stop a bpftrace without -p with SIGINT; parse its maps.
 
 Usage: bpftrace_test.py CHECK --source DIR --demovm PATH --demovm-shared PATH --lib PATH
                          --bus-flood PATH
@@ -253,6 +253,8 @@ class Tracer:
         n = len([f for f in os.listdir(tmp) if f.startswith("bpftrace")])
         self.out_path = os.path.join(tmp, f"bpftrace{n}.out")
         self.err_path = os.path.join(tmp, f"bpftrace{n}.err")
+        # with -p, bpftrace ends itself once the target has exited
+        self.follows_pid = "-p" in argv
         argv = [a.replace("{PID}", str(vm.pid)) for a in argv]
         with open(self.out_path, "w") as out, open(self.err_path, "w") as err:
             self.proc = subprocess.Popen(argv, stdout=out, stderr=err, start_new_session=True)
@@ -296,9 +298,18 @@ class Tracer:
                 return
 
     def stop(self):
-        """SIGINT it once it is idle; what it printed."""
+        """What it printed, once it has ended: by itself when it follows the
+        (now exited) target's pid, else by SIGINT once it is idle. A SIGINT to
+        one ending by itself could land after it has put the default action
+        back to print its maps, and kill it."""
         self.settle()
-        rc = stop_bpftrace(self.proc, self.label)
+        if self.follows_pid:
+            try:
+                rc = self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                fail(f"{self.label}: bpftrace -p did not end within 30 s of its target")
+        else:
+            rc = stop_bpftrace(self.proc, self.label)
         if rc != 0:
             fail(f"{self.label}: bpftrace exited with {rc}: {self.errors()}")
         lost = re.findall(r"^.*\blost\b.*$", self.errors(), re.M | re.I)

@@ -10,7 +10,7 @@ lies in the workload's lines (kw..workload).
 
 Usage: ext_test.py VMTRACE CASE
 Cases: ext-spawn, ext-pid, ext-stack, ext-live, ext-dormant, ext-hint, ext-fork, ext-gem, ext-serials,
-ext-freed-code, py-lines, py-spawn, py-freed-code.
+ext-freed-code, ext-hold, py-lines, py-spawn, py-freed-code.
 Exit 0 pass, 1 fail, 77 skip (not root, or no extension built).
 """
 import json
@@ -226,6 +226,42 @@ def case_dormant(vmtrace, tmp):
                        timeout=60)
     check(r.returncode == 0 and r.stdout.strip() == '[false, [], "3.1", nil]',
           f"dormant: no hook on, never armed: {r.stdout.strip()} {r.stderr.strip()[-200:]}")
+
+
+HOLD_RB = ("class Held; end; 5000.times { Held.new }; "
+           "puts [ENV['VMTRACE_HOLD_FD'].inspect, Dir.children('/proc/self/fd').sort.join(',')].join(' ')")
+
+
+def case_hold(vmtrace, tmp):
+    """record -- ruby starts Ruby before the probes are attached and holds it
+    in the extension's loading (VMTRACE_HOLD_FD): every object the program
+    makes is counted, and the program sees neither the variable nor the
+    pipe. A hold whose writer is gone ends Ruby before the program runs."""
+    env = dict(os.environ, RUBYOPT=f"-I{ext_dir(vmtrace)} -rvmtrace")
+    alone = subprocess.run([rt.RUBY, "-e", HOLD_RB], capture_output=True, text=True, env=env,
+                           timeout=60)
+    check(alone.returncode == 0, f"hold: the program alone: {alone.stderr[-300:]}")
+    data = os.path.join(tmp, "hold.data")
+    r = subprocess.run([vmtrace, "record", "-o", data, "--", rt.RUBY, "-e", HOLD_RB],
+                       capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, f"hold: record exits 0: {r.stderr[-300:]}")
+    check(r.stdout.splitlines()[0] == alone.stdout.strip(),
+          f"hold: the program's variables and descriptors as without vmtrace: "
+          f"{r.stdout.splitlines()[0]!r} == {alone.stdout.strip()!r}")
+    held = sum(a["count"] for a in report(vmtrace, data)["allocations"] if a["class"] == "Held")
+    check(held == 5000, f"hold: Held objects counted {held} == 5000")
+    for byte, want_rc in ((b"", 127), (b"u", 0)):
+        rd, wr = os.pipe()
+        os.write(wr, byte)
+        os.close(wr)
+        r = subprocess.run([rt.RUBY, "-e", "puts :ran"], capture_output=True, text=True, timeout=60,
+                           env=dict(env, VMTRACE_HOLD_FD=str(rd)), pass_fds=(rd,))
+        os.close(rd)
+        ran = r.stdout.strip() == "ran"
+        check(r.returncode == want_rc and ran == (want_rc == 0) and
+              (want_rc == 0 or "ended before it attached" in r.stderr),
+              f"hold released with {byte!r}: exit {r.returncode} == {want_rc}, ran {ran}: "
+              f"{r.stderr.strip()[-200:]}")
 
 
 def case_hint(vmtrace, tmp):
@@ -508,7 +544,8 @@ CASES = {"ext-spawn": case_spawn, "py-lines": case_py_lines, "py-freed-code": ca
          "py-sampled": case_py_sampled, "py-stacks": case_py_stacks,
          "py-many-stacks": case_py_many_stacks, "ext-gem": case_gem, "ext-serials": case_serials, "ext-freed-code": case_freed_code, "ext-pid": case_pid, "ext-stack": case_stack,
          "ext-live": case_live, "ext-dormant": case_dormant, "ext-hint": case_hint,
-         "ext-fork": case_fork}
+         "ext-fork": case_fork,
+         "ext-hold": case_hold}
 
 if __name__ == "__main__":
     vm = sys.argv[1] if len(sys.argv) > 1 else ""

@@ -299,7 +299,7 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 	int r;
 
 	memset(s, 0, sizeof(*s));
-	s->target.pidfd = s->target.go_fd = s->target.exec_err_fd = -1;
+	s->target.pidfd = s->target.go_fd = s->target.exec_err_fd = s->target.hold_fd = -1;
 	if (o->cmd)
 		r = vt_target_spawn(&s->target, o->cmd, err, errlen);
 	else
@@ -386,6 +386,28 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 		.no_events = o->no_events,
 		.gc_pauses = o->gc_pauses,
 	};
+	/* a command its runtime holds at the module that counts starts now:
+	 * it boots while the probes load */
+	bool held = false;
+
+	if (s->target.spawned && !followed && s->rt->spawn_early) {
+		const size_t len = 8192;
+		const char *early[2] = { NULL, NULL };
+
+		s->early_env = malloc(len);
+		if (!s->early_env)
+			return -ENOMEM;
+		r = s->rt->spawn_early(&ao, s->early_env, len, &s->spawn_note, err, errlen);
+		if (r < 0)
+			return r;
+		if (r == 1) {
+			early[0] = s->early_env;
+			r = vt_target_release_held(&s->target, early, err, errlen);
+			if (r)
+				return r;
+			held = true;
+		}
+	}
 	r = s->rt->open(&ao, &s->state, err, errlen);
 	if (r && jvm_why[0]) {
 		char hotspot[512];
@@ -396,9 +418,16 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 	if (r)
 		return r;
 	/* time zero of the timeline: the probes are live and a spawned target
-	 * not yet released, so nothing it does comes before it */
+	 * not yet released (or held before it counts), so nothing it does
+	 * comes before it */
 	clock_gettime(CLOCK_MONOTONIC, &s->started);
 	clock_gettime(CLOCK_REALTIME, &s->started_wall);
+
+	if (held) {
+		vt_target_unhold(&s->target);
+		s->cmdline = join_argv(o->cmd);
+		return 0;
+	}
 
 	if (followed) {
 		/* the process taken, stopped at its exec: its command line */
@@ -542,4 +571,6 @@ void vt_session_close(struct vt_session *s)
 	s->cmdline = NULL;
 	free(s->followed_from);
 	s->followed_from = NULL;
+	free(s->early_env);
+	s->early_env = NULL;
 }

@@ -22,6 +22,13 @@
  *     them and execs (a failed exec is reported back through a
  *     close-on-exec pipe).
  *
+ * A runtime whose counting starts in a module the command loads itself
+ * (vmtrace's Ruby extension) can instead hold the command at that module
+ * (runtime.h, spawn_early): the child execs at once with the read end of a
+ * third pipe named in VMTRACE_HOLD_FD, so the runtime boots while the
+ * parent loads and attaches, and the module waits on that pipe, before it
+ * counts anything, until vt_target_unhold.
+ *
  * No ptrace: the child is an ordinary child, so tracing it needs nothing
  * beyond what attaching to any pid needs, and a debugger can still attach.
  * Libraries the program dlopen()s later are not covered (they are not
@@ -70,7 +77,7 @@ static int pidfd_open_(pid_t pid)
 static void target_init(struct vt_target *t)
 {
 	memset(t, 0, sizeof(*t));
-	t->pidfd = t->go_fd = t->exec_err_fd = -1;
+	t->pidfd = t->go_fd = t->exec_err_fd = t->hold_fd = -1;
 }
 
 /* The thread group (process) of thread id tid, from /proc; 0 when unknown. */
@@ -180,7 +187,7 @@ static int apply_env(int fd)
 
 int vt_target_spawn(struct vt_target *t, char *const argv[], char *err, size_t errlen)
 {
-	int go[2], exec_err[2];
+	int go[2], exec_err[2], hold[2];
 	pid_t pid;
 
 	target_init(t);
@@ -194,7 +201,7 @@ int vt_target_spawn(struct vt_target *t, char *const argv[], char *err, size_t e
 			 strchr(argv[0], '/') ? strerror(errno) : "command not found");
 		return -ENOENT;
 	}
-	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(exec_err, O_CLOEXEC) < 0) {
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(exec_err, O_CLOEXEC) < 0 || pipe2(hold, O_CLOEXEC) < 0) {
 		snprintf(err, errlen, "cannot start %s: %s", argv[0], strerror(errno));
 		return -errno;
 	}
@@ -204,14 +211,16 @@ int vt_target_spawn(struct vt_target *t, char *const argv[], char *err, size_t e
 
 		snprintf(err, errlen, "cannot start %s: %s", argv[0], strerror(e));
 		close(go[0]); close(go[1]); close(exec_err[0]); close(exec_err[1]);
+		close(hold[0]); close(hold[1]);
 		return -e;
 	}
 	if (pid == 0) {
-		char c;
+		char c, fd_env[32];
 		int e;
 
 		close(go[1]);
 		close(exec_err[0]);
+		close(hold[1]);
 		/* the parent's SIGINT/SIGTERM handlers must not outlive exec as
 		 * ignored signals: give the command the defaults */
 		signal(SIGINT, SIG_DFL);
@@ -228,6 +237,12 @@ int vt_target_spawn(struct vt_target *t, char *const argv[], char *err, size_t e
 			_exit(127);
 		if (apply_env(go[0]) < 0)
 			_exit(127);
+		/* 'h': held at the runtime's module, which reads the hold pipe */
+		if (c == 'h') {
+			snprintf(fd_env, sizeof(fd_env), "%d", hold[0]);
+			if (fcntl(hold[0], F_SETFD, 0) < 0 || setenv("VMTRACE_HOLD_FD", fd_env, 1) < 0)
+				_exit(127);
+		}
 		execv(t->exe, argv);
 		e = errno;
 		if (write(exec_err[1], &e, sizeof(e)) < 0)
@@ -236,10 +251,12 @@ int vt_target_spawn(struct vt_target *t, char *const argv[], char *err, size_t e
 	}
 	close(go[0]);
 	close(exec_err[1]);
+	close(hold[0]);
 	t->pid = t->cmd_pid = pid;
 	t->spawned = true;
 	t->go_fd = go[1];
 	t->exec_err_fd = exec_err[0];
+	t->hold_fd = hold[1];
 	t->pidfd = pidfd_open_(pid);
 	if (t->pidfd < 0) {
 		int e = errno;
@@ -465,7 +482,7 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-int vt_target_release(struct vt_target *t, const char *const *env, char *err, size_t errlen)
+static int release(struct vt_target *t, const char *how, const char *const *env, char *err, size_t errlen)
 {
 	int e = 0;
 	ssize_t n;
@@ -473,7 +490,7 @@ int vt_target_release(struct vt_target *t, const char *const *env, char *err, si
 	if (t->go_fd < 0)
 		return 0;
 	/* the release byte, then each entry with its NUL (apply_env) */
-	int w = write_all(t->go_fd, "g", 1);
+	int w = write_all(t->go_fd, how, 1);
 
 	for (size_t i = 0; env && env[i] && w == 0; i++)
 		w = write_all(t->go_fd, env[i], strlen(env[i]) + 1);
@@ -496,6 +513,32 @@ int vt_target_release(struct vt_target *t, const char *const *env, char *err, si
 		return -e;
 	}
 	return 0;
+}
+
+int vt_target_release(struct vt_target *t, const char *const *env, char *err, size_t errlen)
+{
+	int r = release(t, "g", env, err, errlen);
+
+	if (t->hold_fd >= 0) {
+		close(t->hold_fd); /* the command ran without it: no one waits there */
+		t->hold_fd = -1;
+	}
+	return r;
+}
+
+int vt_target_release_held(struct vt_target *t, const char *const *env, char *err, size_t errlen)
+{
+	return release(t, "h", env, err, errlen);
+}
+
+void vt_target_unhold(struct vt_target *t)
+{
+	if (t->hold_fd < 0)
+		return;
+	/* a command gone, or one that never read it: nothing to tell (EPIPE) */
+	(void)!write(t->hold_fd, "u", 1);
+	close(t->hold_fd);
+	t->hold_fd = -1;
 }
 
 bool vt_target_wait_exit(struct vt_target *t, int timeout_ms)
@@ -569,7 +612,7 @@ void vt_target_close(struct vt_target *t)
 		/* held back: it never runs; running: end it, as perf does, and
 		 * one that ignores SIGTERM (a daemon) gets SIGKILL after a grace
 		 * period rather than holding vmtrace for ever */
-		kill(t->cmd_pid, t->go_fd >= 0 ? SIGKILL : SIGTERM);
+		kill(t->cmd_pid, t->go_fd >= 0 || t->hold_fd >= 0 ? SIGKILL : SIGTERM);
 		if (!vt_target_wait_exit(t, VT_TARGET_TERM_GRACE_MS)) {
 			kill(t->cmd_pid, SIGKILL);
 			vt_target_wait_exit(t, -1);
@@ -577,6 +620,8 @@ void vt_target_close(struct vt_target *t)
 	}
 	if (t->go_fd >= 0)
 		close(t->go_fd);
+	if (t->hold_fd >= 0)
+		close(t->hold_fd);
 	if (t->exec_err_fd >= 0)
 		close(t->exec_err_fd);
 	if (t->pidfd >= 0)

@@ -26,6 +26,7 @@ struct vt_target {
 	int pidfd;            /* private: readable once the process is gone */
 	int go_fd;            /* private: spawn handshake, -1 once released */
 	int exec_err_fd;      /* private: reports a failed exec */
+	int hold_fd;          /* private: a command released held, until vt_target_unhold */
 };
 
 /* Parse a pid argument strictly (digits only, > 0). 0 or -EINVAL. */
@@ -56,6 +57,15 @@ char *vt_find_program(const char *argv0);
  * NULL-terminated; env may be NULL) in its environment. -errno (with err)
  * when exec failed. */
 int vt_target_release(struct vt_target *t, const char *const *env, char *err, size_t errlen);
+
+/* vt_target_release for a command whose runtime holds it at the module
+ * that counts (runtime.h, spawn_early): it execs now with VMTRACE_HOLD_FD
+ * in its environment, and that module waits, before it counts anything,
+ * for vt_target_unhold. */
+int vt_target_release_held(struct vt_target *t, const char *const *env, char *err, size_t errlen);
+/* Let a command released held go on (the probes are attached); nothing
+ * for one released otherwise, or gone. */
+void vt_target_unhold(struct vt_target *t);
 
 /* Wait up to timeout_ms for the target to exit: true once it has (a
  * spawned target is reaped). A negative timeout waits for ever. */

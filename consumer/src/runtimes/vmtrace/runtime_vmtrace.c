@@ -537,6 +537,42 @@ fail:
 	return err < 0 ? err : -EINVAL;
 }
 
+/* RUBYOPT that loads the Ruby extension at path into a command vmtrace starts. */
+static int ruby_ext_env(const char *path, char *env, size_t len, const char **note, char *errbuf,
+			size_t errlen)
+{
+	int err = vt_ruby_ext_rubyopt(path, env, len);
+
+	if (err) {
+		snprintf(errbuf, errlen, "cannot load vmtrace's Ruby extension from %s into the "
+			 "command (RUBYOPT): %s; --runtime ruby traces it through Ruby's own probes",
+			 path, strerror(-err));
+		return err;
+	}
+	*note = "loading vmtrace's Ruby extension (RUBYOPT=-rvmtrace): allocations counted inside Ruby";
+	return 0;
+}
+
+/* A Ruby that loads the extension starts at once: the extension holds it
+ * before its first hook (provider/ruby/src/ext.c) while the probes load.
+ * Not with --sample or --live, whose settings open() makes for the
+ * command's environment. */
+static int vmtrace_spawn_early(const struct vt_attach_opts *opts, char *env, size_t len,
+			       const char **note, char *errbuf, size_t errlen)
+{
+	const struct vt_usdt_list *pl = opts->probes;
+
+	if (!opts->spawned || opts->sample_period || opts->live || opts->all || !pl)
+		return 0;
+	for (size_t i = 0; i < pl->n; i++)
+		if (strcmp(pl->v[i].provider, PROVIDER) == 0 && vt_ruby_ext_is(pl->v[i].path)) {
+			int err = ruby_ext_env(pl->v[i].path, env, len, note, errbuf, errlen);
+
+			return err ? err : 1;
+		}
+	return 0;
+}
+
 static int vmtrace_spawn_env(void *state, const char **env, const char **note, char *errbuf,
 			     size_t errlen)
 {
@@ -551,17 +587,12 @@ static int vmtrace_spawn_env(void *state, const char **env, const char **note, c
 		env[n++] = st->jvm_env;
 	*note = NULL;
 	if (st->ruby_ext[0]) {
-		int err = vt_ruby_ext_rubyopt(st->ruby_ext, st->load_env, sizeof(st->load_env));
+		int err = ruby_ext_env(st->ruby_ext, st->load_env, sizeof(st->load_env), note, errbuf,
+				       errlen);
 
-		if (err) {
-			snprintf(errbuf, errlen, "cannot load vmtrace's Ruby extension from %s into the "
-				 "command (RUBYOPT): %s; --runtime ruby traces it through Ruby's own probes",
-				 st->ruby_ext, strerror(-err));
+		if (err)
 			return err;
-		}
 		env[n++] = st->load_env;
-		*note = "loading vmtrace's Ruby extension (RUBYOPT=-rvmtrace): allocations counted "
-			"inside Ruby";
 	} else if (st->python_ext[0]) {
 		int err = vt_python_ext_env(st->python_ext, st->load_env, sizeof(st->load_env));
 
@@ -599,6 +630,7 @@ const struct vt_runtime vt_runtime_vmtrace = {
 	.close = vmtrace_close,
 	.poll = vmtrace_poll,
 	.spawn_env = vmtrace_spawn_env,
+	.spawn_early = vmtrace_spawn_early,
 	.finish = vmtrace_finish,
 	.dlopened = vt_ruby_ext_dlopened, /* a Ruby gets the extension (provider/ruby) */
 };

@@ -10,7 +10,7 @@ lies in the workload's lines (kw..workload).
 
 Usage: ext_test.py VMTRACE CASE
 Cases: ext-spawn, ext-pid, ext-stack, ext-live, ext-dormant, ext-hint, ext-fork, ext-gem, ext-serials,
-ext-freed-code, ext-hold, py-lines, py-spawn, py-freed-code.
+ext-freed-code, ext-hold, py-hold, py-lines, py-spawn, py-freed-code.
 Exit 0 pass, 1 fail, 77 skip (not root, or no extension built).
 """
 import json
@@ -262,6 +262,29 @@ def case_hold(vmtrace, tmp):
               (want_rc == 0 or "ended before it attached" in r.stderr),
               f"hold released with {byte!r}: exit {r.returncode} == {want_rc}, ran {ran}: "
               f"{r.stderr.strip()[-200:]}")
+
+
+PY_HOLD = ("import os, subprocess\n"
+           "child = subprocess.run(['sh', '-c', 'echo ${VMTRACE_HOLD_FD-unset}'], capture_output=True,"
+           " text=True).stdout.strip()\n"
+           "print(os.environ.get('VMTRACE_HOLD_FD'), child, ','.join(sorted(os.listdir('/proc/self/fd'))))\n")
+
+
+def case_py_hold(vmtrace, tmp):
+    """record -- python3.11 starts CPython before the probes are attached
+    and holds it in the extension's import: the program, and a command it
+    runs, see neither VMTRACE_HOLD_FD nor the pipe (py-spawn checks that
+    its objects are counted exactly)."""
+    alone = subprocess.run([rt.PYTHON, "-c", PY_HOLD], capture_output=True, text=True, timeout=60)
+    check(alone.returncode == 0 and alone.stdout.startswith("None unset "),
+          f"py hold: the program alone: {alone.stdout.strip()} {alone.stderr[-300:]}")
+    r = subprocess.run([vmtrace, "record", "-o", os.path.join(tmp, "pyhold.data"), "--", rt.PYTHON, "-c",
+                        PY_HOLD], capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0 and "loading vmtrace's CPython extension" in r.stderr,
+          f"py hold: record exits 0 and loads the extension: {r.stderr[-300:]}")
+    check(r.stdout.splitlines()[0] == alone.stdout.strip(),
+          f"py hold: variables and descriptors as without vmtrace: "
+          f"{r.stdout.splitlines()[0]!r} == {alone.stdout.strip()!r}")
 
 
 def case_hint(vmtrace, tmp):
@@ -545,7 +568,7 @@ CASES = {"ext-spawn": case_spawn, "py-lines": case_py_lines, "py-freed-code": ca
          "py-many-stacks": case_py_many_stacks, "ext-gem": case_gem, "ext-serials": case_serials, "ext-freed-code": case_freed_code, "ext-pid": case_pid, "ext-stack": case_stack,
          "ext-live": case_live, "ext-dormant": case_dormant, "ext-hint": case_hint,
          "ext-fork": case_fork,
-         "ext-hold": case_hold}
+         "ext-hold": case_hold, "py-hold": case_py_hold}
 
 if __name__ == "__main__":
     vm = sys.argv[1] if len(sys.argv) > 1 else ""

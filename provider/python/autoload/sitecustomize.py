@@ -7,6 +7,11 @@ import sys
 
 import vmtrace  # noqa: F401 (armed at once: the tracer is attached already)
 
+# vmtrace held this Python in that import until it had attached
+# (VMTRACE_HOLD_FD): the import took the variable out of the environment,
+# but os.environ, which subprocess hands to children, copied it before
+os.environ.pop("VMTRACE_HOLD_FD", None)
+
 _here = os.path.dirname(os.path.abspath(__file__))
 for _dir in sys.path:
     _path = os.path.join(_dir or ".", "sitecustomize.py")

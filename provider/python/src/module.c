@@ -637,6 +637,7 @@ PyMODINIT_FUNC PyInit_vmtrace(void)
 {
 	PyObject *m;
 
+	vmtrace_hold_until_attached(); /* a spawned Python boots while vmtrace attaches */
 	if (Py_Version >> 16 != (PY_VERSION_HEX >> 16)) {
 		PyErr_Format(PyExc_ImportError, "vmtrace: this extension is built for CPython %d.%d, "
 			     "not %lu.%lu: build vmtrace against this Python's headers",

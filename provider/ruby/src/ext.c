@@ -13,13 +13,9 @@
  * nothing the program makes is missed: vmtrace either attaches before Ruby
  * runs, or lets Ruby boot meanwhile and holds it here (VMTRACE_HOLD_FD).
  */
-#include <errno.h>
-#include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <ruby/ruby.h>
 #include <ruby/thread.h>
@@ -224,44 +220,11 @@ static void check_version(void)
 			 RUBY_API_VERSION_MAJOR, RUBY_API_VERSION_MINOR, StringValueCStr(v));
 }
 
-/* A command vmtrace starts may boot while its probes load: it then names a
- * pipe in VMTRACE_HOLD_FD (consumer/src/session/target.c), and loading
- * waits there, before any hook, until vmtrace has attached. EOF without
- * the byte: vmtrace is gone before attaching, and the command ends rather
- * than run untraced, as one held before its exec does. A descriptor that
- * cannot be read holds nothing. */
-static void hold_until_attached(void)
-{
-	const char *v = getenv("VMTRACE_HOLD_FD");
-	char *end, c;
-	long fd;
-	ssize_t n;
-
-	if (!v)
-		return;
-	errno = 0;
-	fd = strtol(v, &end, 10);
-	if (errno || end == v || *end || fd < 0 || fd > INT_MAX)
-		fd = -1;
-	unsetenv("VMTRACE_HOLD_FD"); /* not for the commands this one runs */
-	if (fd < 0)
-		return;
-	do
-		n = read((int)fd, &c, 1);
-	while (n < 0 && errno == EINTR);
-	close((int)fd);
-	if (n == 0) {
-		fprintf(stderr, "vmtrace: the recording that started this command ended before it "
-				"attached; not running untraced\n");
-		_exit(127);
-	}
-}
-
 void Init_vmtrace_ext(void)
 {
 	VALUE mod;
 
-	hold_until_attached();
+	vmtrace_hold_until_attached(); /* a spawned Ruby boots while vmtrace attaches */
 	check_version();
 	mod = rb_define_module("Vmtrace");
 	rb_define_const(mod, "RUBY_BUILT_FOR",

@@ -553,23 +553,45 @@ static int ruby_ext_env(const char *path, char *env, size_t len, const char **no
 	return 0;
 }
 
-/* A Ruby that loads the extension starts at once: the extension holds it
- * before its first hook (provider/ruby/src/ext.c) while the probes load.
- * Not with --sample or --live, whose settings open() makes for the
- * command's environment. */
+/* PYTHONPATH that imports the CPython extension at path into a command vmtrace starts. */
+static int python_ext_env(const char *path, char *env, size_t len, const char **note, char *errbuf,
+			  size_t errlen)
+{
+	int err = vt_python_ext_env(path, env, len);
+
+	if (err) {
+		snprintf(errbuf, errlen, "cannot load vmtrace's CPython extension from %s into "
+			 "the command (PYTHONPATH): %s", path, strerror(-err));
+		return err;
+	}
+	*note = "loading vmtrace's CPython extension (PYTHONPATH, a sitecustomize that "
+		"imports vmtrace): bytes counted inside CPython by function and line";
+	return 0;
+}
+
+/* A Ruby or a CPython that loads vmtrace's extension starts at once: the
+ * extension holds it before it counts anything (vmtrace_hold_until_attached)
+ * while the probes load. Not with --sample or --live, whose settings open()
+ * makes for the command's environment. */
 static int vmtrace_spawn_early(const struct vt_attach_opts *opts, char *env, size_t len,
 			       const char **note, char *errbuf, size_t errlen)
 {
 	const struct vt_usdt_list *pl = opts->probes;
+	int err;
 
 	if (!opts->spawned || opts->sample_period || opts->live || opts->all || !pl)
 		return 0;
-	for (size_t i = 0; i < pl->n; i++)
-		if (strcmp(pl->v[i].provider, PROVIDER) == 0 && vt_ruby_ext_is(pl->v[i].path)) {
-			int err = ruby_ext_env(pl->v[i].path, env, len, note, errbuf, errlen);
-
-			return err ? err : 1;
-		}
+	for (size_t i = 0; i < pl->n; i++) {
+		if (strcmp(pl->v[i].provider, PROVIDER) != 0)
+			continue;
+		if (vt_ruby_ext_is(pl->v[i].path))
+			err = ruby_ext_env(pl->v[i].path, env, len, note, errbuf, errlen);
+		else if (vt_python_ext_is(pl->v[i].path))
+			err = python_ext_env(pl->v[i].path, env, len, note, errbuf, errlen);
+		else
+			continue;
+		return err ? err : 1;
+	}
 	return 0;
 }
 
@@ -594,16 +616,12 @@ static int vmtrace_spawn_env(void *state, const char **env, const char **note, c
 			return err;
 		env[n++] = st->load_env;
 	} else if (st->python_ext[0]) {
-		int err = vt_python_ext_env(st->python_ext, st->load_env, sizeof(st->load_env));
+		int err = python_ext_env(st->python_ext, st->load_env, sizeof(st->load_env), note, errbuf,
+					 errlen);
 
-		if (err) {
-			snprintf(errbuf, errlen, "cannot load vmtrace's CPython extension from %s into "
-				 "the command (PYTHONPATH): %s", st->python_ext, strerror(-err));
+		if (err)
 			return err;
-		}
 		env[n++] = st->load_env;
-		*note = "loading vmtrace's CPython extension (PYTHONPATH, a sitecustomize that "
-			"imports vmtrace): bytes counted inside CPython by function and line";
 	} else if (st->jvm_agent[0]) {
 		int err = vt_jvm_agent_tool_options(st->jvm_agent, st->load_env, sizeof(st->load_env));
 

@@ -604,6 +604,20 @@ uint64_t vmtrace_sample_period_effective(void);
 void vmtrace_alloc_sampled(const char *klass, const char *method, uint64_t size, const char *site,
 			   const void *addr, uint64_t period);
 
+/* ---- a runtime's module that vmtrace starts held ----
+ *
+ * `vmtrace record -- CMD` may start a runtime before its probes are
+ * attached, so the runtime boots meanwhile, when the module that counts in
+ * it calls this first, before it turns any hook on: with VMTRACE_HOLD_FD in
+ * the environment (a pipe vmtrace writes one byte to once attached) it
+ * waits for that byte, then removes the variable and closes the pipe; a
+ * pipe closed without it (vmtrace gone) ends the process with status 127
+ * rather than let it run untraced. Without the variable it returns at once.
+ * Call it once, before the module starts threads of its own. A runtime
+ * that copies the environment at its start (CPython's os.environ) drops
+ * the variable from its copy too.                                (public) */
+void vmtrace_hold_until_attached(void);
+
 #ifdef __cplusplus
 }
 #endif

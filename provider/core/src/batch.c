@@ -9,10 +9,11 @@
  * the tracer through one probe per batch:
  *   - when a thread's table must grow (it doubles up to a bound, then is
  *     flushed and started anew), the thread flushes it itself;
- *   - when a thread exits (a pthread key destructor) and at gc__begin;
- *   - every FLUSH_EVERY_NS, and within a tick of a consumer writing
- *     vmtrace_batch_request, a flush thread flushes every thread, idle or
- *     blocked ones too, and ends the round with a ROUND_END batch;
+ *   - when a thread exits (a pthread key destructor);
+ *   - every FLUSH_EVERY_NS, at gc__begin (vmtrace__batch_round_soon), and
+ *     within a tick of a consumer writing vmtrace_batch_request, a flush
+ *     thread flushes every thread, idle or blocked ones too, and ends the
+ *     round with a ROUND_END batch;
  *   - when the process exits (or libvmtrace is unloaded) a last round, EXIT.
  * The flush thread is libvmtrace's own rather than the bus dispatcher,
  * which runs only in hosts that start the bus.
@@ -79,6 +80,7 @@ _Atomic int vmtrace__batch_flusher;
 static _Atomic uint32_t flusher_stop; /* futex word: 1 asks it to end */
 static pthread_t flusher;
 static _Atomic int stacks_sealed;     /* a thread sealed a half of its new stacks' frames */
+static _Atomic int round_soon;        /* a collection's start asked for a round now */
 static struct vt_batch_buf sealed_buf; /* the flush thread's, for them */
 
 /* ---- the thread's own record ---- */
@@ -416,6 +418,15 @@ void vmtrace__batch_flush_self(void)
 	t->busy = 0;
 }
 
+int vmtrace__batch_round_soon(void)
+{
+	if (atomic_load_explicit(&flusher_state, memory_order_acquire) != VT_FLUSHER_RUNNING)
+		return -1;
+	atomic_store_explicit(&round_soon, 1, memory_order_release);
+	vmtrace__futex_wake(&flusher_stop, 1);
+	return 0;
+}
+
 /* ---- rounds: every thread ---- */
 
 /* Flush every live thread, then end the round; flags: EXIT for the last. */
@@ -488,7 +499,8 @@ static void *flusher_main(void *arg)
 			vmtrace__live_tick(now);
 		if (atomic_exchange_explicit(&stacks_sealed, 0, memory_order_acquire))
 			send_sealed_stacks();
-		if (request != last_request || now - last_round >= FLUSH_EVERY_NS) {
+		if (atomic_exchange_explicit(&round_soon, 0, memory_order_acquire) ||
+		    request != last_request || now - last_round >= FLUSH_EVERY_NS) {
 			last_request = request;
 			last_round = now;
 			/* with nobody batching this only marks leftovers delivered,

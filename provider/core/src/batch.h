@@ -72,8 +72,13 @@ static inline __attribute__((always_inline)) void vmtrace__batch_count(int kind,
 	vmtrace__batch_count_slow(k, klass, method, site, size * weight, weight);
 }
 
-/* Deliver the calling thread's counts now (at gc__begin, so bytes between
- * collections stay right for the collecting thread). */
+/* Deliver the calling thread's counts now. */
 void vmtrace__batch_flush_self(void);
+
+/* Wake the flush thread for a round of every thread now (at gc__begin, so
+ * the bytes between collections stay about right without the collecting
+ * thread delivering its counts itself). Async-signal-safe. 0, or -1 when
+ * no flush thread runs (flush your own). */
+int vmtrace__batch_round_soon(void);
 
 #endif /* VMTRACE_BATCH_COUNT_H */

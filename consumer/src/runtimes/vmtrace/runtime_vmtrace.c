@@ -369,10 +369,13 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 	 * modules: 24k); entries are made only as stacks arrive */
 	vt_adapter_size_map(st->skel->maps.stacks, opts->map_entries, VT_ALLOC_MAP_CEILING);
 	if (opts->stacks & VT_STACK_VM) {
-		/* frames of every stack: about 24 per stack in pydoc and rdoc */
+		/* frames of every stack: about 24 per stack in pydoc and rdoc. The
+		 * array is made whole at the start: --map-entries 16777216 would
+		 * ask 12 GiB of it, which took the kernel 40 s to make here */
 		uint64_t frames = opts->map_entries ? 32ull * opts->map_entries : VT_STACK_FRAMES_DEFAULT;
 
-		st->skel->rodata->stack_frames_max = frames > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)frames;
+		st->skel->rodata->stack_frames_max = frames > VT_STACK_FRAMES_MAX ? VT_STACK_FRAMES_MAX
+										  : (uint32_t)frames;
 		bpf_map__set_max_entries(st->skel->maps.stack_frames, st->skel->rodata->stack_frames_max);
 	}
 	st->skel->rodata->targ_live = st->live;

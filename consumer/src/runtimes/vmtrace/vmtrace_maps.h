@@ -187,6 +187,7 @@ struct vt_stack_ref {
 	__u32 pad;
 };
 #define VT_STACK_FRAMES_DEFAULT (1u << 21) /* frames of all stacks (48 MiB), with --stack vm */
+#define VT_STACK_FRAMES_MAX (1u << 24)     /* ... at most (384 MiB), whatever --map-entries says */
 
 struct vt_live_rec {             /* vmtrace_live_record */
 	__u64 addr, klass, method, site;

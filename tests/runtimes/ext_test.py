@@ -229,7 +229,9 @@ def case_dormant(vmtrace, tmp):
 
 
 HOLD_RB = ("class Held; end; 5000.times { Held.new }; "
-           "puts [ENV['VMTRACE_HOLD_FD'].inspect, Dir.children('/proc/self/fd').sort.join(',')].join(' ')")
+           "puts [ENV['VMTRACE_HOLD_FD'].inspect, Dir.children('/proc/self/fd').sort.join(',')].join(' '); "
+           # the environment Ruby was exec'd with: whether it was started held
+           "puts File.read('/proc/self/environ').split(\"\\0\").any? { |e| e.start_with?('VMTRACE_HOLD_FD=') }")
 
 
 def case_hold(vmtrace, tmp):
@@ -245,9 +247,12 @@ def case_hold(vmtrace, tmp):
     r = subprocess.run([vmtrace, "record", "-o", data, "--", rt.RUBY, "-e", HOLD_RB],
                        capture_output=True, text=True, timeout=120)
     check(r.returncode == 0, f"hold: record exits 0: {r.stderr[-300:]}")
-    check(r.stdout.splitlines()[0] == alone.stdout.strip(),
+    said, alone_said = r.stdout.splitlines(), alone.stdout.splitlines()
+    check(len(said) >= 2 and said[1] == "true" and alone_said[1] == "false",
+          f"hold: Ruby was exec'd with VMTRACE_HOLD_FD (started before the attach): {said[1:2]}")
+    check(said[0] == alone_said[0],
           f"hold: the program's variables and descriptors as without vmtrace: "
-          f"{r.stdout.splitlines()[0]!r} == {alone.stdout.strip()!r}")
+          f"{said[0]!r} == {alone_said[0]!r}")
     held = sum(a["count"] for a in report(vmtrace, data)["allocations"] if a["class"] == "Held")
     check(held == 5000, f"hold: Held objects counted {held} == 5000")
     for byte, want_rc in ((b"", 127), (b"u", 0)):

@@ -298,8 +298,7 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 	char *jvm_why = s->note_buf; /* why a running JVM has not taken the agent, or "" */
 	int r;
 
-	memset(s, 0, sizeof(*s));
-	s->target.pidfd = s->target.go_fd = s->target.exec_err_fd = s->target.hold_fd = -1;
+	memset(s, 0, sizeof(*s)); /* the target's descriptors: vt_target_spawn or _open_pid */
 	if (o->cmd)
 		r = vt_target_spawn(&s->target, o->cmd, err, errlen);
 	else
@@ -391,17 +390,14 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 	bool held = false;
 
 	if (s->target.spawned && !followed && s->rt->spawn_early) {
-		const size_t len = 8192;
-		const char *early[2] = { NULL, NULL };
+		/* in the spawn pipe once vt_target_release_held returns */
+		char early_env[8192];
+		const char *early[2] = { early_env, NULL };
 
-		s->early_env = malloc(len);
-		if (!s->early_env)
-			return -ENOMEM;
-		r = s->rt->spawn_early(&ao, s->early_env, len, &s->spawn_note, err, errlen);
+		r = s->rt->spawn_early(&ao, early_env, sizeof(early_env), &s->spawn_note, err, errlen);
 		if (r < 0)
 			return r;
 		if (r == 1) {
-			early[0] = s->early_env;
 			r = vt_target_release_held(&s->target, early, err, errlen);
 			if (r)
 				return r;
@@ -571,6 +567,4 @@ void vt_session_close(struct vt_session *s)
 	s->cmdline = NULL;
 	free(s->followed_from);
 	s->followed_from = NULL;
-	free(s->early_env);
-	s->early_env = NULL;
 }

@@ -224,6 +224,16 @@ static bool first_of_name(const struct vt_usdt_list *pl, size_t i)
 	return true;
 }
 
+/* The module among pl's vmtrace probes that is(path) says is one of
+ * vmtrace's own in a runtime (the Ruby extension, ...), or "". */
+static const char *module_that(const struct vt_usdt_list *pl, bool (*is)(const char *path))
+{
+	for (size_t i = 0; pl && i < pl->n; i++)
+		if (strcmp(pl->v[i].provider, PROVIDER) == 0 && is(pl->v[i].path))
+			return pl->v[i].path;
+	return "";
+}
+
 /* Attach the target's probes of table that events asks for: those that arm
  * counting (of VT_ARMING_EVENTS only), or all the others. Sets *armed_somewhere when
  * a module has sample__armed. 0, or a negative errno with errbuf set. */
@@ -311,18 +321,9 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 		goto fail;
 	}
 	st->all = opts->all;
-	for (size_t i = 0; opts->probes && i < opts->probes->n; i++) {
-		const char *path = opts->probes->v[i].path;
-
-		if (strcmp(opts->probes->v[i].provider, PROVIDER) != 0)
-			continue;
-		if (vt_ruby_ext_is(path))
-			snprintf(st->ruby_ext, sizeof(st->ruby_ext), "%s", path);
-		else if (vt_python_ext_is(path))
-			snprintf(st->python_ext, sizeof(st->python_ext), "%s", path);
-		else if (vt_jvm_agent_is(path))
-			snprintf(st->jvm_agent, sizeof(st->jvm_agent), "%s", path);
-	}
+	snprintf(st->ruby_ext, sizeof(st->ruby_ext), "%s", module_that(opts->probes, vt_ruby_ext_is));
+	snprintf(st->python_ext, sizeof(st->python_ext), "%s", module_that(opts->probes, vt_python_ext_is));
+	snprintf(st->jvm_agent, sizeof(st->jvm_agent), "%s", module_that(opts->probes, vt_jvm_agent_is));
 	if (st->jvm_agent[0] && opts->live) {
 		snprintf(errbuf, errlen, "--live: vmtrace's JVM agent sees allocations, not frees (JVMTI "
 			 "tells no object's end); the allocations are there without --live");
@@ -579,23 +580,19 @@ static int python_ext_env(const char *path, char *env, size_t len, const char **
 static int vmtrace_spawn_early(const struct vt_attach_opts *opts, char *env, size_t len,
 			       const char **note, char *errbuf, size_t errlen)
 {
-	const struct vt_usdt_list *pl = opts->probes;
+	const char *ruby = module_that(opts->probes, vt_ruby_ext_is);
+	const char *python = module_that(opts->probes, vt_python_ext_is);
 	int err;
 
-	if (!opts->spawned || opts->sample_period || opts->live || opts->all || !pl)
+	if (!opts->spawned || opts->sample_period || opts->live || opts->all)
 		return 0;
-	for (size_t i = 0; i < pl->n; i++) {
-		if (strcmp(pl->v[i].provider, PROVIDER) != 0)
-			continue;
-		if (vt_ruby_ext_is(pl->v[i].path))
-			err = ruby_ext_env(pl->v[i].path, env, len, note, errbuf, errlen);
-		else if (vt_python_ext_is(pl->v[i].path))
-			err = python_ext_env(pl->v[i].path, env, len, note, errbuf, errlen);
-		else
-			continue;
-		return err ? err : 1;
-	}
-	return 0;
+	if (ruby[0])
+		err = ruby_ext_env(ruby, env, len, note, errbuf, errlen);
+	else if (python[0])
+		err = python_ext_env(python, env, len, note, errbuf, errlen);
+	else
+		return 0;
+	return err ? err : 1;
 }
 
 static int vmtrace_spawn_env(void *state, const char **env, const char **note, char *errbuf,

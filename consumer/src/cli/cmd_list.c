@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <elf.h>
 
 #include "runtimes/jvm_agent.h"
@@ -17,6 +18,7 @@
 #include "runtimes/runtime.h"
 #include "cli/commands.h"
 #include "report/report_fmt.h"
+#include "process/target_fs.h"
 #include "process/usdt_notes.h"
 
 enum list_format { LIST_TEXT, LIST_JSON };
@@ -187,12 +189,14 @@ static void print_json(FILE *out, const struct vt_usdt_list *l, long pid, const 
 static const char *not_elf_reason(const char *path)
 {
 	unsigned char id[EI_NIDENT];
-	FILE *f = fopen(path, "rb");
-	size_t n = 0;
+	int fd = vt_open_regular(path);
+	ssize_t n = 0;
 
-	if (f) {
-		n = fread(id, 1, sizeof(id), f);
-		fclose(f);
+	if (fd == -ENOEXEC)
+		return "not a regular file";
+	if (fd >= 0) {
+		n = read(fd, id, sizeof(id));
+		close(fd);
 	}
 	if (n < SELFMAG || memcmp(id, ELFMAG, SELFMAG) != 0)
 		return "not an ELF file";

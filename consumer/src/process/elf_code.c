@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "process/elf_code.h"
+#include "process/target_fs.h"
 
 /* fn(phdr, ctx) for each PT_LOAD of the ELF file at fd, until fn returns
  * non-zero (that value is returned), or -ENOENT. */
@@ -67,10 +68,10 @@ static int first_vaddr(const GElf_Phdr *ph, int fd, void *ctx)
 
 static int with_file(const char *path, int (*fn)(const GElf_Phdr *, int, void *), void *ctx)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+	int fd = vt_open_regular(path), err;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	err = each_load(fd, fn, ctx);
 	close(fd);
 	return err;

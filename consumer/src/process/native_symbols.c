@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "process/native_symbols.h"
+#include "process/target_fs.h"
 
 struct sym {
 	uint64_t addr, size;
@@ -64,7 +65,7 @@ static void load_module(struct module *m)
 {
 	size_t cap = 0, nph;
 	Elf_Scn *scn = NULL;
-	int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	int fd = vt_open_regular(m->path);
 	Elf *e;
 
 	if (fd < 0)

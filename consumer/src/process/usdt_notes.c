@@ -44,6 +44,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "process/target_fs.h"
 #include "process/usdt_notes.h"
 
 #define STAPSDT_NOTE_TYPE 3
@@ -330,9 +331,9 @@ static int read_fd(int fd, const char *path, struct vt_usdt_list *out)
 
 int vt_usdt_read_file(const char *path, struct vt_usdt_list *out)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = vt_open_regular(path);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	int err = read_fd(fd, path, out);
 	close(fd);
 	return err;
@@ -403,9 +404,9 @@ static int find_symbol(Elf *elf, const char *name, uint64_t *addr, uint64_t *fil
 int vt_elf_symbol(const char *path, const char *name, uint64_t *addr, uint64_t *file_offset)
 {
 	Elf *elf;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = vt_open_regular(path);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	int err = elf_open_fd(fd, &elf);
 	if (!err) {
 		err = find_symbol(elf, name, addr, file_offset);
@@ -420,43 +421,6 @@ int vt_elf_symbol(const char *path, const char *name, uint64_t *addr, uint64_t *
 struct module_id {
 	unsigned long dev_major, dev_minor, inode;
 };
-
-/* Open the file behind one mapping, as the process sees it: map_files
- * reaches deleted files and other mount namespaces (needs privilege), the
- * process's root reaches namespaced paths. The inode must match, so a file
- * replaced since it was mapped is not read in its place. */
-static int open_mapped(pid_t pid, unsigned long start, unsigned long end,
-		       const char *path, unsigned long inode)
-{
-	char paths[2][PATH_MAX + 64];
-	int n = 0, err = -ENOENT;
-
-	snprintf(paths[n++], sizeof(paths[0]), "/proc/%d/map_files/%lx-%lx", (int)pid, start, end);
-	if (path[0] == '/')
-		snprintf(paths[n++], sizeof(paths[0]), "/proc/%d/root%s", (int)pid, path);
-	for (int i = 0; i < n; i++) {
-		struct stat st;
-		/* stat first: never open a device or FIFO someone mapped */
-		if (stat(paths[i], &st) < 0) {
-			err = -errno;
-			continue;
-		}
-		if (!S_ISREG(st.st_mode) || st.st_ino != inode) {
-			err = -ENOENT;
-			continue;
-		}
-		int fd = open(paths[i], O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-		if (fd < 0) {
-			err = -errno;
-			continue;
-		}
-		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_ino == inode)
-			return fd;
-		close(fd);
-		err = -ENOENT;
-	}
-	return err;
-}
 
 int vt_usdt_read_pid(pid_t pid, struct vt_usdt_list *out)
 {
@@ -507,7 +471,7 @@ int vt_usdt_read_pid(pid_t pid, struct vt_usdt_list *out)
 		}
 		seen[nseen++] = (struct module_id){ major, minor, inode };
 
-		int fd = open_mapped(pid, start, end, path, inode);
+		int fd = vt_tfs_open_mapped(pid, start, end, path, inode);
 		if (fd == -ENOENT)
 			continue; /* gone since it was mapped: nothing to trace there */
 		if (fd < 0) {

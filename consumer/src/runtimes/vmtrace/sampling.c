@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "process/target_fs.h"
 #include "runtimes/vmtrace/sampling.h"
 
 #define PERIOD_SYMBOL "vmtrace_sample_period"
@@ -102,23 +103,6 @@ static int module_mappings(pid_t pid, const char *module, struct mapping **out, 
 	return 0;
 }
 
-/* A path through which this process can read the file behind m. */
-static int module_file(pid_t pid, const char *module, const struct mapping *m,
-		       char *buf, size_t len)
-{
-	struct stat st;
-
-	snprintf(buf, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, m->start, m->end);
-	if (stat(buf, &st) == 0 && st.st_ino == m->inode)
-		return 0;
-	if (module[0] == '/') {
-		snprintf(buf, len, "/proc/%d/root%s", (int)pid, module);
-		if (stat(buf, &st) == 0 && st.st_ino == m->inode)
-			return 0;
-	}
-	return -ENOENT;
-}
-
 int vt_proc_symbol_address(pid_t pid, const char *module, const char *name, uint64_t *addr)
 {
 	struct mapping *maps = NULL;
@@ -131,9 +115,15 @@ int vt_proc_symbol_address(pid_t pid, const char *module, const char *name, uint
 	int err = module_mappings(pid, module, &maps, &n);
 	if (err)
 		return err;
-	err = module_file(pid, module, &maps[0], file, sizeof(file));
-	if (!err)
+	int fd = vt_tfs_open_mapped(pid, (unsigned long)maps[0].start, (unsigned long)maps[0].end, module,
+				    maps[0].inode);
+	if (fd < 0) {
+		err = fd;
+	} else {
+		snprintf(file, sizeof(file), "/proc/self/fd/%d", fd);
 		err = vt_elf_symbol(file, name, &link_addr, &off);
+		close(fd);
+	}
 	if (err) {
 		free(maps);
 		return err;

@@ -54,11 +54,11 @@ device_node)
 
 sample_spawn)
 	# --sample with a command vmtrace starts: the period reaches it
-	"$VMTRACE" record -o rec.data --format json --sample 4K -- "$BIN/demovm" --ops 3000 --quiet \
-		>vt.out 2>vt.err || fail "record --sample exited with $?"
-	[ "$(json vt.out 'r["sample_period"]')" = 4096 ] || fail "sample_period is not 4096"
-	samples=$(json vt.out 'sum(a["samples"] for a in r["allocations"])')
-	count=$(json vt.out 'sum(a["count"] for a in r["allocations"])')
+	"$VMTRACE" record -o rec.data --format json --sample 4K --report-file vt.json -- "$BIN/demovm" \
+		--ops 3000 --quiet >vt.out 2>vt.err || fail "record --sample exited with $?"
+	[ "$(json vt.json 'r["sample_period"]')" = 4096 ] || fail "sample_period is not 4096"
+	samples=$(json vt.json 'sum(a["samples"] for a in r["allocations"])')
+	count=$(json vt.json 'sum(a["count"] for a in r["allocations"])')
 	[ "$samples" -gt 0 ] || fail "no samples"
 	[ "$samples" -lt "$count" ] || fail "not sampled: $samples samples for $count allocations"
 	echo "ok: $samples samples estimate $count allocations"
@@ -93,7 +93,7 @@ sigterm_ignored)
 	pid=$(cat host.pid)
 	[ ! -d "/proc/$pid" ] || fail "the command (pid $pid) still runs"
 	[ -s rec.data ] || fail "no record file"
-	grep -q "Daemon#serve" vt.out || fail "nothing recorded"
+	grep -q "Daemon#serve" vt.err || fail "nothing recorded"
 	echo "ok: a SIGTERM-deaf command was ended and its run reported"
 	;;
 
@@ -131,11 +131,12 @@ script)
 	# probes, which count calls), status kept
 	printf '#!/usr/bin/python3\nimport sys\ndef work(i):\n    return i * 2\nfor i in range(500):\n    work(i)\nsys.exit(5)\n' >work.py
 	chmod +x work.py
-	"$VMTRACE" record --runtime python -o s.data --format json -- ./work.py >vt.out 2>vt.err
+	"$VMTRACE" record --runtime python -o s.data --format json --report-file vt.json -- ./work.py \
+		>vt.out 2>vt.err
 	st=$?
 	[ $st = 5 ] || fail "record of a script exited $st, want the script's 5"
-	[ "$(json vt.out 'r["runtime"]')" = python ] || fail "not traced as python"
-	n=$(json vt.out 'sum(c["count"] for c in r["calls"] if c["name"] == "work")')
+	[ "$(json vt.json 'r["runtime"]')" = python ] || fail "not traced as python"
+	n=$(json vt.json 'sum(c["count"] for c in r["calls"] if c["name"] == "work")')
 	[ "$n" = 500 ] || fail "work() calls: want 500, got $n"
 	# through env(1), with an option and an assignment before the name
 	printf '#!/usr/bin/env -S LC_ALL=C python3.11 -E\nimport sys\nsys.exit(0)\n' >env.py
@@ -155,9 +156,9 @@ long_names)
 	# names past the names map (127 bytes) and past one BPF read (4094) in a
 	# target that exits at once: whole, or cut visibly and counted as cut;
 	# a name read whole is never counted as lost
-	"$VMTRACE" record -o n.data --format json -- "$HOST" --names 100,200,4000,5000,70000 \
-		>vt.out 2>vt.err || fail "record exited with $?: $(cat vt.err)"
-	"$PY" - vt.out <<'PYEOF' || fail "long names: $(cat vt.err)"
+	"$VMTRACE" record -o n.data --format json --report-file vt.json -- "$HOST" \
+		--names 100,200,4000,5000,70000 >vt.out 2>vt.err || fail "record exited with $?: $(cat vt.err)"
+	"$PY" - vt.json <<'PYEOF' || fail "long names: $(cat vt.err)"
 import json, sys
 r = json.load(open(sys.argv[1]))
 def name(n):

@@ -105,10 +105,10 @@ spawn_shared)
 
 early)
 	# allocations fired by a constructor, before main, are counted
-	"$VMTRACE" record -o rec.data --format json -- "$TBIN/early_host" 10 >vt.out 2>vt.err ||
-		fail "vmtrace record exited with $?"
-	early=$(count_of vt.out Early Host#constructor)
-	main=$(count_of vt.out Host Host#main)
+	"$VMTRACE" record -o rec.data --format json --report-file vt.json -- "$TBIN/early_host" 10 \
+		>vt.out 2>vt.err || fail "vmtrace record exited with $?"
+	early=$(count_of vt.json Early Host#constructor)
+	main=$(count_of vt.json Host Host#main)
 	[ "$early" = 3 ] || fail "constructor allocations: want 3, got $early"
 	[ "$main" = 10 ] || fail "main allocations: want 10, got $main"
 	echo "constructor allocations counted: $early; main: $main"
@@ -180,6 +180,12 @@ errors)
 	expect 2 "^vmtrace: unknown command 'recrod'" recrod
 	expect 2 "^vmtrace: unknown option '--frobnicate'" --frobnicate
 	expect 1 "^vmtrace: cannot run no-such-command-here: command not found" record -o y.data -- no-such-command-here
+	# a report file that cannot be written fails before anything runs
+	expect 1 "^vmtrace: --report-file /nonexistent/r.txt: No such file or directory$" record -o y.data \
+		--report-file /nonexistent/r.txt -- /bin/true
+	expect 2 "^vmtrace: record: --report-file: --every writes intervals" record --every 1s --out-dir . \
+		--report-file r.txt -- /bin/true
+	expect 2 "^vmtrace: record: --report-file: an empty name" record --report-file '' -- /bin/true
 	expect 1 "^vmtrace: record: unknown runtime|^vmtrace: unknown runtime 'cobol'" record -o y.data --runtime cobol -- "$BIN/demovm" --ops 1
 	# an existing record is kept unless --force
 	echo keep >exists.data
@@ -212,11 +218,38 @@ exit_midrun)
 	compare truth.json vt.out
 	;;
 
+report_words)
+	# record -- CMD: the command's stdout is its own, the report beside it on
+	# stderr or in --report-file; an exact run ends with no lower bound, and
+	# one whose allocation map overflowed says the allocation counts are
+	# (a shell that says a line on its stdout, then becomes demovm)
+	"$VMTRACE" record -o a.data -- /bin/sh -c 'echo own line; exec "$0" "$@"' "$BIN/demovm" --ops 20000 \
+		--threads 2 --truth truth.json >vt.out 2>vt.err || fail "vmtrace record exited with $?"
+	[ "$(cat vt.out)" = "own line" ] || fail "the command's stdout is not its own: $(cat vt.out)"
+	grep -q '^Allocations by class and method' vt.err || fail "no report on stderr: $(cat vt.err)"
+	# the allocation counts demovm made, exactly (as scripts/demo.sh checks them)
+	"$VMTRACE" report a.data --format json | jq -r '.allocations[] | "\(.class) \(.method) \(.count) \(.bytes)"' |
+		sort >traced
+	jq -r '.allocations[] | "\(.class) \(.method) \(.count) \(.bytes)"' truth.json | sort >truth
+	cmp -s traced truth || fail "the exact run's counts are not demovm's: $(diff traced truth | head)"
+	! grep -q 'lower bound' vt.err || fail "an exact run is called a lower bound: $(sed -n '/^Lost/,$p' vt.err)"
+	"$VMTRACE" record -o b.data --report-file rep.txt --map-entries 4 -- "$BIN/demovm" --ops 20000 \
+		--threads 2 >vt.out 2>vt.err || fail "vmtrace record --map-entries 4 exited with $?"
+	grep -qx "vmtrace: report written to rep.txt" vt.err || fail "where the report went is not said"
+	[ ! -s vt.out ] && ! grep -q '^Allocations by' vt.err || fail "the report is not only in rep.txt"
+	grep -q '^  allocation map full (events; raise --map-entries) *[1-9][0-9]*  allocations$' rep.txt ||
+		fail "the full map's line: $(sed -n '/^Lost/,$p' rep.txt)"
+	grep -Eq '^  [0-9,]+ not counted: the counts of allocations.* above are lower bounds\.$' rep.txt &&
+		grep -qx '  A map was full: record again with a larger --map-entries.' rep.txt ||
+		fail "the lower bound is not named: $(sed -n '/^Lost/,$p' rep.txt)"
+	echo "report beside the command's output; exact: no lower bound; overflowed: allocations named"
+	;;
+
 target_killed)
 	# a command killed by SIGKILL: said so, its status is the shell's 137,
 	# and the counts its threads still held are a loss, not an exact report
-	"$VMTRACE" record -o rec.data --format json -- "$BIN/demovm" --ops 100000000 --threads 2 \
-		--quiet >vt.out 2>vt.err &
+	"$VMTRACE" record -o rec.data --format json --report-file vt.json -- "$BIN/demovm" \
+		--ops 100000000 --threads 2 --quiet >vt.out 2>vt.err &
 	VT=$!
 	PIDS+=("$VT")
 	wait_line vt.err '^vmtrace: recording pid' "$VT"
@@ -228,8 +261,8 @@ target_killed)
 	[ $st = 137 ] || fail "vmtrace record exited with $st, not the killed command's 137: $(cat vt.err)"
 	grep -qx "vmtrace: pid $DV was killed by SIGKILL; reporting what was recorded" vt.err ||
 		fail "the kill is not said: $(cat vt.err)"
-	n=$(lost_of vt.out "batched counts not flushed")
-	[ "$n" -ge 1 ] || fail "no unflushed round counted as lost: $(cat vt.out)"
+	n=$(lost_of vt.json "batched counts not flushed")
+	[ "$n" -ge 1 ] || fail "no unflushed round counted as lost: $(cat vt.json)"
 	echo "killed by SIGKILL: said, status 137, $n round(s) it held counted lost"
 	;;
 

@@ -16,8 +16,8 @@ vt_need_root
 vt_harness gc
 
 # the alloc workload's 4 MiB young generation: a collection every few thousand ops
-"$VMTRACE" record --gc-pauses $KEEP --format json -o r.data -- \
-	"$BIN/demovm" --workload alloc --ops 60000 --truth truth.json --quiet >rec.out 2>rec.err ||
+"$VMTRACE" record --gc-pauses $KEEP --format json -o r.data --report-file rec.out -- \
+	"$BIN/demovm" --workload alloc --ops 60000 --truth truth.json --quiet 2>rec.err ||
 	fail "record failed"
 "$VMTRACE" report --format json r.data >rep.out 2>rep.err || fail "report of the record failed"
 /usr/bin/python3 - "$KEEP" rec.out rep.out truth.json <<'PY' || fail "GC figures wrong"

@@ -70,8 +70,8 @@ pprof_fixture)
 
 pprof_live)
 	vt_need_root
-	"$VMTRACE" record -o rec.data --format pprof -- "$BIN/demovm" --ops 2000 --threads 2 \
-		--truth truth.json --quiet >live.pb.gz 2>vt.err || fail "vmtrace record exited with $?"
+	"$VMTRACE" record -o rec.data --format pprof --report-file live.pb.gz -- "$BIN/demovm" \
+		--ops 2000 --threads 2 --truth truth.json --quiet 2>vt.err || fail "vmtrace record exited with $?"
 	"$VMTRACE" report rec.data --format json >rec.json 2>report.err || fail "report exited with $?"
 	"$PY" "$HERE/pprof_top.py" live.pb.gz rec.json || fail "pprof and the report differ"
 	"$PY" "$HERE/pprof_top.py" live.pb.gz truth.json || fail "pprof and demovm's truth differ"
@@ -94,8 +94,8 @@ perfetto_fixture)
 
 perfetto_live)
 	vt_need_root
-	"$VMTRACE" record -o rec.data --format perfetto -- "$BIN/demovm" --ops 2000 --threads 2 \
-		--truth truth.json --quiet >live.json 2>vt.err || fail "vmtrace record exited with $?"
+	"$VMTRACE" record -o rec.data --format perfetto --report-file live.json -- "$BIN/demovm" \
+		--ops 2000 --threads 2 --truth truth.json --quiet 2>vt.err || fail "vmtrace record exited with $?"
 	"$PY" "$HERE/perfetto_check.py" live.json rec.data --all-timed || fail "the trace is not the record"
 	# report gives the same trace; the run had every kind of event in it
 	"$VMTRACE" report rec.data --format perfetto >report.json || fail "report exited with $?"

@@ -62,8 +62,8 @@ leak_spawn | leak_shared | leak_uncached | leak_attach)
 		kill -USR1 "${PIDS[0]}"
 		wait "$rec" || fail "record --live -p failed: $(cat record.err)"
 	else
-		"$vmtrace" record --live -o run.data --format json -- "$BIN/$vm" --ops 1500 --threads 2 \
-			--leak 40 --truth truth.json --quiet "${extra[@]}" >report.json 2>record.err ||
+		"$vmtrace" record --live -o run.data --format json --report-file report.json -- "$BIN/$vm" \
+			--ops 1500 --threads 2 --leak 40 --truth truth.json --quiet "${extra[@]}" 2>record.err ||
 			fail "record --live failed"
 	fi
 	compare report.json "record"
@@ -119,8 +119,8 @@ top)
 		fail "top --live: no live Session row"
 	;;
 timeline)
-	"$vmtrace" record -o run.data --format json -- "$BIN/demovm" --duration 2.5 --threads 2 \
-		--leak 100000000 --quiet >report.json 2>record.err || fail "record failed"
+	"$vmtrace" record -o run.data --format json --report-file report.json -- "$BIN/demovm" \
+		--duration 2.5 --threads 2 --leak 100000000 --quiet 2>record.err || fail "record failed"
 	jq -e '([.timeline[] | {k: .class, v: .allocs}] | group_by(.k) | map({(.[0].k): (map(.v) | add)}) | add)
 		== ([.allocations[] | {k: .class, v: .count}] | group_by(.k) | map({(.[0].k): (map(.v) | add)}) | add)' \
 		report.json >/dev/null || fail "timeline allocations do not add up to the record's"
@@ -143,8 +143,9 @@ timeline)
 		report.json >/dev/null || fail "default step: not steps of a second"
 	# quarter-second steps: a step begun in each quarter of the recording's
 	# duration, the last partial
-	"$vmtrace" record -o q.data --timeline-step 0.25s --format json -- "$BIN/demovm" --duration 1.5 \
-		--threads 2 --leak 100000000 --quiet >q.json 2>record.err || fail "record --timeline-step failed"
+	"$vmtrace" record -o q.data --timeline-step 0.25s --format json --report-file q.json -- \
+		"$BIN/demovm" --duration 1.5 --threads 2 --leak 100000000 --quiet 2>record.err ||
+		fail "record --timeline-step failed"
 	grep -qx 'series_step 250000000' q.data || fail "the record does not keep the step"
 	jq -e '.timeline_step_s == 0.25 and ([.timeline[] | .start_s == .step * 0.25 and .second == (.start_s | floor)] | all)
 		and (.duration_s / 0.25) as $d | ([.timeline[] | select(.class == "Session") | .step]
@@ -164,8 +165,8 @@ temps)
 	# thread decides temporaries itself and sends them summed by key
 	for how in "" --uncached; do
 		# shellcheck disable=SC2086
-		"$vmtrace" record --live --temp 3600 -o run.data --force --format json -- "$BIN/demovm" --ops 1500 \
-			--threads 2 --leak 40 --truth truth.json --quiet $how >report.json 2>record.err ||
+		"$vmtrace" record --live --temp 3600 -o run.data --force --format json --report-file report.json \
+			-- "$BIN/demovm" --ops 1500 --threads 2 --leak 40 --truth truth.json --quiet $how 2>record.err ||
 			fail "record --live $how failed"
 		jq -S -c '[.frees[] | {class, count, bytes}] | sort_by(.class)' truth.json >want.json
 		jq -S -c '[.live.rows[] | select(.temp_count > 0) | {class, count: .temp_count, bytes: .temp_bytes}]

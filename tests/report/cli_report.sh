@@ -37,7 +37,7 @@ v1=$fixtures/v1.data
 	fail "folded"
 "$vmtrace" report "$v1" >"$tmp/text"
 grep -q '^vmtrace report: runtime vmtrace, pid 27784, 0.202 s$' "$tmp/text" || fail "text header"
-grep -q '^  nothing was lost\.$' "$tmp/text" || fail "text loss counters"
+grep -q '^Lost: nothing\.$' "$tmp/text" || fail "text loss counters"
 
 expect 2 "vmtrace: report: unknown option '--colour'" "$v1" --colour
 expect 2 "vmtrace: report: --format: 'yaml'" --format yaml "$v1"

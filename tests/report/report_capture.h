@@ -33,4 +33,10 @@ static inline void assert_contains(const char *hay, const char *needle)
 		fail_msg("missing \"%s\" in:\n%s", needle, hay);
 }
 
+static inline void assert_not_contains(const char *hay, const char *needle)
+{
+	if (strstr(hay, needle))
+		fail_msg("unexpected \"%s\" in:\n%s", needle, hay);
+}
+
 #endif

@@ -20,7 +20,7 @@
 static char *render(const struct vt_profile *p, enum vt_format fmt, enum vt_group by,
 		    enum vt_sort sort, size_t top)
 {
-	struct vt_report_opts o = { fmt, by, sort, top, false };
+	struct vt_report_opts o = { .format = fmt, .by = by, .sort = sort, .top = top };
 	struct capture c;
 
 	assert_int_equal(vt_report_print(capture_open(&c), p, &o), 0);
@@ -111,7 +111,7 @@ static void test_parse(void **state)
 
 static void test_grouping(void **state)
 {
-	struct vt_report_opts o = { VT_FORMAT_TEXT, VT_BY_CLASS_METHOD, VT_SORT_COUNT, 0, false };
+	struct vt_report_opts o = { .format = VT_FORMAT_TEXT, .by = VT_BY_CLASS_METHOD, .sort = VT_SORT_COUNT, .top = 0 };
 	struct vt_alloc_table t;
 	struct vt_profile p;
 
@@ -163,7 +163,7 @@ static void test_grouping(void **state)
 
 static void test_sort_and_top(void **state)
 {
-	struct vt_report_opts o = { VT_FORMAT_TEXT, VT_BY_CLASS_METHOD, VT_SORT_BYTES, 2, false };
+	struct vt_report_opts o = { .format = VT_FORMAT_TEXT, .by = VT_BY_CLASS_METHOD, .sort = VT_SORT_BYTES, .top = 2 };
 	struct vt_alloc_table t;
 	struct vt_profile p;
 
@@ -578,7 +578,8 @@ static void test_sampled_estimates(void **state)
 	assert_int_equal(vt_profile_add_alloc(&p, "Big", "load", "", 8, 4194304, 8), 0);
 	assert_int_equal(vt_profile_add_alloc(&p, "Small", "tick", "", 100000, 3200000, 6), 0);
 	out = render(&p, VT_FORMAT_TEXT, VT_BY_CLASS_METHOD, VT_SORT_BYTES, 0);
-	assert_contains(out, "Allocation counts and bytes are estimates from sampling every 524288 bytes;\n");
+	assert_contains(out, "traced: vmtrace's provider inside the process, sampled every 524288 bytes "
+			"(512 KiB): counts and bytes are estimates\n");
 	assert_contains(out, "Allocations by class and method, sorted by bytes:\n"
 			"  CLASS  METHOD   COUNT  COUNT%    BYTES  BYTES%  SAMPLES\n"
 			"  Big    load         8    0.0%  4194304   56.7%        8\n"
@@ -626,13 +627,24 @@ static void test_lost_counts_shown(void **state)
 	small_profile(&p);
 	assert_int_equal(vt_profile_add_lost(&p, "unreadable string", 3), 0);
 	out = render(&p, VT_FORMAT_TEXT, VT_BY_CLASS_METHOD, VT_SORT_COUNT, 0);
-	assert_contains(out, "  alloc map full     0\n"
-			"  unreadable string  3\n"
-			"  total              3\n"
-			"  3 not counted: the figures above are lower bounds.\n");
+	/* only what is not 0, with what it touches: names are no count */
+	assert_contains(out, "Lost (not counted where it belongs, and what it touches):\n"
+			"  LOST               COUNT  TOUCHES\n"
+			"  unreadable string      3  names only\n"
+			"  no count above is touched: only what each line names.\n");
+	assert_not_contains(out, "alloc map full");
+	free(out);
+	assert_int_equal(vt_profile_add_lost(&p, "alloc map full", 1234), 0);
+	assert_int_equal(vt_profile_add_lost(&p, "free map full (events)", 2), 0);
+	out = render(&p, VT_FORMAT_TEXT, VT_BY_CLASS_METHOD, VT_SORT_COUNT, 0);
+	assert_contains(out, "  LOST                    COUNT  TOUCHES\n"
+			"  alloc map full           1234  allocations\n"
+			"  unreadable string           3  names only\n"
+			"  free map full (events)      2  frees\n"
+			"  1,236 not counted: the counts of allocations and frees above are lower bounds.\n");
 	free(out);
 	out = render(&p, VT_FORMAT_JSON, VT_BY_CLASS_METHOD, VT_SORT_COUNT, 0);
-	assert_contains(out, "  \"lost_total\": 3\n}\n");
+	assert_contains(out, "  \"lost_total\": 1239\n}\n");
 	free(out);
 	vt_profile_free(&p);
 }

@@ -3,6 +3,8 @@
 static const char golden_text[] =
 	"vmtrace report: runtime vmtrace, pid 4242, 2.000 s\n"
 	"target: demovm --wait\n"
+	"traced: vmtrace's provider inside the process, exact\n"
+	"allocations: 200 objects, 10.94 KiB in 2.000 s: 100/s, 5.47 KiB/s\n"
 	"probes: object__alloc,gc__begin,gc__end\n"
 	"\n"
 	"Allocations by class and method, sorted by count:\n"
@@ -56,16 +58,14 @@ static const char golden_text[] =
 	"     8192 -> 16383 : 4        |****************************************|\n"
 	"    16384 -> 32767 : 1        |**********                              |\n"
 	"\n"
-	"Lost (events and strings not counted where they belong):\n"
-	"  alloc map full     0\n"
-	"  unreadable string  0\n"
-	"  total              0\n"
-	"  nothing was lost.\n"
+	"Lost: nothing.\n"
 ;
 
 static const char golden_text_site_bytes_top2[] =
 	"vmtrace report: runtime vmtrace, pid 4242, 2.000 s\n"
 	"target: demovm --wait\n"
+	"traced: vmtrace's provider inside the process, exact\n"
+	"allocations: 200 objects, 10.94 KiB in 2.000 s: 100/s, 5.47 KiB/s\n"
 	"probes: object__alloc,gc__begin,gc__end\n"
 	"\n"
 	"Allocations by class, method and site, sorted by bytes:\n"
@@ -73,7 +73,7 @@ static const char golden_text_site_bytes_top2[] =
 	"  String  Geometry#translate  geo.c:11     50   25.0%   6400   57.1%     25.0   3200.0\n"
 	"  Point   Shape#new           -           100   50.0%   3200   28.6%     50.0   1600.0\n"
 	"  total                                   200  100.0%  11200  100.0%    100.0   5600.0\n"
-	"  (the top 2 of 4 rows; the total covers all of them)\n"
+	"  and 2 more rows, 14.3% of bytes: --top 0 for all\n"
 	"\n"
 	"GC impact:\n"
 	"  KIND   COLLECTIONS  COLLECTIONS/s  PAUSES    TOTAL      MEAN      P50      P99      MAX\n"
@@ -119,11 +119,7 @@ static const char golden_text_site_bytes_top2[] =
 	"     8192 -> 16383 : 4        |****************************************|\n"
 	"    16384 -> 32767 : 1        |**********                              |\n"
 	"\n"
-	"Lost (events and strings not counted where they belong):\n"
-	"  alloc map full     0\n"
-	"  unreadable string  0\n"
-	"  total              0\n"
-	"  nothing was lost.\n"
+	"Lost: nothing.\n"
 ;
 
 static const char golden_json[] =

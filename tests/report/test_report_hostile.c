@@ -18,7 +18,7 @@
 
 static char *render(const struct vt_profile *p, enum vt_format fmt)
 {
-	struct vt_report_opts o = { fmt, VT_BY_CLASS_METHOD, VT_SORT_COUNT, 0, false };
+	struct vt_report_opts o = { .format = fmt, .by = VT_BY_CLASS_METHOD, .sort = VT_SORT_COUNT, .top = 0 };
 	struct capture c;
 
 	assert_int_equal(vt_report_print(capture_open(&c), p, &o), 0);

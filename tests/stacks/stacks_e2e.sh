@@ -90,8 +90,8 @@ case_pid() { # VARIANT
 
 case "$CASE" in
 spawn)
-	"$VMTRACE" record --stack vm -o rec.data --format folded -- "$BIN/demovm" --ops $OPS \
-		--threads 2 --truth truth.json --quiet >vt.out 2>vt.err || fail "vmtrace record exited with $?"
+	"$VMTRACE" record --stack vm -o rec.data --format folded --report-file vt.out -- "$BIN/demovm" \
+		--ops $OPS --threads 2 --truth truth.json --quiet 2>vt.err || fail "vmtrace record exited with $?"
 	compare truth.json vt.out
 	check_record
 	# the flame graph page shows the same stacks, searchable and zoomable
@@ -107,15 +107,17 @@ spawn)
 pid) case_pid demovm ;;
 pid_shared) case_pid demovm-shared ;;
 native)
-	"$VMTRACE" record --stack native -o rec.data --format folded -- "$BIN/demovm" --ops $OPS \
-		--threads 2 --truth truth.json --quiet >vt.out 2>vt.err || fail "vmtrace record exited with $?"
+	"$VMTRACE" record --stack native -o rec.data --format folded --report-file vt.out -- \
+		"$BIN/demovm" --ops $OPS --threads 2 --truth truth.json --quiet 2>vt.err ||
+		fail "vmtrace record exited with $?"
 	"$PY" "$HERE/compare_native.py" truth.json vt.out >native.out 2>&1 || fail "$(cat native.out)"
 	cat native.out
 	[ "$(lost_of rec.data "native stack not taken")" = 0 ] || fail "native stacks not taken"
 	;;
 both)
-	"$VMTRACE" record --stack both -o rec.data --format folded -- "$BIN/demovm" --ops $OPS \
-		--threads 2 --truth truth.json --quiet >vt.out 2>vt.err || fail "vmtrace record exited with $?"
+	"$VMTRACE" record --stack both -o rec.data --format folded --report-file vt.out -- \
+		"$BIN/demovm" --ops $OPS --threads 2 --truth truth.json --quiet 2>vt.err ||
+		fail "vmtrace record exited with $?"
 	"$PY" "$HERE/compare_both.py" truth.json vt.out >both.out 2>&1 || fail "spawned: $(cat both.out)"
 	cat both.out
 	[ "$(lost_of rec.data "VM stack not read")" = 0 ] || fail "VM stacks not read"

@@ -181,6 +181,8 @@ static const struct {
 	{ VT_OPT_TEMP, "temp", required_argument },
 	{ VT_OPT_TIMELINE_STEP, "timeline-step", required_argument },
 	{ VT_OPT_EVENTS, "events", required_argument },
+	{ VT_OPT_NO_PAGER, "no-pager", no_argument },
+	{ VT_OPT_REPORT_FILE, "report-file", required_argument },
 	{ VT_OPT_VERBOSE, "verbose", no_argument },
 	{ VT_OPT_HELP, "help", no_argument },
 };
@@ -316,6 +318,15 @@ static int take(const char *cmd, int opt, const char *arg, struct vt_cli_args *a
 		if (vt_parse_u64(arg, &v))
 			return vt_usage_error(cmd, "--top: '%s' is not a number of rows", arg);
 		a->report.top = (size_t)v;
+		a->have_top = true;
+		return 0;
+	case VT_OPT_NO_PAGER:
+		a->no_pager = true;
+		return 0;
+	case VT_OPT_REPORT_FILE:
+		if (!*arg)
+			return vt_usage_error(cmd, "--report-file: an empty name");
+		a->report_file = arg;
 		return 0;
 	case VT_OPT_SAMPLE:
 		if (vt_parse_bytes(arg, &a->session.sample_period))

@@ -49,6 +49,8 @@ enum vt_opt {
 	VT_OPT_GC_PAUSES,
 	VT_OPT_CGROUP,
 	VT_OPT_ALL,
+	VT_OPT_NO_PAGER,
+	VT_OPT_REPORT_FILE,
 };
 
 /* The help lines of the options top and serve share, in their order. */
@@ -80,6 +82,9 @@ struct vt_cli_args {
 	double interval;                /* -i */
 	uint64_t count;                 /* -n */
 	bool have_format;               /* --format was given */
+	bool have_top;                  /* --top was given */
+	bool no_pager;                  /* --no-pager */
+	const char *report_file;        /* --report-file FILE ("-": stdout) */
 	double every;                   /* --every */
 	const char *out_dir;            /* --out-dir */
 	const char *push_url;           /* --push */

@@ -3,19 +3,22 @@
  * per class, method and site (record_diff.c), growth first, in text, json,
  * csv or folded (two weights per stack, as flamegraph.pl --diff reads).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/report_out.h"
 #include "record/record_diff.h"
 #include "record/record_load.h"
 #include "report/report_fmt.h"
+#include "report/report_table.h"
 
 static const char usage_line[] =
 	"Usage: vmtrace diff BASE.data NEW.data [--format text|json|csv|folded] [--sort count|bytes]\n"
-	"                    [--top N]\n";
+	"                    [--top N] [--no-pager]\n";
 
 static const char help_text[] =
 	"\n"
@@ -28,50 +31,66 @@ static const char help_text[] =
 	"              folded: `method;site;class BASE NEW` lines, the input of\n"
 	"              flamegraph.pl's differential mode\n"
 	"  --sort S    folded's weight: allocation count (default) or bytes\n"
-	"  --top N     the first N changed rows (0: all)\n"
+	"  --top N     the first N changed rows (0: all; default 20 on a terminal,\n"
+	"              where names are shortened to fit, all into a pipe or file)\n"
+	"  --no-pager  on a terminal, no pager for a diff past the screen\n"
 	"  -h, --help  this text\n"
 	"\n"
 	"Examples:\n"
 	"  vmtrace diff before.data after.data\n"
 	"  vmtrace diff before.data after.data --format folded --sort bytes | flamegraph.pl > diff.svg\n";
 
-static const enum vt_opt diff_opts[] = { VT_OPT_FORMAT, VT_OPT_SORT, VT_OPT_TOP, VT_OPT_HELP, 0 };
+static const enum vt_opt diff_opts[] = { VT_OPT_FORMAT, VT_OPT_SORT, VT_OPT_TOP, VT_OPT_NO_PAGER,
+					 VT_OPT_HELP, 0 };
 
 static const struct vt_cli_cmd diff_cmd = { "diff", usage_line, help_text, diff_opts, false };
 
 static const char *const col_name[VT_DIFF_COLS] = { "count", "bytes", "live_count", "live_bytes" };
 
-static const char *or_dash(const char *s)
+/* The changed rows as a table: on a terminal fitted to it, the live
+ * columns going first, and the rows left out by --top counted. */
+static int print_text(FILE *out, const struct vt_diff *d, const struct vt_report_opts *o)
 {
-	return *s ? s : "-";
-}
+	size_t shown = 0, changed = 0;
+	uint64_t moved = 0, moved_shown = 0; /* bytes changed, either way */
+	struct vt_table t;
+	int err;
 
-static void print_text(const struct vt_diff *d, size_t top)
-{
-	size_t shown = 0, unchanged = 0;
-
-	printf("%-20s %-28s %-24s %12s %14s %12s %14s\n", "CLASS", "METHOD", "SITE", "COUNT+-",
-	       "BYTES+-", "LIVE+-", "LIVE_BYTES+-");
+	vt_table_init(&t, d->live ? 7 : 5, d->live ? "lllrrrr" : "lllrr");
+	t.drop = d->live ? "-----dd" : NULL;
+	vt_cell(&t, "CLASS"), vt_cell(&t, "METHOD"), vt_cell(&t, "SITE");
+	vt_cell(&t, "COUNT+-"), vt_cell(&t, "BYTES+-");
+	if (d->live)
+		vt_cell(&t, "LIVE+-"), vt_cell(&t, "LIVE_BYTES+-");
 	for (size_t i = 0; i < d->n; i++) {
 		const struct vt_diff_row *r = &d->v[i];
+		int64_t bytes = vt_diff_delta(r, VT_DIFF_BYTES);
+		uint64_t size = bytes < 0 ? (uint64_t)-bytes : (uint64_t)bytes;
 
-		if (!vt_diff_changed(r)) {
-			unchanged++;
+		if (!vt_diff_changed(r))
 			continue;
-		}
-		if (top && shown == top)
+		changed++;
+		moved += size;
+		if (o->top && shown == o->top)
 			continue;
 		shown++;
-		printf("%-20s %-28s %-24s %+12" PRId64 " %+14" PRId64, or_dash(r->klass), or_dash(r->method),
-		       or_dash(r->site), vt_diff_delta(r, VT_DIFF_COUNT), vt_diff_delta(r, VT_DIFF_BYTES));
-		if (d->live)
-			printf(" %+12" PRId64 " %+14" PRId64 "\n", vt_diff_delta(r, VT_DIFF_LIVE_COUNT),
-			       vt_diff_delta(r, VT_DIFF_LIVE_BYTES));
-		else
-			printf(" %12s %14s\n", "-", "-");
+		moved_shown += size;
+		vt_cell_name(&t, r->klass, "-"), vt_cell_name(&t, r->method, "-");
+		vt_cell_name(&t, r->site, "-");
+		vt_cell(&t, "%+" PRId64, vt_diff_delta(r, VT_DIFF_COUNT));
+		vt_cell(&t, "%+" PRId64, bytes);
+		if (d->live) {
+			vt_cell(&t, "%+" PRId64, vt_diff_delta(r, VT_DIFF_LIVE_COUNT));
+			vt_cell(&t, "%+" PRId64, vt_diff_delta(r, VT_DIFF_LIVE_BYTES));
+		}
 	}
-	printf("%zu rows changed, %zu unchanged%s\n", d->n - unchanged, unchanged,
-	       d->live ? "" : "; no live heap in both records (record --live)");
+	err = vt_table_done(out, &t, "", o->width);
+	if (err)
+		return err;
+	vt_print_left_out(out, changed - shown, moved - moved_shown, moved, "the bytes changed");
+	fprintf(out, "%zu rows changed, %zu unchanged%s\n", changed, d->n - changed,
+		d->live ? "" : "; no live heap in both records (record --live)");
+	return 0;
 }
 
 static void print_json(const struct vt_diff *d, const char *base, const char *now, size_t top)
@@ -160,7 +179,7 @@ static void print_folded(const struct vt_diff *d, enum vt_sort sort, size_t top)
 
 int vt_cmd_diff(int argc, char **argv)
 {
-	struct vt_cli_args a = { .report = { VT_FORMAT_TEXT, VT_BY_SITE, VT_SORT_COUNT, 0, false } };
+	struct vt_cli_args a = { .report = { .format = VT_FORMAT_TEXT, .by = VT_BY_SITE, .sort = VT_SORT_COUNT, .top = 0 } };
 	struct vt_profile base, now;
 	struct vt_diff d;
 	int operands, err;
@@ -192,9 +211,17 @@ int vt_cmd_diff(int argc, char **argv)
 		case VT_FORMAT_FOLDED:
 			print_folded(&d, a.report.sort, a.report.top);
 			break;
-		default:
-			print_text(&d, a.report.top);
+		default: {
+			struct vt_report_out out;
+
+			vt_report_out_open(&out, stdout, &a, a.no_pager); /* else as it comes */
+			err = print_text(out.file, &d, &a.report);
+			if (vt_report_out_close(&out) && !err)
+				err = -EIO;
+			if (err)
+				fprintf(stderr, "vmtrace: diff: cannot print it: %s\n", strerror(-err));
 			break;
+		}
 		}
 	}
 	vt_diff_free(&d);

@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,8 @@
 #include "cli/commands.h"
 #include "report/report_fmt.h"
 #include "process/target_fs.h"
+#include "report/report_table.h"
+#include "cli/report_out.h"
 #include "process/usdt_notes.h"
 
 enum list_format { LIST_TEXT, LIST_JSON };
@@ -35,6 +38,9 @@ static void list_usage(FILE *out)
 		"\n"
 		"  -p, --pid PID        the process to inspect\n"
 		"  -f, --format FORMAT  text (default) or json\n"
+		"      --no-pager       on a terminal, no pager for a list past the screen\n"
+		"                       (a list on a terminal fits its width: ARGS left out,\n"
+		"                       module paths shortened)\n"
 		"  -h, --help           this help\n"
 		"\n"
 		"Examples:\n"
@@ -58,28 +64,6 @@ static int probe_cmp(const void *a, const void *b)
 static int probe_cmp_name(const struct vt_usdt_probe *x, const struct vt_usdt_probe *y)
 {
 	return strcmp(x->path, y->path) || strcmp(x->provider, y->provider) || strcmp(x->name, y->name);
-}
-
-/* Note strings come from arbitrary files: keep control bytes off the terminal. */
-static void put_printable(FILE *out, const char *s, int width)
-{
-	int n = 0;
-	for (; *s; s++, n++)
-		fputc(isprint((unsigned char)*s) ? *s : '?', out);
-	for (; n < width; n++)
-		fputc(' ', out);
-}
-
-static int max_len(const struct vt_usdt_list *l, size_t field_off, int floor)
-{
-	int w = floor;
-	for (size_t i = 0; i < l->n; i++) {
-		const char *s = *(char *const *)((const char *)&l->v[i] + field_off);
-		int n = (int)strlen(s);
-		if (n > w)
-			w = n;
-	}
-	return w;
 }
 
 static size_t count_modules(const struct vt_usdt_list *l)
@@ -130,32 +114,37 @@ static void print_path(FILE *out, const struct vt_usdt_list *l)
 		fprintf(out, "record takes: the %s probes\n", rt->name);
 }
 
-static void print_text(FILE *out, const struct vt_usdt_list *l)
+/* The probes as a table: on a terminal fitted to it (ARGS goes first,
+ * then the module's path is shortened, keeping its file name). Note
+ * strings come from arbitrary files: their control bytes are escaped. */
+static int print_text(FILE *out, const struct vt_usdt_list *l, size_t width)
 {
-	int wp = max_len(l, offsetof(struct vt_usdt_probe, provider), 8);
-	int wn = max_len(l, offsetof(struct vt_usdt_probe, name), 5);
-	int wa = max_len(l, offsetof(struct vt_usdt_probe, args), 4);
+	struct vt_table t;
+	size_t mods = count_modules(l), probes = count_probes(l);
+	int err;
 
-	fprintf(out, "%-*s  %-*s  %-10s  %-10s  %-*s  %s\n", wp, "PROVIDER", wn, "PROBE",
-		"ADDRESS", "SEMAPHORE", wa, "ARGS", "MODULE");
+	vt_table_init(&t, 6, "llLLll");
+	t.drop = "----d-";
+	vt_cell(&t, "PROVIDER"), vt_cell(&t, "PROBE"), vt_cell(&t, "ADDRESS");
+	vt_cell(&t, "SEMAPHORE"), vt_cell(&t, "ARGS"), vt_cell(&t, "MODULE");
 	for (size_t i = 0; i < l->n; i++) {
 		const struct vt_usdt_probe *p = &l->v[i];
-		char pc[24], sem[24];
-		snprintf(pc, sizeof(pc), "0x%" PRIx64, p->pc);
-		snprintf(sem, sizeof(sem), "0x%" PRIx64, p->semaphore);
-		put_printable(out, p->provider, wp);
-		fputs("  ", out);
-		put_printable(out, p->name, wn);
-		fprintf(out, "  %-10s  %-10s  ", pc, p->semaphore ? sem : "-");
-		put_printable(out, p->args, wa);
-		fputs("  ", out);
-		put_printable(out, p->path, 0);
-		fputc('\n', out);
+
+		vt_cell_name(&t, p->provider, "-"), vt_cell_name(&t, p->name, "-");
+		vt_cell(&t, "0x%" PRIx64, p->pc);
+		if (p->semaphore)
+			vt_cell(&t, "0x%" PRIx64, p->semaphore);
+		else
+			vt_cell(&t, "-");
+		vt_cell_name(&t, p->args, "-"), vt_cell_name(&t, p->path, "-");
 	}
-	size_t mods = count_modules(l), probes = count_probes(l);
+	err = vt_table_done(out, &t, "", width);
+	if (err)
+		return err;
 	print_path(out, l);
 	fprintf(out, "%zu probe%s at %zu site%s in %zu module%s\n", probes, probes == 1 ? "" : "s",
 		l->n, l->n == 1 ? "" : "s", mods, mods == 1 ? "" : "s");
+	return 0;
 }
 
 static void print_json(FILE *out, const struct vt_usdt_list *l, long pid, const char *path)
@@ -211,8 +200,10 @@ int vt_cmd_list(int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "no-pager", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
+	bool no_pager = false;
 	enum list_format format = LIST_TEXT;
 	const char *path = NULL;
 	long pid = -1;
@@ -245,6 +236,9 @@ int vt_cmd_list(int argc, char **argv)
 		case 'h':
 			list_usage(stdout);
 			return 0;
+		case 'P':
+			no_pager = true;
+			break;
 		default:
 			if (optopt && strchr("pf", optopt))
 				fprintf(stderr, "vmtrace: list: option -%c needs an argument\n", optopt);
@@ -289,13 +283,20 @@ int vt_cmd_list(int argc, char **argv)
 	}
 
 	qsort(probes.v, probes.n, sizeof(probes.v[0]), probe_cmp);
-	if (format == LIST_JSON)
+	if (format == LIST_JSON) {
 		print_json(stdout, &probes, pid, path);
-	else
-		print_text(stdout, &probes);
+	} else {
+		struct vt_cli_args a = { 0 };
+		struct vt_report_out out;
+
+		vt_report_out_open(&out, stdout, &a, no_pager); /* else as it comes */
+		err = print_text(out.file, &probes, a.report.width);
+		if (vt_report_out_close(&out) && !err)
+			err = -EIO;
+	}
 	vt_usdt_list_free(&probes);
-	if (fflush(stdout) != 0) {
-		fprintf(stderr, "vmtrace: cannot write the list: %s\n", strerror(errno));
+	if (err || fflush(stdout) != 0) {
+		fprintf(stderr, "vmtrace: cannot write the list: %s\n", strerror(err ? -err : errno));
 		return 1;
 	}
 	return 0;

@@ -3,6 +3,7 @@
  * or its exit, then write the record file and print the report.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -15,6 +16,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/report_out.h"
 #include "export/continuous.h"
 #include "profile/profile.h"
 #include "report/report_registry.h"
@@ -57,7 +59,12 @@ static const char help_text[] =
 	"                         each may follow cgroup, and pid, (pid,class,method;\n"
 	"                         cgroup,class: the cgroup path and its container id)\n"
 	"      --sort S           count (default) or bytes\n"
-	"      --top N            show the first N allocation rows (0: all)\n"
+	"      --top N            show the first N rows of each section (0: all;\n"
+	"                         default 20 on a terminal, all into a pipe or file)\n"
+	"      --report-file FILE write the report to FILE (-: stdout); without it the\n"
+	"                         report goes to stdout, or to stderr beside a command\n"
+	"                         vmtrace starts, whose stdout stays its own\n"
+	"      --no-pager         on a terminal, no pager for a report past the screen\n"
 	"      --sample BYTES     sample allocations, one per BYTES on average (K, M, G\n"
 	"                         suffixes, at most 1024G); counts and bytes become\n"
 	"                         estimates. 0: exact\n"
@@ -114,7 +121,7 @@ static const enum vt_opt record_opts[] = {
 	VT_OPT_NO_METHODS, VT_OPT_NO_FRAME_WALK, VT_OPT_STACK, VT_OPT_EVENTS, VT_OPT_EVERY,
 	VT_OPT_OUT_DIR, VT_OPT_PUSH, VT_OPT_PUSH_NAME, VT_OPT_PUSH_QUEUE, VT_OPT_PUSH_TRIES,
 	VT_OPT_LIVE, VT_OPT_LIVE_MAX, VT_OPT_TEMP, VT_OPT_TIMELINE_STEP, VT_OPT_CGROUP, VT_OPT_ALL,
-	VT_OPT_VERBOSE, VT_OPT_HELP, 0,
+	VT_OPT_REPORT_FILE, VT_OPT_NO_PAGER, VT_OPT_VERBOSE, VT_OPT_HELP, 0,
 };
 
 static const struct vt_cli_cmd record_cmd = {
@@ -136,22 +143,49 @@ static void *write_record(void *arg)
 	return NULL;
 }
 
+/* Where the report goes: --report-file, else beside a command vmtrace
+ * started on stderr (its stdout is the command's own), else stdout. NULL
+ * after saying why. */
+static FILE *report_dest(const struct vt_cli_args *a, bool spawned)
+{
+	FILE *f;
+
+	if (!a->report_file)
+		return spawned ? stderr : stdout;
+	if (!strcmp(a->report_file, "-"))
+		return stdout;
+	f = fopen(a->report_file, "we");
+	if (!f)
+		fprintf(stderr, "vmtrace: --report-file %s: %s\n", a->report_file, strerror(errno));
+	return f;
+}
+
 /* The record file and the report of p: 0, or 1 after saying why not.
  * Both only read p, so a record going to a regular file (not the terminal
  * or a pipe the report may share) is written on a second thread while the
  * report prints: the command waits for the slower of the two, not both. */
-static int write_and_print(struct vt_profile *p, const struct vt_cli_args *a)
+static int write_and_print(struct vt_profile *p, struct vt_cli_args *a, bool spawned)
 {
 	struct record_write w = { p, a, 0 };
+	struct vt_report_out out;
 	pthread_t writer;
+	FILE *dest = report_dest(a, spawned);
 	bool beside = vt_profile_output_is_file(a->output) &&
 		      pthread_create(&writer, NULL, write_record, &w) == 0;
-	int r, status = 0;
+	int r = -EBADF, status = 0;
 
 	if (!beside)
 		write_record(&w);
-	r = vt_report_print(stdout, p, &a->report);
-	fflush(stdout);
+	if (dest) {
+		vt_report_out_open(&out, dest, a, a->no_pager); /* else as it comes, unpaged */
+		r = vt_report_print(out.file, p, &a->report);
+		if (vt_report_out_close(&out) && !r)
+			r = -EIO;
+		if (dest != stdout && dest != stderr && fclose(dest) && !r)
+			r = -errno;
+		if (!r && dest != stdout && dest != stderr)
+			fprintf(stderr, "vmtrace: report written to %s\n", a->report_file);
+	}
 	if (beside)
 		pthread_join(writer, NULL);
 	if (w.r == -EEXIST) {
@@ -161,15 +195,17 @@ static int write_and_print(struct vt_profile *p, const struct vt_cli_args *a)
 		fprintf(stderr, "vmtrace: cannot write %s: %s\n", a->output, strerror(-w.r));
 		status = 1;
 	}
-	if (r) {
+	if (r && dest) {
 		fprintf(stderr, "vmtrace: cannot print the report: %s\n", strerror(-r));
+		status = 1;
+	} else if (r) {
 		status = 1;
 	}
 	return status;
 }
 
 /* -p PID,PID...: a session per process, one record of them all. */
-static int record_many(const struct vt_cli_args *a)
+static int record_many(struct vt_cli_args *a)
 {
 	struct vt_session_group g;
 	struct vt_profile p;
@@ -219,14 +255,14 @@ static int record_many(const struct vt_cli_args *a)
 		vt_profile_free(&p);
 		return 1;
 	}
-	status = write_and_print(&p, a);
+	status = write_and_print(&p, a, false);
 	vt_profile_free(&p);
 	vt_session_group_close(&g);
 	return status;
 }
 
 /* --all: every process of the files of a known runtime. */
-static int record_all(const struct vt_cli_args *a)
+static int record_all(struct vt_cli_args *a)
 {
 	struct vt_session_all s;
 	struct vt_profile p;
@@ -252,7 +288,7 @@ static int record_all(const struct vt_cli_args *a)
 		vt_session_all_close(&s);
 		return 1;
 	}
-	status = write_and_print(&p, a);
+	status = write_and_print(&p, a, false);
 	vt_profile_free(&p);
 	vt_session_all_close(&s);
 	return status;
@@ -287,7 +323,7 @@ static int make_dirs(const char *dir)
 int vt_cmd_record(int argc, char **argv)
 {
 	struct vt_cli_args a = {
-		.report = { VT_FORMAT_TEXT, VT_BY_CLASS_METHOD, VT_SORT_COUNT, 0, false },
+		.report = { .format = VT_FORMAT_TEXT, .by = VT_BY_CLASS_METHOD, .sort = VT_SORT_COUNT, .top = 0 },
 		.output = DEFAULT_RECORD,
 		.push_name = "vmtrace", .push_queue = 16, .push_tries = 4,
 	};
@@ -338,7 +374,18 @@ int vt_cmd_record(int argc, char **argv)
 	every.duration_s = a.duration;
 	every.push = a.push_url ? &push : NULL;
 
+	if (a.every > 0 && a.report_file)
+		return vt_usage_error("record", "--report-file: --every writes intervals, not a report");
 	/* refuse before tracing anything, not after the run */
+	if (a.report_file && strcmp(a.report_file, "-")) {
+		int fd = open(a.report_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+
+		if (fd < 0) {
+			fprintf(stderr, "vmtrace: --report-file %s: %s\n", a.report_file, strerror(errno));
+			return 1;
+		}
+		close(fd);
+	}
 	r = vt_profile_check_output(a.output, a.force);
 	if (r == -EEXIST) {
 		fprintf(stderr, "vmtrace: %s exists (use --force to overwrite it)\n", a.output);
@@ -422,7 +469,7 @@ int vt_cmd_record(int argc, char **argv)
 		vt_profile_free(&p);
 		return 1;
 	}
-	status = write_and_print(&p, &a);
+	status = write_and_print(&p, &a, s.target.spawned);
 	/* the process ends here and its memory with it: freeing the profile
 	 * block by block (a million blocks with rdoc's stacks) cost 10-16 ms;
 	 * a leak checker still gets it freed */

@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/report_out.h"
 #include "profile/profile.h"
 #include "record/record_load.h"
 #include "report/report_registry.h"
@@ -17,7 +18,7 @@
 static const char usage_line[] =
 	"Usage: vmtrace report [FILE] [--format text|json|csv|folded|pprof|perfetto|flamegraph|timeline]\n"
 	"                      [--by [cgroup,][pid,]class,method|class|method|site|stack]\n"
-	"                      [--sort count|bytes] [--top N]\n";
+	"                      [--sort count|bytes] [--top N] [--no-pager]\n";
 
 static const char help_text[] =
 	"\n"
@@ -35,7 +36,11 @@ static const char help_text[] =
 	"              VM stack, of a record made with --stack); each may follow\n"
 	"              pid, (per process) and cgroup, (per cgroup and container id)\n"
 	"  --sort S    order allocations by count (default) or bytes; folded uses it as the weight\n"
-	"  --top N     show only the first N allocation (and call) rows; 0 shows all\n"
+	"  --top N     show only the first N rows of each section; 0 shows all\n"
+	"              (default: 20 on a terminal, where names are also shortened to\n"
+	"              fit its width; all rows, names whole, into a pipe or a file)\n"
+	"  --no-pager  on a terminal, print a report longer than the screen as it\n"
+	"              is rather than through PAGER (default less)\n"
 	"  -h, --help  this text\n"
 	"\n"
 	"Examples:\n"
@@ -47,14 +52,14 @@ static const char help_text[] =
 	"  vmtrace report --format perfetto > trace.json   # open in ui.perfetto.dev\n";
 
 static const enum vt_opt report_opts[] = {
-	VT_OPT_FORMAT, VT_OPT_BY, VT_OPT_SORT, VT_OPT_TOP, VT_OPT_HELP, 0,
+	VT_OPT_FORMAT, VT_OPT_BY, VT_OPT_SORT, VT_OPT_TOP, VT_OPT_NO_PAGER, VT_OPT_HELP, 0,
 };
 
 static const struct vt_cli_cmd report_cmd = { "report", usage_line, help_text, report_opts, false };
 
 int vt_cmd_report(int argc, char **argv)
 {
-	struct vt_cli_args a = { .report = { VT_FORMAT_TEXT, VT_BY_CLASS_METHOD, VT_SORT_COUNT, 0, false } };
+	struct vt_cli_args a = { .report = { .format = VT_FORMAT_TEXT, .by = VT_BY_CLASS_METHOD, .sort = VT_SORT_COUNT, .top = 0 } };
 	const char *path = DEFAULT_RECORD;
 	struct vt_profile profile;
 	int operands, err;
@@ -76,7 +81,12 @@ int vt_cmd_report(int argc, char **argv)
 		vt_profile_free(&profile);
 		return 1;
 	}
-	err = vt_report_print(stdout, &profile, &a.report);
+	struct vt_report_out out;
+
+	vt_report_out_open(&out, stdout, &a, a.no_pager); /* else as it comes, unpaged */
+	err = vt_report_print(out.file, &profile, &a.report);
+	if (vt_report_out_close(&out) && !err)
+		err = -EIO;
 	vt_profile_free(&profile);
 	if (err) {
 		fprintf(stderr, "vmtrace: report: cannot print the report: %s\n", strerror(-err));

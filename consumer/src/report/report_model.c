@@ -2,6 +2,7 @@
  * report_model.c: the report model (report_model.h): grouping and sorting
  * of the allocation list, keyed lists, pause statistics, GC summaries.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -384,4 +385,68 @@ int vt_log2_bucket(uint64_t v)
 		b++;
 	}
 	return b;
+}
+
+/* First match wins: the names of every adapter's loss counters (their
+ * loss_names tables, vmtrace_maps.h's VT_LOSS_LIST, continuous.c's push). */
+static const struct {
+	const char *part;            /* a part of the counter's name */
+	struct vt_loss_touch touch;
+} loss_touches[] = {
+	{ "push ", { "pushes only", false, false } },
+	{ "timeline", { "timeline only", false, false } },
+	{ "event ring buffer", { "timeline only", false, false } },
+	{ "gc pause ring buffer", { "pause list only", false, true } },
+	{ "gc pause buffer", { "pause list only", false, true } },
+	{ "thread stack map full", { "methods only", false, true } },
+	{ "frame name map", { "frame names only", false, false } },
+	{ "stack", { "stacks only", false, false } },
+	{ "live record", { "the live heap", true, true } },
+	{ "live", { "the live heap", true, true } },
+	{ "temporary allocation", { "the live heap's temporaries", true, true } },
+	{ "buffer an address", { "the live heap", true, true } },
+	{ "free map", { "frees", true, true } },
+	{ "method cache reset", { "method cache resets", true, true } },
+	{ "constant cache reset", { "constant cache resets", true, true } },
+	{ "global serial", { "global serial increments", true, true } },
+	{ "signal number", { "signals", true, true } },
+	{ "bus dropped", { "its own bus only", false, false } },
+	{ "gc", { "GC collections and pauses", true, true } },
+	{ "methods unknown", { "methods only", false, true } },
+	{ "site unknown", { "sites only", false, true } },
+	{ "no method", { "methods only", false, true } },
+	{ "no function", { "functions only", false, true } },
+	{ "frame walk", { "methods only", false, true } },
+	{ "method map", { "methods only", false, true } },
+	{ "method deeper", { "methods only", false, true } },
+	{ "name a callee", { "methods only", false, true } },
+	{ "method probes silent", { "methods only", false, true } },
+	{ "first line", { "lines only", false, true } },
+	{ "size", { "bytes", true, true } },
+	{ "call map", { "calls", true, true } },
+	{ "function map", { "calls", true, true } },
+	{ "string", { "names only", false, true } },
+	{ "name", { "names only", false, true } },
+	{ "unnamed", { "names only", false, true } },
+	{ "batch", { "allocations and frees", true, true } },
+	{ "process table", { "the processes it missed", true, true } },
+	{ "2^47", { "the processes it missed", true, true } },
+	{ "alloc", { "allocations", true, true } },
+	{ "object", { "allocations", true, true } },
+	{ "provider could not count", { "allocations", true, true } },
+};
+
+struct vt_loss_touch vt_loss_touches(const char *what)
+{
+	static const struct vt_loss_touch unknown = { "the figures above", true, true };
+	char lower[256];
+	size_t i;
+
+	for (i = 0; what && what[i] && i + 1 < sizeof(lower); i++)
+		lower[i] = (char)tolower((unsigned char)what[i]);
+	lower[i] = '\0';
+	for (i = 0; i < sizeof(loss_touches) / sizeof(loss_touches[0]); i++)
+		if (strstr(lower, loss_touches[i].part))
+			return loss_touches[i].touch;
+	return unknown;
 }

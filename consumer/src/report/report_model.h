@@ -84,6 +84,18 @@ struct vt_gc_summary {
 };
 void vt_gc_summarize(const struct vt_profile *p, struct vt_gc_summary *out);
 
+/* Which figure of a report a loss counter touches (by its name, as the
+ * adapters give it), in words, and whether those figures are then lower
+ * bounds; a loss of names, of attribution (a row's method or site), or of
+ * entries only the timeline, the pause list or a push holds, leaves every
+ * count true. */
+struct vt_loss_touch {
+	const char *figure;          /* "allocations"; "timeline only": no count of the report */
+	bool lower_bound;            /* the counts of figure are lower bounds */
+	bool shown_in_text;          /* the text report shows figure */
+};
+struct vt_loss_touch vt_loss_touches(const char *what);
+
 /* log2 bucket of v: 0 holds 0 and 1, bucket i holds [2^i, 2^(i+1)). */
 int vt_log2_bucket(uint64_t v);
 /* "root;...;leaf" of a stack (malloc'ed; NULL on -ENOMEM); ';' in a

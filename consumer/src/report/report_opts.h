@@ -40,8 +40,10 @@ struct vt_report_opts {
 	enum vt_format format;
 	enum vt_group by;
 	enum vt_sort sort;
-	size_t top;                  /* rows of allocations and calls; 0 = every row */
+	size_t top;                  /* rows of each section; 0 = every row */
 	uint32_t per;                /* --by pid,/cgroup,...: enum vt_per bits */
+	size_t width;                /* text on a terminal: its columns, names shortened
+				      * in the middle to fit; 0 = names whole */
 };
 
 struct vt_profile;

@@ -1,6 +1,10 @@
 /*
- * report_text.c: the report for people: aligned tables, one section per
- * kind of event, the loss counters always last and always shown.
+ * report_text.c: the report for people: a summary, then aligned tables, one
+ * section per kind of event, and what was lost last. On a terminal
+ * (opts->width) each table fits its columns: rate columns go first, then
+ * the widest names are shortened in the middle, keeping their ends (a
+ * class's last names, a method's own name); the CLI sets --top's default
+ * there, and each cut table says what it left out.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -10,163 +14,36 @@
 #include "report/report_live.h"
 #include "report/report_fmt.h"
 #include "report/report_model.h"
+#include "report/report_table.h"
 
-/* ---- a table of cells, aligned on printing ---- */
-
-struct table {
-	int ncols;
-	const char *align;           /* 'l' or 'r' per column */
-	char **cells;                /* row-major */
-	size_t n, cap;
-	int err;
-};
-
-static void table_init(struct table *t, int ncols, const char *align)
+static void cell_rate(struct vt_table *t, const struct vt_profile *p, uint64_t v)
 {
-	memset(t, 0, sizeof(*t));
-	t->ncols = ncols;
-	t->align = align;
+	vt_cell(t, "%.1f", (double)v / p->duration_s);
 }
 
-static void table_push(struct table *t, char *s)
-{
-	if (!s) {
-		t->err = -ENOMEM;
-		return;
-	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		char **c = realloc(t->cells, cap * sizeof(*c));
-
-		if (!c) {
-			free(s);
-			t->err = -ENOMEM;
-			return;
-		}
-		t->cells = c;
-		t->cap = cap;
-	}
-	t->cells[t->n++] = s;
-}
-
-__attribute__((format(printf, 2, 3)))
-static void cell(struct table *t, const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	table_push(t, s);
-}
-
-static void cell_u64(struct table *t, uint64_t v)
-{
-	cell(t, "%llu", (unsigned long long)v);
-}
-
-/* A name as the terminal should show it (vt_text_name); "" as empty_as. */
-static void cell_name(struct table *t, const char *name, const char *empty_as)
-{
-	if (!name || !*name) {
-		cell(t, "%s", empty_as);
-		return;
-	}
-	table_push(t, vt_text_name(name));
-}
-
-static void cell_rate(struct table *t, const struct vt_profile *p, uint64_t v)
-{
-	cell(t, "%.1f", (double)v / p->duration_s);
-}
-
-static void cell_share(struct table *t, uint64_t part, uint64_t total)
+static void cell_share(struct vt_table *t, uint64_t part, uint64_t total)
 {
 	if (total)
-		cell(t, "%.1f%%", 100.0 * (double)part / (double)total);
+		vt_cell(t, "%.1f%%", 100.0 * (double)part / (double)total);
 	else
-		cell(t, "-");
+		vt_cell(t, "-");
 }
 
-static void cell_ns(struct table *t, uint64_t ns)
+static void cell_ns(struct vt_table *t, uint64_t ns)
 {
 	char buf[32];
 
-	cell(t, "%s", vt_format_ns(ns, buf, sizeof(buf)));
-}
-
-static size_t display_width(const char *s)
-{
-	size_t w = 0;
-
-	for (; *s; s++)
-		if (((unsigned char)*s & 0xc0) != 0x80)
-			w++;
-	return w;
-}
-
-static int table_print(FILE *out, struct table *t, const char *indent)
-{
-	size_t *width, rows;
-
-	if (t->err)
-		return t->err;
-	width = calloc((size_t)t->ncols, sizeof(*width));
-	if (!width)
-		return -ENOMEM;
-	rows = t->n / (size_t)t->ncols;
-	for (size_t i = 0; i < rows * (size_t)t->ncols; i++) {
-		size_t w = display_width(t->cells[i]);
-
-		if (w > width[i % (size_t)t->ncols])
-			width[i % (size_t)t->ncols] = w;
-	}
-	for (size_t r = 0; r < rows; r++) {
-		char **row = &t->cells[r * (size_t)t->ncols];
-		int last = t->ncols - 1;
-
-		/* no trailing blanks: stop at the last non-empty cell */
-		while (last > 0 && !*row[last])
-			last--;
-		fputs(indent, out);
-		for (int c = 0; c <= last; c++) {
-			size_t pad = width[c] - display_width(row[c]);
-
-			if (c)
-				fputs("  ", out);
-			if (t->align[c] == 'r')
-				fprintf(out, "%*s%s", (int)pad, "", row[c]);
-			else if (c < last)
-				fprintf(out, "%s%*s", row[c], (int)pad, "");
-			else
-				fputs(row[c], out);
-		}
-		fputc('\n', out);
-	}
-	free(width);
-	return 0;
-}
-
-static int table_done(FILE *out, struct table *t, const char *indent)
-{
-	int err = table_print(out, t, indent);
-
-	for (size_t i = 0; i < t->n; i++)
-		free(t->cells[i]);
-	free(t->cells);
-	return err;
+	vt_cell(t, "%s", vt_format_ns(ns, buf, sizeof(buf)));
 }
 
 /* ---- sections ---- */
 
 static void print_escaped(FILE *out, const char *s, const char *empty_as)
 {
-	struct table t;
+	struct vt_table t;
 
-	table_init(&t, 1, "l");
-	cell_name(&t, s, empty_as);
+	vt_table_init(&t, 1, "l");
+	vt_cell_name(&t, s, empty_as);
 	if (!t.err)
 		fputs(t.cells[0], out);
 	for (size_t i = 0; i < t.n; i++)
@@ -174,7 +51,64 @@ static void print_escaped(FILE *out, const char *s, const char *empty_as)
 	free(t.cells);
 }
 
-static void print_header(FILE *out, const struct vt_profile *p)
+/* bytes as people read them: "1.70 GiB", "640 B" */
+static const char *human_bytes(double v, char *buf, size_t len)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	int u = 0;
+
+	while (v >= 1024 && u < 5)
+		v /= 1024, u++;
+	snprintf(buf, len, u && v != (double)(uint64_t)v ? "%.2f %s" : "%.0f %s", v, unit[u]);
+	return buf;
+}
+
+/* a rate per second with K, M, G */
+static const char *human_rate(double v, char *buf, size_t len)
+{
+	static const char *const unit[] = { "", "K", "M", "G", "T" };
+	int u = 0;
+
+	while (v >= 1000 && u < 4)
+		v /= 1000, u++;
+	snprintf(buf, len, u ? "%.1f%s" : "%.0f%s", v, unit[u]);
+	return buf;
+}
+
+/* What was traced, how, for how long, and the allocations in one line. */
+static void print_summary(FILE *out, const struct vt_profile *p)
+{
+	bool own = !p->runtime || !*p->runtime || !strcmp(p->runtime, "vmtrace");
+	uint64_t count = 0, bytes = 0;
+	char n[32], b[32], r1[32], r2[32];
+
+	fputs("traced: ", out);
+	if (own) {
+		fputs("vmtrace's provider inside the process", out);
+	} else {
+		print_escaped(out, p->runtime, "unknown");
+		fputs("'s own probes and uprobes (a trap per event)", out);
+	}
+	if (p->sample_period && p->has_allocations)
+		fprintf(out, ", sampled every %llu bytes (%s): counts and bytes are estimates\n",
+			(unsigned long long)p->sample_period,
+			human_bytes((double)p->sample_period, b, sizeof(b)));
+	else
+		fputs(", exact\n", out);
+	if (!p->has_allocations)
+		return;
+	for (size_t i = 0; i < p->allocs.n; i++)
+		count += p->allocs.v[i].count, bytes += p->allocs.v[i].bytes;
+	fprintf(out, "allocations: %s objects, %s", vt_thousands(count, n, sizeof(n)),
+		human_bytes((double)bytes, b, sizeof(b)));
+	if (p->duration_s > 0)
+		fprintf(out, " in %.3f s: %s/s, %s/s", p->duration_s,
+			human_rate((double)count / p->duration_s, r1, sizeof(r1)),
+			human_bytes((double)bytes / p->duration_s, r2, sizeof(r2)));
+	fputc('\n', out);
+}
+
+static void print_header(FILE *out, const struct vt_profile *p, const struct vt_report_opts *o)
 {
 	fputs("vmtrace report: runtime ", out);
 	print_escaped(out, p->runtime, "unknown");
@@ -187,13 +121,21 @@ static void print_header(FILE *out, const struct vt_profile *p)
 		print_escaped(out, p->target, "");
 		fputc('\n', out);
 	}
+	print_summary(out, p);
 	fputs("probes: ", out);
-	print_escaped(out, p->probes, "(none recorded)");
+	if (o->width > 16 && p->probes && *p->probes) {
+		/* a list as long as it is: one line, cut to the screen */
+		char *shown = vt_text_name(p->probes);
+
+		if (shown)
+			vt_put_shortened(out, shown, o->width - 8);
+		free(shown);
+	} else {
+		print_escaped(out, p->probes, "(none recorded)");
+	}
 	fputc('\n', out);
 	if (p->sample_period && p->has_allocations)
-		fprintf(out, "Allocation counts and bytes are estimates from sampling every %llu bytes;\n"
-			"SAMPLES is the number of probe hits behind each row.\n",
-			(unsigned long long)p->sample_period);
+		fputs("SAMPLES is the number of probe hits behind each row.\n", out);
 }
 
 static const char *group_phrase(enum vt_group by)
@@ -212,8 +154,9 @@ static int print_allocations(FILE *out, const struct vt_profile *p,
 {
 	bool rates = p->duration_s > 0, sampled = p->sample_period != 0;
 	struct vt_alloc_table at;
-	char align[16], *a = align;
-	struct table t;
+	char align[16], drop[16], *a = align;
+	uint64_t shown = 0;
+	struct vt_table t;
 	int keys = 0, err;
 
 	if (!p->has_allocations) {
@@ -249,22 +192,29 @@ static int print_allocations(FILE *out, const struct vt_profile *p,
 	if (rates)
 		*a++ = 'r', *a++ = 'r';
 	*a = '\0';
-	table_init(&t, (int)(a - align), align);
-	if (by_cgroup)
-		cell(&t, "CGROUP");
-	if (by_pid)
-		cell(&t, "PID"), cell(&t, "COMM");
-	if (o->by != VT_BY_METHOD && o->by != VT_BY_STACK)
-		cell(&t, "CLASS");
-	if (o->by != VT_BY_CLASS)
-		cell(&t, o->by == VT_BY_STACK ? "STACK" : "METHOD");
-	if (o->by == VT_BY_SITE)
-		cell(&t, "SITE");
-	cell(&t, "COUNT"), cell(&t, "COUNT%%"), cell(&t, "BYTES"), cell(&t, "BYTES%%");
-	if (sampled)
-		cell(&t, "SAMPLES");
+	vt_table_init(&t, (int)(a - align), align);
+	/* the rates (the last two columns), then BYTES%, go first on a narrow
+	 * terminal: the summary above has the rates */
+	memset(drop, '-', sizeof(drop));
+	drop[keys + 3] = 'd';
 	if (rates)
-		cell(&t, "COUNT/s"), cell(&t, "BYTES/s");
+		drop[a - align - 1] = drop[a - align - 2] = 'd';
+	t.drop = drop;
+	if (by_cgroup)
+		vt_cell(&t, "CGROUP");
+	if (by_pid)
+		vt_cell(&t, "PID"), vt_cell(&t, "COMM");
+	if (o->by != VT_BY_METHOD && o->by != VT_BY_STACK)
+		vt_cell(&t, "CLASS");
+	if (o->by != VT_BY_CLASS)
+		vt_cell(&t, o->by == VT_BY_STACK ? "STACK" : "METHOD");
+	if (o->by == VT_BY_SITE)
+		vt_cell(&t, "SITE");
+	vt_cell(&t, "COUNT"), vt_cell(&t, "COUNT%%"), vt_cell(&t, "BYTES"), vt_cell(&t, "BYTES%%");
+	if (sampled)
+		vt_cell(&t, "SAMPLES");
+	if (rates)
+		vt_cell(&t, "COUNT/s"), vt_cell(&t, "BYTES/s");
 	for (size_t i = 0; i <= at.n; i++) {
 		bool total = i == at.n;
 		struct vt_alloc_row r = total ? (struct vt_alloc_row){
@@ -272,34 +222,38 @@ static int print_allocations(FILE *out, const struct vt_profile *p,
 			.samples = at.total_samples } : at.rows[i];
 
 		if (total) {
-			cell(&t, "total");
+			vt_cell(&t, "total");
 			for (int k = 1; k < keys; k++)
-				cell(&t, "%s", "");
+				vt_cell(&t, "%s", "");
 		} else {
 			if (by_cgroup)
-				cell_name(&t, r.cgroup, "-");
+				vt_cell_name(&t, r.cgroup, "-");
 			if (by_pid)
-				cell(&t, "%d", (int)r.pid), cell_name(&t, r.comm, "-");
+				vt_cell(&t, "%d", (int)r.pid), vt_cell_name(&t, r.comm, "-");
 			if (o->by != VT_BY_METHOD && o->by != VT_BY_STACK)
-				cell_name(&t, r.klass, "-");
+				vt_cell_name(&t, r.klass, "-");
 			if (o->by != VT_BY_CLASS)
-				cell_name(&t, o->by == VT_BY_STACK ? r.stack : r.method, "-");
+				vt_cell_name(&t, o->by == VT_BY_STACK ? r.stack : r.method, "-");
 			if (o->by == VT_BY_SITE)
-				cell_name(&t, r.site, "-");
+				vt_cell_name(&t, r.site, "-");
 		}
-		cell_u64(&t, r.count);
+		vt_cell_u64(&t, r.count);
 		cell_share(&t, r.count, at.total_count);
-		cell_u64(&t, r.bytes);
+		vt_cell_u64(&t, r.bytes);
 		cell_share(&t, r.bytes, at.total_bytes);
 		if (sampled)
-			cell_u64(&t, r.samples);
+			vt_cell_u64(&t, r.samples);
 		if (rates)
 			cell_rate(&t, p, r.count), cell_rate(&t, p, r.bytes);
 	}
-	err = table_done(out, &t, "  ");
-	if (!err && at.n < at.total_rows)
-		fprintf(out, "  (the top %zu of %zu rows; the total covers all of them)\n", at.n,
-			at.total_rows);
+	err = vt_table_done(out, &t, "  ", o->width);
+	for (size_t i = 0; i < at.n; i++)
+		shown += o->sort == VT_SORT_BYTES ? at.rows[i].bytes : at.rows[i].count;
+	if (!err)
+		vt_print_left_out(out, at.total_rows - at.n,
+			       (o->sort == VT_SORT_BYTES ? at.total_bytes : at.total_count) - shown,
+			       o->sort == VT_SORT_BYTES ? at.total_bytes : at.total_count,
+			       o->sort == VT_SORT_BYTES ? "bytes" : "allocations");
 	vt_alloc_table_free(&at);
 	return err;
 }
@@ -314,10 +268,13 @@ static int cmp_free(const void *pa, const void *pb)
 	return strcmp(a->klass, b->klass);
 }
 
-static int print_frees(FILE *out, const struct vt_profile *p)
+static int print_frees(FILE *out, const struct vt_profile *p, const struct vt_report_opts *o)
 {
 	const struct vt_free **v;
-	struct table t;
+	size_t kept = o->top && o->top < p->frees.n ? o->top : p->frees.n;
+	uint64_t total = 0, shown = 0;
+	struct vt_table t;
+	int err;
 
 	if (!p->frees.n)
 		return 0;
@@ -328,23 +285,30 @@ static int print_frees(FILE *out, const struct vt_profile *p)
 		v[i] = &p->frees.v[i];
 	qsort(v, p->frees.n, sizeof(*v), cmp_free);
 	fputs("\nFrees by class:\n", out);
-	table_init(&t, 3, "lrr");
-	cell(&t, "CLASS"), cell(&t, "COUNT"), cell(&t, "BYTES");
+	vt_table_init(&t, 3, "lrr");
+	vt_cell(&t, "CLASS"), vt_cell(&t, "COUNT"), vt_cell(&t, "BYTES");
 	for (size_t i = 0; i < p->frees.n; i++) {
-		cell_name(&t, v[i]->klass, "-");
-		cell_u64(&t, v[i]->count);
-		cell_u64(&t, v[i]->bytes);
+		total += v[i]->count;
+		if (i >= kept)
+			continue;
+		shown += v[i]->count;
+		vt_cell_name(&t, v[i]->klass, "-");
+		vt_cell_u64(&t, v[i]->count);
+		vt_cell_u64(&t, v[i]->bytes);
 	}
 	free(v);
-	return table_done(out, &t, "  ");
+	err = vt_table_done(out, &t, "  ", o->width);
+	if (!err)
+		vt_print_left_out(out, p->frees.n - kept, total - shown, total, "frees");
+	return err;
 }
 
-static int print_gc(FILE *out, const struct vt_profile *p)
+static int print_gc(FILE *out, const struct vt_profile *p, const struct vt_report_opts *o)
 {
 	uint64_t collections = 0;
 	bool rates = p->duration_s > 0;
 	struct vt_pause_stats st;
-	struct table t;
+	struct vt_table t;
 	int err;
 
 	for (int k = 0; k < VT_GC_KINDS; k++)
@@ -356,12 +320,13 @@ static int print_gc(FILE *out, const struct vt_profile *p)
 		return 0;
 	}
 	fputs("\nGC impact:\n", out);
-	table_init(&t, rates ? 9 : 8, rates ? "lrrrrrrrr" : "lrrrrrrr");
-	cell(&t, "KIND"), cell(&t, "COLLECTIONS");
+	vt_table_init(&t, rates ? 9 : 8, rates ? "lrrrrrrrr" : "lrrrrrrr");
+	t.drop = rates ? "--d------" : NULL;
+	vt_cell(&t, "KIND"), vt_cell(&t, "COLLECTIONS");
 	if (rates)
-		cell(&t, "COLLECTIONS/s");
-	cell(&t, "PAUSES"), cell(&t, "TOTAL"), cell(&t, "MEAN"), cell(&t, "P50"), cell(&t, "P99");
-	cell(&t, "MAX");
+		vt_cell(&t, "COLLECTIONS/s");
+	vt_cell(&t, "PAUSES"), vt_cell(&t, "TOTAL"), vt_cell(&t, "MEAN"), vt_cell(&t, "P50"), vt_cell(&t, "P99");
+	vt_cell(&t, "MAX");
 	for (int i = 0; i <= VT_GC_KINDS; i++) {
 		int kind = i < VT_GC_KINDS ? i : -1; /* each kind, then "all" */
 		uint64_t n = kind < 0 ? collections : p->gc_collections[kind];
@@ -373,20 +338,20 @@ static int print_gc(FILE *out, const struct vt_profile *p)
 			t.err = err;
 			break;
 		}
-		cell(&t, "%s", kind < 0 ? "all" : vt_gc_kind_name(p, kind));
-		cell_u64(&t, n);
+		vt_cell(&t, "%s", kind < 0 ? "all" : vt_gc_kind_name(p, kind));
+		vt_cell_u64(&t, n);
 		if (rates)
 			cell_rate(&t, p, n);
-		cell_u64(&t, st.pauses);
+		vt_cell_u64(&t, st.pauses);
 		if (st.pauses) {
 			cell_ns(&t, st.total_ns), cell_ns(&t, st.mean_ns), cell_ns(&t, st.p50_ns);
 			cell_ns(&t, st.p99_ns), cell_ns(&t, st.max_ns);
 		} else {
 			for (int i = 0; i < 5; i++)
-				cell(&t, "-");
+				vt_cell(&t, "-");
 		}
 	}
-	err = table_done(out, &t, "  ");
+	err = vt_table_done(out, &t, "  ", o->width);
 	if (err || !sum.pauses)
 		return err;
 	if (collections > sum.pauses)
@@ -410,55 +375,58 @@ static int print_gc(FILE *out, const struct vt_profile *p)
 }
 
 /* A keyed-count section: one or two name columns, COUNT, per second. */
-static int print_keyed(FILE *out, const struct vt_profile *p, const char *title,
-		       const char *col1, const char *col2, const char *empty2,
-		       const struct vt_keyed_count *v, size_t n, size_t top)
+static int print_keyed(FILE *out, const struct vt_profile *p, const struct vt_report_opts *o,
+		       const char *title, const char *col1, const char *col2, const char *empty2,
+		       const struct vt_keyed_count *v, size_t n, const char *what)
 {
 	bool rates = p->duration_s > 0;
 	const struct vt_keyed_count **s;
 	int ncols = (col2 ? 2 : 1) + 1 + (rates ? 1 : 0);
-	uint64_t total = 0;
+	uint64_t total = 0, shown = 0;
 	size_t kept;
-	struct table t;
+	struct vt_table t;
 	int err;
 
 	if (!n) {
 		fprintf(out, "\n%s: none.\n", title);
 		return 0;
 	}
-	s = vt_keyed_sorted(v, n, top, &kept);
+	s = vt_keyed_sorted(v, n, o->top, &kept);
 	if (!s)
 		return -ENOMEM;
 	fprintf(out, "\n%s:\n", title);
-	table_init(&t, ncols, col2 ? "llrr" : "lrr");
-	cell(&t, "%s", col1);
+	vt_table_init(&t, ncols, col2 ? "llrr" : "lrr");
+	t.drop = col2 ? "---d" : "--d";
+	vt_cell(&t, "%s", col1);
 	if (col2)
-		cell(&t, "%s", col2);
-	cell(&t, "COUNT");
+		vt_cell(&t, "%s", col2);
+	vt_cell(&t, "COUNT");
 	if (rates)
-		cell(&t, "COUNT/s");
+		vt_cell(&t, "COUNT/s");
 	for (size_t i = 0; i < n; i++)
 		total += v[i].count;
+	for (size_t i = 0; i < kept; i++)
+		shown += s[i]->count;
 	for (size_t i = 0; i <= kept; i++) {
 		uint64_t c = i < kept ? s[i]->count : total;
 
 		if (i < kept) {
-			cell_name(&t, s[i]->name, "-");
+			vt_cell_name(&t, s[i]->name, "-");
 			if (col2)
-				cell_name(&t, s[i]->name2, empty2);
+				vt_cell_name(&t, s[i]->name2, empty2);
 		} else {
-			cell(&t, "total");
+			vt_cell(&t, "total");
 			if (col2)
-				cell(&t, "%s", "");
+				vt_cell(&t, "%s", "");
 		}
-		cell_u64(&t, c);
+		vt_cell_u64(&t, c);
 		if (rates)
 			cell_rate(&t, p, c);
 	}
 	free(s);
-	err = table_done(out, &t, "  ");
-	if (!err && kept < n)
-		fprintf(out, "  (the top %zu of %zu rows; the total covers all of them)\n", kept, n);
+	err = vt_table_done(out, &t, "  ", o->width);
+	if (!err)
+		vt_print_left_out(out, n - kept, total - shown, total, what);
 	return err;
 }
 
@@ -470,11 +438,11 @@ static int cmp_signal(const void *pa, const void *pb)
 	return a->signo < b->signo ? -1 : a->signo > b->signo;
 }
 
-static int print_signals(FILE *out, const struct vt_profile *p)
+static int print_signals(FILE *out, const struct vt_profile *p, const struct vt_report_opts *o)
 {
 	bool rates = p->duration_s > 0;
 	const struct vt_signal **v;
-	struct table t;
+	struct vt_table t;
 	char name[32];
 	int err;
 
@@ -489,28 +457,29 @@ static int print_signals(FILE *out, const struct vt_profile *p)
 		v[i] = &p->signals.v[i];
 	qsort(v, p->signals.n, sizeof(*v), cmp_signal);
 	fputs("\nSignals:\n", out);
-	table_init(&t, rates ? 7 : 6, rates ? "lrrrrrr" : "lrrrrr");
-	cell(&t, "SIGNAL"), cell(&t, "SIGNO"), cell(&t, "RECEIVED");
+	vt_table_init(&t, rates ? 7 : 6, rates ? "lrrrrrr" : "lrrrrr");
+	t.drop = rates ? "---d---" : NULL;
+	vt_cell(&t, "SIGNAL"), vt_cell(&t, "SIGNO"), vt_cell(&t, "RECEIVED");
 	if (rates)
-		cell(&t, "RECEIVED/s");
-	cell(&t, "HANDLED"), cell(&t, "LATENCY_MEAN"), cell(&t, "LATENCY_MAX");
+		vt_cell(&t, "RECEIVED/s");
+	vt_cell(&t, "HANDLED"), vt_cell(&t, "LATENCY_MEAN"), vt_cell(&t, "LATENCY_MAX");
 	for (size_t i = 0; i < p->signals.n; i++) {
 		const struct vt_signal *s = v[i];
 
-		cell(&t, "%s", vt_signal_name(s->signo, name, sizeof(name)));
-		cell(&t, "%d", s->signo);
-		cell_u64(&t, s->received);
+		vt_cell(&t, "%s", vt_signal_name(s->signo, name, sizeof(name)));
+		vt_cell(&t, "%d", s->signo);
+		vt_cell_u64(&t, s->received);
 		if (rates)
 			cell_rate(&t, p, s->received);
-		cell_u64(&t, s->handled);
+		vt_cell_u64(&t, s->handled);
 		if (s->handled) {
 			cell_ns(&t, s->latency_total_ns / s->handled);
 			cell_ns(&t, s->latency_max_ns);
 		} else {
-			cell(&t, "-"), cell(&t, "-");
+			vt_cell(&t, "-"), vt_cell(&t, "-");
 		}
 	}
-	err = table_done(out, &t, "  ");
+	err = vt_table_done(out, &t, "  ", o->width);
 	for (size_t i = 0; !err && i < p->signals.n; i++) {
 		uint64_t any = 0;
 
@@ -526,39 +495,63 @@ static int print_signals(FILE *out, const struct vt_profile *p)
 	return err;
 }
 
-static int print_lost(FILE *out, const struct vt_profile *p)
+/* Only the counters that are not 0, each with the figure it touches; a
+ * lower bound is called one only for a figure that is a count here. */
+static int print_lost(FILE *out, const struct vt_profile *p, const struct vt_report_opts *o)
 {
-	uint64_t total = 0;
-	struct table t;
+	uint64_t total = 0, bounding = 0;
+	const char *bounds[8];
+	size_t nbounds = 0;
+	bool map_full = false;
+	struct vt_table t;
+	char n[32];
 	int err;
 
 	if (!p->lost.n) {
 		fputs("\nLost: 0 (this record holds no loss counters).\n", out);
 		return 0;
 	}
-	fputs("\nLost (events and strings not counted where they belong):\n", out);
-	table_init(&t, 2, "lr");
-	for (size_t i = 0; i < p->lost.n; i++) {
-		cell_name(&t, p->lost.v[i].what, "-");
-		cell_u64(&t, p->lost.v[i].count);
+	for (size_t i = 0; i < p->lost.n; i++)
 		total += p->lost.v[i].count;
-	}
-	cell(&t, "total");
-	cell_u64(&t, total);
-	err = table_done(out, &t, "  ");
-	if (err)
-		return err;
 	if (!total) {
-		fputs("  nothing was lost.\n", out);
+		fputs("\nLost: nothing.\n", out);
 		return 0;
 	}
-	fprintf(out, "  %llu not counted: the figures above are lower bounds.\n",
-		(unsigned long long)total);
-	for (size_t i = 0; i < p->lost.n; i++)
-		if (p->lost.v[i].count && strstr(p->lost.v[i].what, "--map-entries")) {
-			fputs("  A map was full: record again with a larger --map-entries.\n", out);
-			break;
-		}
+	fputs("\nLost (not counted where it belongs, and what it touches):\n", out);
+	vt_table_init(&t, 3, "lrL");
+	vt_cell(&t, "LOST"), vt_cell(&t, "COUNT"), vt_cell(&t, "TOUCHES");
+	for (size_t i = 0; i < p->lost.n; i++) {
+		const struct vt_lost *l = &p->lost.v[i];
+		struct vt_loss_touch touch = vt_loss_touches(l->what);
+		size_t b;
+
+		if (!l->count)
+			continue;
+		vt_cell_name(&t, l->what, "-");
+		vt_cell_u64(&t, l->count);
+		vt_cell(&t, "%s", touch.figure);
+		map_full |= strstr(l->what, "--map-entries") != NULL;
+		if (!touch.lower_bound || !touch.shown_in_text)
+			continue;
+		bounding += l->count;
+		for (b = 0; b < nbounds && strcmp(bounds[b], touch.figure); b++)
+			;
+		if (b == nbounds && nbounds < sizeof(bounds) / sizeof(bounds[0]))
+			bounds[nbounds++] = touch.figure;
+	}
+	err = vt_table_done(out, &t, "  ", o->width);
+	if (err)
+		return err;
+	if (!bounding) {
+		fputs("  no count above is touched: only what each line names.\n", out);
+		return 0;
+	}
+	fprintf(out, "  %s not counted: the counts of ", vt_thousands(bounding, n, sizeof(n)));
+	for (size_t b = 0; b < nbounds; b++)
+		fprintf(out, "%s%s", b ? (b + 1 == nbounds ? " and " : ", ") : "", bounds[b]);
+	fputs(" above are lower bounds.\n", out);
+	if (map_full)
+		fputs("  A map was full: record again with a larger --map-entries.\n", out);
 	return 0;
 }
 
@@ -567,37 +560,37 @@ int vt_report_text(FILE *out, const struct vt_profile *p, const struct vt_report
 	bool vmtrace_events = !p->runtime || !*p->runtime || !strcmp(p->runtime, "vmtrace");
 	int err;
 
-	print_header(out, p);
+	print_header(out, p, o);
 	err = print_allocations(out, p, o);
 	if (!err)
-		err = print_frees(out, p);
+		err = print_frees(out, p, o);
 	if (!err)
 		err = vt_report_live_text(out, p, o->top);
 	if (!err)
-		err = print_gc(out, p);
+		err = print_gc(out, p, o);
 	/* cache and serial events are vmtrace's own probes: other runtimes
 	 * never have them, so their empty sections would only be noise */
 	if (!err && (vmtrace_events || p->method_cache_resets.n))
-		err = print_keyed(out, p, "Method cache resets by class and method", "CLASS",
+		err = print_keyed(out, p, o, "Method cache resets by class and method", "CLASS",
 				  "METHOD", "(whole class)", p->method_cache_resets.v,
-				  p->method_cache_resets.n, 0);
+				  p->method_cache_resets.n, "resets");
 	if (!err && (vmtrace_events || p->constant_cache_resets.n))
-		err = print_keyed(out, p, "Constant cache resets by name", "NAME", NULL, NULL,
-				  p->constant_cache_resets.v, p->constant_cache_resets.n, 0);
+		err = print_keyed(out, p, o, "Constant cache resets by name", "NAME", NULL, NULL,
+				  p->constant_cache_resets.v, p->constant_cache_resets.n, "resets");
 	if (!err && (vmtrace_events || p->global_serial_incs.n)) {
 		char title[96];
 
 		snprintf(title, sizeof(title), "Global serial increments by reason (last serial %llu)",
 			 (unsigned long long)p->last_serial);
-		err = print_keyed(out, p, title, "REASON", NULL, NULL, p->global_serial_incs.v,
-				  p->global_serial_incs.n, 0);
+		err = print_keyed(out, p, o, title, "REASON", NULL, NULL, p->global_serial_incs.v,
+				  p->global_serial_incs.n, "increments");
 	}
 	if (!err && (vmtrace_events || p->signals.n))
-		err = print_signals(out, p);
+		err = print_signals(out, p, o);
 	if (!err && p->calls.n)
-		err = print_keyed(out, p, "Calls by function", "FUNCTION", "FILE", "-", p->calls.v,
-				  p->calls.n, o->top);
+		err = print_keyed(out, p, o, "Calls by function", "FUNCTION", "FILE", "-", p->calls.v,
+				  p->calls.n, "calls");
 	if (!err)
-		err = print_lost(out, p);
+		err = print_lost(out, p, o);
 	return err;
 }

@@ -380,10 +380,11 @@ def case_jvm_container(vmtrace, scene):
         os.chown(os.path.join(root, d), USER, USER)
     env = dict(os.environ, CLASSES=scene.classes)
     marker = f"vt-sec-ctr-{os.getpid()}"
-    argv = ["unshare", "--mount", "--pid", "--fork", "sh", "-c", CONTAINER, "sh", root,
+    argv = ["unshare", "--mount", "--pid", "--fork", "--kill-child", "sh", "-c", CONTAINER, "sh", root,
             *AS_USER, JAVA, "-Xmx64m", "-cp", "/classes", "Idle", marker]
     proc = subprocess.Popen(argv, cwd="/", env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True)
+    pid = None
     try:
         if proc.stdout.readline().strip() != "ready":
             raise SystemExit("the JVM in the container did not start")
@@ -418,6 +419,12 @@ def case_jvm_container(vmtrace, scene):
               f"container, clean: the JVM took the trigger and answered: {lines[0]}")
         check(not any(os.path.lexists(t) for t in triggers), "container, clean: no trigger left")
     finally:
+        # the JVM is its namespace's first process: ended by its host pid
+        if pid:
+            try:
+                os.kill(pid, 9)
+            except ProcessLookupError:
+                pass
         proc.kill()
         proc.wait(timeout=30)
 

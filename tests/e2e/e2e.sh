@@ -218,6 +218,31 @@ exit_midrun)
 	compare truth.json vt.out
 	;;
 
+container_pid)
+	# a process in another mount namespace, whose files are at paths the host
+	# does not have: demovm (the provider in its executable) runs from a bind
+	# mount at /mnt there; by pid its probes are reached through its root,
+	# and its counts are its truth
+	build=$(cd "$BIN/.." && pwd)
+	unshare --mount --fork --kill-child sh -c 'mount --make-rprivate / && mount --bind "$0" /mnt &&
+		cd "$1" && exec /mnt/bin/demovm --wait --quiet --ops '"$OPS"' --threads 2 \
+		--truth truth.json' "$build" "$PWD" >ctr.out 2>ctr.err &
+	CTR=$!
+	PIDS+=("$CTR")
+	wait_line ctr.out '^ready$' "$CTR"
+	DV=$(pgrep -f '^/mnt/bin/demovm --wait' | head -1)
+	[ -n "$DV" ] && grep -q ' /mnt/bin/demovm$' "/proc/$DV/maps" || fail "demovm is not running from /mnt"
+	[ ! -e /mnt/bin/demovm ] || fail "the host has /mnt/bin/demovm: no namespace of its own"
+	"$VMTRACE" list -p "$DV" | grep -q "/proc/$DV/root/mnt/bin/demovm$" ||
+		fail "list -p: the probes are not reached through its root: $("$VMTRACE" list -p "$DV" 2>&1 | head -3)"
+	start_record vt -p "$DV" -o rec.data --format json
+	kill -USR1 "$DV"
+	wait "$VT" || fail "vmtrace record exited with $?: $(cat vt.err)"
+	wait "$CTR" || fail "demovm exited with $?"
+	compare truth.json vt.out
+	echo "a process in its own mount namespace, by pid: its truth"
+	;;
+
 report_words)
 	# record -- CMD: the command's stdout is its own, the report beside it on
 	# stderr or in --report-file; an exact run ends with no lower bound, and

@@ -318,6 +318,44 @@ static void test_acts_as_user(void **state)
 	waitpid(child, NULL, 0);
 }
 
+/* The path the probes of a mapped file take: maps' own here; after the
+ * file is moved, its map_files link (with privilege), never the new file
+ * put at its old path; a container's path maps back to maps' form. */
+static void test_reach_mapped(void **state)
+{
+	char path[128], reach[256], want[128];
+	struct stat st;
+	void *m;
+	int fd, err;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/lib.so", dir);
+	write_file(path, "library bytes\n");
+	assert_int_equal(stat(path, &st), 0);
+	fd = open(path, O_RDONLY);
+	m = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	assert_true(m != MAP_FAILED);
+	unsigned long start = (unsigned long)m, end = start + 4096;
+
+	assert_int_equal(vt_tfs_reach_mapped(getpid(), start, end, path, st.st_ino, reach, sizeof(reach)), 0);
+	assert_string_equal(reach, path);
+	assert_int_equal(rename("lib.so", "lib.so.old"), 0);
+	write_file(path, "another file\n");
+	err = vt_tfs_reach_mapped(getpid(), start, end, path, st.st_ino, reach, sizeof(reach));
+	if (!err) {
+		snprintf(want, sizeof(want), "/proc/%d/map_files/%lx-%lx", (int)getpid(), start, end);
+		assert_string_equal(reach, want);
+	} else {
+		assert_int_equal(err, -ENOENT);
+	}
+	munmap(m, 4096);
+	snprintf(want, sizeof(want), "/proc/%d/root/usr/lib/x.so", 4242);
+	assert_string_equal(vt_tfs_maps_path(4242, want), "/usr/lib/x.so");
+	assert_string_equal(vt_tfs_maps_path(4243, want), want);
+	assert_string_equal(vt_tfs_maps_path(4242, "/usr/lib/x.so"), "/usr/lib/x.so");
+}
+
 static void test_describe(void **state)
 {
 	char buf[96];
@@ -346,6 +384,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_socket, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_mapped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_acts_as_user, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reach_mapped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_describe, setup, teardown),
 	};
 

@@ -223,6 +223,43 @@ int vt_tfs_open_mapped(pid_t pid, unsigned long start, unsigned long end, const 
 	return err;
 }
 
+static bool is_mapped_file(const char *path, unsigned long inode)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_ino == inode;
+}
+
+int vt_tfs_reach_mapped(pid_t pid, unsigned long start, unsigned long end, const char *path,
+			unsigned long inode, char *out, size_t len)
+{
+	int n;
+
+	if (path[0] == '/' && is_mapped_file(path, inode)) {
+		n = snprintf(out, len, "%s", path);
+		if (n > 0 && (size_t)n < len)
+			return 0;
+	}
+	if (path[0] == '/') {
+		n = snprintf(out, len, "/proc/%d/root%s", (int)pid, path);
+		if (n > 0 && (size_t)n < len && is_mapped_file(out, inode))
+			return 0;
+	}
+	n = snprintf(out, len, "/proc/%d/map_files/%lx-%lx", (int)pid, start, end);
+	if (n > 0 && (size_t)n < len && is_mapped_file(out, inode))
+		return 0;
+	out[0] = '\0';
+	return -ENOENT;
+}
+
+const char *vt_tfs_maps_path(pid_t pid, const char *module)
+{
+	char root[40];
+	int n = snprintf(root, sizeof(root), "/proc/%d/root/", (int)pid);
+
+	return n > 0 && !strncmp(module, root, (size_t)n) ? module + n - 1 : module;
+}
+
 int vt_tfs_openat(const struct vt_tfs *t, int base, const char *path, int flags, mode_t mode)
 {
 	struct creds c;

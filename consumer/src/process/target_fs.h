@@ -74,6 +74,22 @@ int vt_open_regular(const char *path);
 int vt_tfs_open_mapped(pid_t pid, unsigned long start, unsigned long end, const char *path,
 		       unsigned long inode);
 
+/* A path by which vmtrace, and the kernel when it attaches uprobes for it,
+ * reach the file behind one mapping of pid: the path /proc/PID/maps gives
+ * when it names that file here (the host, a chroot), else the same path
+ * below the target's root (another mount namespace: a container), else the
+ * mapping's map_files link (a file deleted or moved since). Only a regular
+ * file of the mapping's inode is taken: a path reached through a link the
+ * target planted can name no other file. 0 with the path in out, or
+ * -ENOENT. */
+int vt_tfs_reach_mapped(pid_t pid, unsigned long start, unsigned long end, const char *path,
+			unsigned long inode, char *out, size_t len);
+
+/* The path /proc/PID/maps gives for a module that vt_tfs_reach_mapped
+ * reached below pid's root ("/proc/PID/root/usr/lib/x.so" -> "/usr/lib/x.so"),
+ * else module itself: for finding its mappings in maps. */
+const char *vt_tfs_maps_path(pid_t pid, const char *module);
+
 /* openat2 of path below base (t->root or t->cwd), as the target's user,
  * no symbolic link followed, with flags (O_CLOEXEC added) and mode. The
  * descriptor or -errno (ELOOP: a link on the way). */

@@ -478,7 +478,12 @@ int vt_usdt_read_pid(pid_t pid, struct vt_usdt_list *out)
 			err = fd;
 			break;
 		}
-		err = read_fd(fd, path, out);
+		/* the probes' path: one that reaches this file from here (a
+		 * container's is below its root), else the one maps gives */
+		char reach[PATH_MAX + 64];
+		if (vt_tfs_reach_mapped(pid, start, end, path, inode, reach, sizeof(reach)))
+			snprintf(reach, sizeof(reach), "%s", path);
+		err = read_fd(fd, reach, out);
 		close(fd);
 		if (err == -ENOEXEC) {
 			err = 0; /* mapped data that is not an ELF module (locale archive...) */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "process/target_fs.h"
 #include "process/usdt_notes.h"
 #include "runtimes/hotspot/jvm_flags.h"
 
@@ -104,7 +105,8 @@ static int load_bias(pid_t pid, const char *path, uint64_t vaddr, uint64_t file_
 		    !pathpos)
 			continue;
 		line[strcspn(line, "\n")] = '\0';
-		if (strcmp(line + pathpos, path) || file_offset < off || file_offset >= off + (end - start))
+		if (strcmp(line + pathpos, vt_tfs_maps_path(pid, path)) || file_offset < off ||
+		    file_offset >= off + (end - start))
 			continue;
 		*bias = start + (file_offset - off) - vaddr;
 		err = 0;

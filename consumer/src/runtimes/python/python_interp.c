@@ -9,6 +9,7 @@
 #include <sys/uio.h>
 
 #include "process/elf_code.h"
+#include "process/target_fs.h"
 #include "runtimes/python/python_interp.h"
 
 /* The 4 bytes at a symbol of the module: Py_Version, e.g. 0x030b02f0. */
@@ -45,7 +46,7 @@ bool vt_py_load_bias(const char *path, pid_t pid, uint64_t *bias)
 
 		line[strcspn(line, "\n")] = '\0';
 		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &offset, &n) >= 4 &&
-		    n && offset == 0 && strcmp(line + n, path) == 0) {
+		    n && offset == 0 && strcmp(line + n, vt_tfs_maps_path(pid, path)) == 0) {
 			*bias = start - vaddr;
 			found = true;
 		}

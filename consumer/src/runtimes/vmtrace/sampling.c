@@ -78,7 +78,7 @@ static int module_mappings(pid_t pid, const char *module, struct mapping **out, 
 			continue;
 		char *p = line + pathpos;
 		p[strcspn(p, "\n")] = '\0';
-		if (strcmp(p, module) != 0)
+		if (strcmp(p, vt_tfs_maps_path(pid, module)) != 0)
 			continue;
 		if (*n == cap) {
 			cap = cap ? cap * 2 : 8;

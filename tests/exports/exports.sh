@@ -333,7 +333,8 @@ PY
 
 serve_flood)
 	# 64 idle and 20 trickling connections cannot keep a scraper out, and
-	# garbage gets a 400 (serve_flood.py)
+	# garbage gets a 400 (serve_flood.py); binary, TLS, a line that is no
+	# request get a 400 and a close at once (serve_garbage.py)
 	vt_need_root
 	start_demovm --ops 3000 --threads 1
 	"$VMTRACE" serve -p "$DV" --listen 127.0.0.1:0 >vt.out 2>vt.err &
@@ -343,6 +344,8 @@ serve_flood)
 	PORT=$(sed -nE 's|.*http://127\.0\.0\.1:([0-9]+)/metrics$|\1|p' vt.err)
 	[ -n "$PORT" ] || fail "no port in: $(cat vt.err)"
 	"$PY" "$HERE/serve_flood.py" "$PORT" 64 20 5 || fail "a scraper was kept out"
+	# what is no HTTP request gets a 400 and a close at once (serve_garbage.py)
+	"$PY" "$HERE/serve_garbage.py" "$PORT" || fail "a malformed request was not answered 400"
 	# gzip to a client that takes it (Prometheus does), plain to one that does not
 	curl -sf --max-time 5 --compressed -D gz.headers "http://127.0.0.1:$PORT/metrics" >gz.txt ||
 		fail "gzip scrape failed"

@@ -1,13 +1,28 @@
 /*
  * http_server.c: GET-only HTTP on libmicrohttpd (http_server.h).
+ *
+ * libmicrohttpd holds a connection whose first bytes are not HTTP (a TLS
+ * hello, binary) until its idle timeout, and closes one whose first line is
+ * no request without a status line. So connections are accepted here first,
+ * by a gate thread that looks at their first bytes without taking them
+ * (MSG_PEEK): one that starts like a request line (a method in capitals,
+ * then a space) goes to libmicrohttpd (MHD_add_connection), which parses
+ * the rest; any other gets a 400 and is closed; one that says nothing is
+ * closed at the idle timeout. The gate bounds what it holds as
+ * libmicrohttpd does (per address, in all).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <microhttpd.h>
 
@@ -23,11 +38,27 @@
 #define CONNECTION_TIMEOUT_S 10    /* an idle client is cut off */
 #define GZIP_FROM 1024             /* bodies this long go gzipped to who takes it */
 
+#define GATE_PEEK 24                /* "OPTIONS " and more: enough to judge */
+
+/* A connection the gate holds until its first bytes say what it is. */
+struct pending {
+	int fd;
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	long long until_ms;
+};
+
 struct vt_http_server {
 	struct MHD_Daemon *d;
 	vt_http_handler *handler;
 	void *ctx;
 	uint16_t port;
+	int listen_fd;
+	int wake[2];                /* written to stop the gate */
+	pthread_t gate;
+	bool gate_running;
+	struct pending *pend;       /* MAX_CONNECTIONS at most */
+	size_t npend;
 };
 
 /* Does the client take gzip (Accept-Encoding: gzip, not gzip;q=0)? */
@@ -107,13 +138,192 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	return queue(c, reply.status, reply.content_type, reply.body, reply.len);
 }
 
+/* ---- the gate ---- */
+
+static long long now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
+}
+
+/* 1: b starts a request line (METHOD SP, the method 1-16 capitals); 0: too
+ * few bytes to say; -1: not HTTP. */
+static int starts_request(const char *b, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && i < 16 && b[i] >= 'A' && b[i] <= 'Z')
+		i++;
+	if (i == n && i < 16)
+		return 0;
+	return i > 0 && i < n && b[i] == ' ' ? 1 : -1;
+}
+
+/* A 400 to what is not HTTP, then close. What it sent is read first, so
+ * the close is no reset that could take the answer with it. */
+static void refuse(int fd)
+{
+	static const char bad[] = "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\n"
+				  "Content-Length: 12\r\nConnection: close\r\n\r\nbad request\n";
+	char sink[4096];
+
+	for (int i = 0; i < 16 && recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0; i++)
+		;
+	if (send(fd, bad, sizeof(bad) - 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		(void)0; /* the client is gone: nothing to tell */
+	shutdown(fd, SHUT_WR);
+	close(fd);
+}
+
+static bool same_address(const struct pending *a, const struct sockaddr_storage *b)
+{
+	if (a->addr.ss_family != b->ss_family)
+		return false;
+	if (b->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)&a->addr)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	if (b->ss_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)&a->addr)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr));
+	return true;
+}
+
+static void drop_pending(struct vt_http_server *s, size_t i)
+{
+	s->pend[i] = s->pend[--s->npend];
+}
+
+/* Take every connection waiting on the listening socket, within the
+ * bounds; one past them is closed at once. */
+static void gate_accept(struct vt_http_server *s)
+{
+	for (;;) {
+		struct pending p = { .addrlen = sizeof(p.addr), .until_ms = now_ms() + CONNECTION_TIMEOUT_S * 1000 };
+		size_t same = 0;
+
+		p.fd = accept4(s->listen_fd, (struct sockaddr *)&p.addr, &p.addrlen,
+			       SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (p.fd < 0)
+			return;
+		for (size_t i = 0; i < s->npend; i++)
+			same += same_address(&s->pend[i], &p.addr);
+		if (s->npend == MAX_CONNECTIONS || same >= MAX_PER_ADDRESS) {
+			close(p.fd);
+			continue;
+		}
+		s->pend[s->npend++] = p;
+	}
+}
+
+/* What a held connection's first bytes say: handed on, refused, still
+ * held, or closed (gone, or silent past the timeout). */
+static void gate_judge(struct vt_http_server *s, size_t i, bool readable, long long now)
+{
+	struct pending *p = &s->pend[i];
+	char first[GATE_PEEK];
+	ssize_t n;
+	int v;
+
+	if (!readable) {
+		if (now >= p->until_ms) {
+			close(p->fd);
+			drop_pending(s, i);
+		}
+		return;
+	}
+	n = recv(p->fd, first, sizeof(first), MSG_PEEK | MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		close(p->fd);
+		drop_pending(s, i);
+		return;
+	}
+	v = starts_request(first, (size_t)n);
+	if (v == 0 && now < p->until_ms)
+		return;
+	if (v > 0)
+		/* libmicrohttpd owns it now, and closes it if it cannot take it */
+		MHD_add_connection(s->d, p->fd, (const struct sockaddr *)&p->addr, p->addrlen);
+	else
+		refuse(p->fd);
+	drop_pending(s, i);
+}
+
+static void *gate_run(void *arg)
+{
+	struct vt_http_server *s = arg;
+	struct pollfd *pfd = calloc(MAX_CONNECTIONS + 2, sizeof(*pfd));
+
+	while (pfd) {
+		long long now = now_ms();
+		int timeout = -1;
+		size_t n = s->npend;
+
+		pfd[0] = (struct pollfd){ .fd = s->wake[0], .events = POLLIN };
+		pfd[1] = (struct pollfd){ .fd = s->listen_fd, .events = POLLIN };
+		for (size_t i = 0; i < n; i++) {
+			long long left = s->pend[i].until_ms - now;
+
+			pfd[2 + i] = (struct pollfd){ .fd = s->pend[i].fd, .events = POLLIN };
+			if (timeout < 0 || left < timeout)
+				timeout = left > 0 ? (int)left : 0;
+		}
+		if (poll(pfd, 2 + n, timeout) < 0 && errno != EINTR)
+			break;
+		if (pfd[0].revents)
+			break;
+		now = now_ms();
+		/* from the last: a dropped one takes the place of one already judged */
+		for (size_t i = n; i-- > 0;)
+			gate_judge(s, i, pfd[2 + i].revents != 0, now);
+		if (pfd[1].revents & POLLIN)
+			gate_accept(s);
+	}
+	free(pfd);
+	for (size_t i = 0; i < s->npend; i++)
+		close(s->pend[i].fd);
+	s->npend = 0;
+	return NULL;
+}
+
+/* The listening socket, bound to ai: the descriptor, or -errno. */
+static int listen_on(const struct addrinfo *ai)
+{
+	int one = 1, fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 128)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+static uint16_t bound_port(int fd)
+{
+	struct sockaddr_storage a;
+	socklen_t len = sizeof(a);
+
+	if (getsockname(fd, (struct sockaddr *)&a, &len))
+		return 0;
+	if (a.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)&a)->sin6_port);
+	return ntohs(((struct sockaddr_in *)&a)->sin_port);
+}
+
 int vt_http_start(struct vt_http_server **out, const char *listen, vt_http_handler *handler,
 		  void *ctx, char *err, size_t errlen)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
 	struct addrinfo *ai = NULL;
 	struct vt_http_server *s;
-	const union MHD_DaemonInfo *info;
 	char host[256];
 	const char *colon, *h = listen, *port;
 	size_t hlen;
@@ -154,30 +364,45 @@ int vt_http_start(struct vt_http_server **out, const char *listen, vt_http_handl
 		return -EINVAL;
 	}
 	s = calloc(1, sizeof(*s));
-	if (!s) {
+	if (!s || !(s->pend = calloc(MAX_CONNECTIONS, sizeof(*s->pend)))) {
+		free(s);
 		freeaddrinfo(ai);
 		return -ENOMEM;
 	}
 	s->handler = handler;
 	s->ctx = ctx;
+	s->wake[0] = s->wake[1] = -1;
 	if (ai->ai_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	s->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
-				MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+	s->listen_fd = listen_on(ai);
+	freeaddrinfo(ai);
+	if (s->listen_fd < 0) {
+		r = -s->listen_fd;
+		snprintf(err, errlen, "--listen: cannot listen on %s: %s", listen, strerror(r));
+		free(s->pend);
+		free(s);
+		return -r;
+	}
+	/* the gate accepts; libmicrohttpd serves what it hands on */
+	s->d = MHD_start_daemon(flags | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC, 0, NULL, NULL,
+				on_request, s,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
 				MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)MAX_PER_ADDRESS,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
 				MHD_OPTION_END);
-	r = errno;
-	freeaddrinfo(ai);
-	if (!s->d) {
-		snprintf(err, errlen, "--listen: cannot listen on %s: %s", listen,
-			 strerror(r ? r : EADDRINUSE));
-		free(s);
-		return -(r ? r : EADDRINUSE);
+	if (!s->d)
+		r = errno ? errno : ENOMEM;
+	else if (pipe2(s->wake, O_CLOEXEC))
+		r = errno;
+	else
+		r = pthread_create(&s->gate, NULL, gate_run, s);
+	if (r) {
+		snprintf(err, errlen, "--listen: cannot serve on %s: %s", listen, strerror(r));
+		vt_http_stop(s);
+		return -r;
 	}
-	info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
-	s->port = info ? info->port : 0;
+	s->gate_running = true;
+	s->port = bound_port(s->listen_fd);
 	*out = s;
 	return 0;
 }
@@ -191,6 +416,18 @@ void vt_http_stop(struct vt_http_server *s)
 {
 	if (!s)
 		return;
-	MHD_stop_daemon(s->d);
+	if (s->gate_running) {
+		if (write(s->wake[1], "x", 1) < 0)
+			(void)0; /* a full pipe wakes it as well */
+		pthread_join(s->gate, NULL);
+	}
+	for (int i = 0; i < 2; i++)
+		if (s->wake[i] >= 0)
+			close(s->wake[i]);
+	if (s->listen_fd >= 0)
+		close(s->listen_fd);
+	if (s->d)
+		MHD_stop_daemon(s->d);
+	free(s->pend);
 	free(s);
 }

@@ -1,7 +1,9 @@
 /*
  * http_server.h: a small HTTP/1.1 server on libmicrohttpd for `vmtrace
  * serve`: GET requests only, answered by one callback on the server's own
- * thread, with bounded connections and timeouts.
+ * thread, with bounded connections and timeouts; what does not start like
+ * an HTTP request (binary, a TLS hello, a line that is no request) gets a
+ * 400 and a close at once.
  */
 #ifndef VMTRACE_HTTP_SERVER_H
 #define VMTRACE_HTTP_SERVER_H

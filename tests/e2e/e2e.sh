@@ -243,6 +243,19 @@ container_pid)
 	echo "a process in its own mount namespace, by pid: its truth"
 	;;
 
+received_nothing)
+	# attached to a process whose probes never fire while it records (demovm
+	# waiting for the signal that starts it): one line says nothing came
+	start_demovm dv demovm --ops 100
+	"$VMTRACE" record -p "$DV" -d 0.5 -o rec.data >vt.out 2>vt.err || fail "record exited with $?"
+	grep -qx "vmtrace: pid $DV: attached, but none of its vmtrace probes fired while recording: nothing was received" vt.err ||
+		fail "nothing received is not said: $(cat vt.err)"
+	# one that did its work does not say it
+	"$VMTRACE" record -o rec2.data -- "$BIN/demovm" --ops 100 --quiet >vt.out 2>vt.err || fail "record exited with $?"
+	! grep -q "nothing was received" vt.err || fail "said of a run that sent its events"
+	echo "a recording that received nothing says so"
+	;;
+
 report_words)
 	# record -- CMD: the command's stdout is its own, the report beside it on
 	# stderr or in --report-file; an exact run ends with no lower bound, and

@@ -204,6 +204,19 @@ static int write_and_print(struct vt_profile *p, struct vt_cli_args *a, bool spa
 	return status;
 }
 
+/* No event of any kind arrived: a recording that attached and got nothing
+ * says so, rather than print a report of zeros as if the program did none. */
+static bool received_nothing(const struct vt_profile *p)
+{
+	uint64_t collections = 0;
+
+	for (int k = 0; k < VT_GC_KINDS; k++)
+		collections += p->gc_collections[k];
+	return !p->allocs.n && !p->frees.n && !collections && !p->signals.n && !p->calls.n &&
+	       !p->method_cache_resets.n && !p->constant_cache_resets.n && !p->global_serial_incs.n &&
+	       !p->events.n && !p->live.n;
+}
+
 /* -p PID,PID...: a session per process, one record of them all. */
 static int record_many(struct vt_cli_args *a)
 {
@@ -469,6 +482,9 @@ int vt_cmd_record(int argc, char **argv)
 		vt_profile_free(&p);
 		return 1;
 	}
+	if (received_nothing(&p))
+		fprintf(stderr, "vmtrace: pid %d: attached, but none of its %s probes fired while "
+			"recording: nothing was received\n", (int)s.target.pid, s.rt->name);
 	status = write_and_print(&p, &a, s.target.spawned);
 	/* the process ends here and its memory with it: freeing the profile
 	 * block by block (a million blocks with rdoc's stacks) cost 10-16 ms;

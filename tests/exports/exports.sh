@@ -345,7 +345,7 @@ serve_flood)
 	[ -n "$PORT" ] || fail "no port in: $(cat vt.err)"
 	"$PY" "$HERE/serve_flood.py" "$PORT" 64 20 5 || fail "a scraper was kept out"
 	# what is no HTTP request gets a 400 and a close at once (serve_garbage.py)
-	"$PY" "$HERE/serve_garbage.py" "$PORT" || fail "a malformed request was not answered 400"
+	"$PY" "$HERE/serve_garbage.py" "$PORT" "$VT" || fail "a malformed request was not answered 400"
 	# gzip to a client that takes it (Prometheus does), plain to one that does not
 	curl -sf --max-time 5 --compressed -D gz.headers "http://127.0.0.1:$PORT/metrics" >gz.txt ||
 		fail "gzip scrape failed"

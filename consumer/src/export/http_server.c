@@ -40,12 +40,16 @@
 
 #define GATE_PEEK 24                /* "OPTIONS " and more: enough to judge */
 
+#define GATE_RECHECK_MS 50          /* a partial first line is looked at again this often */
+
 /* A connection the gate holds until its first bytes say what it is. */
 struct pending {
 	int fd;
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
 	long long until_ms;
+	bool partial;               /* bytes came, too few to judge: polled by time, not
+				     * by POLLIN (which unread bytes keep raised) */
 };
 
 struct vt_http_server {
@@ -226,7 +230,7 @@ static void gate_judge(struct vt_http_server *s, size_t i, bool readable, long l
 	ssize_t n;
 	int v;
 
-	if (!readable) {
+	if (!readable && !p->partial) {
 		if (now >= p->until_ms) {
 			close(p->fd);
 			drop_pending(s, i);
@@ -242,8 +246,10 @@ static void gate_judge(struct vt_http_server *s, size_t i, bool readable, long l
 		return;
 	}
 	v = starts_request(first, (size_t)n);
-	if (v == 0 && now < p->until_ms)
+	if (v == 0 && now < p->until_ms) {
+		p->partial = true;
 		return;
+	}
 	if (v > 0)
 		/* libmicrohttpd owns it now, and closes it if it cannot take it */
 		MHD_add_connection(s->d, p->fd, (const struct sockaddr *)&p->addr, p->addrlen);
@@ -267,7 +273,10 @@ static void *gate_run(void *arg)
 		for (size_t i = 0; i < n; i++) {
 			long long left = s->pend[i].until_ms - now;
 
-			pfd[2 + i] = (struct pollfd){ .fd = s->pend[i].fd, .events = POLLIN };
+			if (s->pend[i].partial && left > GATE_RECHECK_MS)
+				left = GATE_RECHECK_MS;
+			pfd[2 + i] = (struct pollfd){ .fd = s->pend[i].fd,
+						      .events = s->pend[i].partial ? 0 : POLLIN };
 			if (timeout < 0 || left < timeout)
 				timeout = left > 0 ? (int)left : 0;
 		}

@@ -214,7 +214,7 @@ int vt_cmd_diff(int argc, char **argv)
 		default: {
 			struct vt_report_out out;
 
-			vt_report_out_open(&out, stdout, &a, a.no_pager); /* else as it comes */
+			vt_report_out_open(&out, stdout, &a, a.no_pager);
 			err = print_text(out.file, &d, &a.report);
 			if (vt_report_out_close(&out) && !err)
 				err = -EIO;

@@ -289,7 +289,7 @@ int vt_cmd_list(int argc, char **argv)
 		struct vt_cli_args a = { 0 };
 		struct vt_report_out out;
 
-		vt_report_out_open(&out, stdout, &a, no_pager); /* else as it comes */
+		vt_report_out_open(&out, stdout, &a, no_pager);
 		err = print_text(out.file, &probes, a.report.width);
 		if (vt_report_out_close(&out) && !err)
 			err = -EIO;

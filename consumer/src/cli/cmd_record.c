@@ -177,7 +177,7 @@ static int write_and_print(struct vt_profile *p, struct vt_cli_args *a, bool spa
 	if (!beside)
 		write_record(&w);
 	if (dest) {
-		vt_report_out_open(&out, dest, a, a->no_pager); /* else as it comes, unpaged */
+		vt_report_out_open(&out, dest, a, a->no_pager);
 		r = vt_report_print(out.file, p, &a->report);
 		if (vt_report_out_close(&out) && !r)
 			r = -EIO;
@@ -195,10 +195,9 @@ static int write_and_print(struct vt_profile *p, struct vt_cli_args *a, bool spa
 		fprintf(stderr, "vmtrace: cannot write %s: %s\n", a->output, strerror(-w.r));
 		status = 1;
 	}
-	if (r && dest) {
-		fprintf(stderr, "vmtrace: cannot print the report: %s\n", strerror(-r));
-		status = 1;
-	} else if (r) {
+	if (r) {
+		if (dest) /* no dest: report_dest said why */
+			fprintf(stderr, "vmtrace: cannot print the report: %s\n", strerror(-r));
 		status = 1;
 	}
 	return status;

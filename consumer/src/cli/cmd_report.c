@@ -83,7 +83,7 @@ int vt_cmd_report(int argc, char **argv)
 	}
 	struct vt_report_out out;
 
-	vt_report_out_open(&out, stdout, &a, a.no_pager); /* else as it comes, unpaged */
+	vt_report_out_open(&out, stdout, &a, a.no_pager);
 	err = vt_report_print(out.file, &profile, &a.report);
 	if (vt_report_out_close(&out) && !err)
 		err = -EIO;

@@ -12,7 +12,7 @@
 
 #include "cli/report_out.h"
 
-int vt_report_out_open(struct vt_report_out *o, FILE *dest, struct vt_cli_args *a, bool no_pager)
+void vt_report_out_open(struct vt_report_out *o, FILE *dest, struct vt_cli_args *a, bool no_pager)
 {
 	struct winsize ws = { 0 };
 	int fd = fileno(dest);
@@ -20,7 +20,7 @@ int vt_report_out_open(struct vt_report_out *o, FILE *dest, struct vt_cli_args *
 	memset(o, 0, sizeof(*o));
 	o->dest = o->file = dest;
 	if (fd < 0 || !isatty(fd) || a->report.format != VT_FORMAT_TEXT)
-		return 0;
+		return;
 	if (ioctl(fd, TIOCGWINSZ, &ws) || !ws.ws_col) {
 		const char *cols = getenv("COLUMNS");
 
@@ -32,14 +32,11 @@ int vt_report_out_open(struct vt_report_out *o, FILE *dest, struct vt_cli_args *
 		a->report.top = VT_TERMINAL_TOP;
 	o->rows = ws.ws_row;
 	if (no_pager || !o->rows)
-		return 0;
+		return;
 	o->file = open_memstream(&o->buf, &o->len);
-	if (!o->file) {
+	o->page = o->file != NULL;
+	if (!o->file)
 		o->file = dest;
-		return -errno;
-	}
-	o->page = true;
-	return 0;
 }
 
 /* The pager's command: PAGER, else less; NULL for none. */

@@ -26,9 +26,9 @@ struct vt_report_out {
 };
 
 /* Prepare a report of a->report's format for dest: on a terminal, set
- * a->report's width and top, and hold a text report to page it. 0 or
- * -errno. */
-int vt_report_out_open(struct vt_report_out *o, FILE *dest, struct vt_cli_args *a, bool no_pager);
+ * a->report's width and top, and hold a text report to page it (written
+ * straight to dest, unpaged, when no memory can hold it). */
+void vt_report_out_open(struct vt_report_out *o, FILE *dest, struct vt_cli_args *a, bool no_pager);
 
 /* Send what was written to its destination, through the pager when it is
  * longer than the screen: 0 or -errno. */

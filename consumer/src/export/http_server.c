@@ -175,8 +175,7 @@ static void refuse(int fd)
 
 	for (int i = 0; i < 16 && recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0; i++)
 		;
-	if (send(fd, bad, sizeof(bad) - 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
-		(void)0; /* the client is gone: nothing to tell */
+	(void)send(fd, bad, sizeof(bad) - 1, MSG_DONTWAIT | MSG_NOSIGNAL); /* gone: nothing to tell */
 	shutdown(fd, SHUT_WR);
 	close(fd);
 }

@@ -137,9 +137,7 @@ static bool usable_trigger(const struct jvm *j, int base, const char *path)
  * user, so it is theirs and nothing planted there is opened or changed. */
 static int make_trigger(const struct jvm *j, struct vt_tfs_made *made, char *err, size_t errlen)
 {
-	const struct { int base; const char *dir, *shown; } at[2] = {
-		{ j->fs.cwd, ".", "its working directory" }, { j->fs.root, "tmp", "/tmp" },
-	};
+	const struct { int base; const char *dir; } at[2] = { { j->fs.cwd, "." }, { j->fs.root, "tmp" } };
 	char why[2][128];
 
 	for (int i = 0; i < 2; i++) {

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -150,14 +149,6 @@ void vt_tfs_close(struct vt_tfs *t)
 	t->root = t->cwd = -1;
 }
 
-bool vt_tfs_same_root(const struct vt_tfs *t)
-{
-	struct stat a, b;
-
-	return fstat(t->root, &a) == 0 && stat("/", &b) == 0 && a.st_dev == b.st_dev &&
-	       a.st_ino == b.st_ino;
-}
-
 static int regular_of_inode(int fd, unsigned long inode)
 {
 	struct stat st;
@@ -175,7 +166,6 @@ static int regular_of_inode(int fd, unsigned long inode)
 static int reopen_for_reading(int opath)
 {
 	char link[40];
-
 	int fd;
 
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", opath);
@@ -280,7 +270,8 @@ static void made_init(struct vt_tfs_made *made)
 	made->dir = -1;
 }
 
-int vt_tfs_create_in(const struct vt_tfs *t, int dirfd, const char *name, mode_t mode,
+/* name created O_EXCL in the directory dirfd, as the target's user. */
+static int create_in(const struct vt_tfs *t, int dirfd, const char *name, mode_t mode,
 		     struct vt_tfs_made *made)
 {
 	struct stat st;
@@ -313,57 +304,9 @@ int vt_tfs_create(const struct vt_tfs *t, int base, const char *dir, const char 
 	made_init(made);
 	if (d < 0)
 		return d;
-	fd = vt_tfs_create_in(t, d, name, mode, made);
+	fd = create_in(t, d, name, mode, made);
 	close(d);
 	return fd;
-}
-
-int vt_tfs_mkdtemp(const struct vt_tfs *t, int base, const char *dir, const char *prefix,
-		   struct vt_tfs_made *made)
-{
-	static const char letters[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-	struct creds c;
-	int d, err = -EEXIST;
-
-	made_init(made);
-	if (strlen(prefix) + 7 > sizeof(made->name) || strchr(prefix, '/'))
-		return -EINVAL;
-	if ((d = vt_tfs_openat(t, base, dir, O_PATH | O_DIRECTORY, 0)) < 0)
-		return d;
-	for (int tries = 0; tries < 16 && err == -EEXIST; tries++) {
-		unsigned char rnd[6];
-		char name[NAME_MAX + 1];
-		int fd;
-
-		if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
-			err = -EIO;
-			break;
-		}
-		int n = snprintf(name, sizeof(name), "%s", prefix);
-		for (size_t i = 0; i < sizeof(rnd); i++)
-			name[n++] = letters[rnd[i] % (sizeof(letters) - 1)];
-		name[n] = '\0';
-		if ((err = become(t, &c)))
-			break;
-		err = mkdirat(d, name, 0700) ? -errno : 0;
-		restore(&c);
-		if (err)
-			continue;
-		fd = vt_tfs_openat(t, d, name, O_PATH | O_DIRECTORY | O_NOFOLLOW, 0);
-		struct stat st;
-		if (fd < 0 || fstat(fd, &st)) {
-			err = fd < 0 ? fd : -errno;
-			break;
-		}
-		made->dir = d;
-		snprintf(made->name, sizeof(made->name), "%s", name);
-		made->dev = st.st_dev;
-		made->ino = st.st_ino;
-		made->is_dir = true;
-		return fd;
-	}
-	close(d);
-	return err;
 }
 
 void vt_tfs_remove(const struct vt_tfs *t, struct vt_tfs_made *made)
@@ -375,9 +318,8 @@ void vt_tfs_remove(const struct vt_tfs *t, struct vt_tfs_made *made)
 		return;
 	if (!become(t, &c)) {
 		if (fstatat(made->dir, made->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    st.st_dev == made->dev && st.st_ino == made->ino &&
-		    (made->is_dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)))
-			unlinkat(made->dir, made->name, made->is_dir ? AT_REMOVEDIR : 0);
+		    st.st_dev == made->dev && st.st_ino == made->ino && S_ISREG(st.st_mode))
+			unlinkat(made->dir, made->name, 0);
 		restore(&c);
 	}
 	close(made->dir);

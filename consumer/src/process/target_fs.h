@@ -45,17 +45,12 @@ struct vt_tfs_made {
 	char name[NAME_MAX + 1];
 	dev_t dev;
 	ino_t ino;
-	bool is_dir;
 };
 
 /* The target's ids (from /proc/PID/status) and descriptors of its root and
  * cwd. 0 or -errno; vt_tfs_close undoes it (and takes a zeroed struct). */
 int vt_tfs_open(struct vt_tfs *t, pid_t pid);
 void vt_tfs_close(struct vt_tfs *t);
-
-/* True when the target's root is vmtrace's own (same device and inode):
- * a path of vmtrace's names the same file for the target. */
-bool vt_tfs_same_root(const struct vt_tfs *t);
 
 /* A file named by a path a target may have put there (a module from its
  * maps, a path given to `vmtrace list`), opened read-only only if it is a
@@ -95,25 +90,15 @@ const char *vt_tfs_maps_path(pid_t pid, const char *module);
  * descriptor or -errno (ELOOP: a link on the way). */
 int vt_tfs_openat(const struct vt_tfs *t, int base, const char *path, int flags, mode_t mode);
 
-/* Create name in the directory dir (below base), O_EXCL, mode, as the
- * target's user; an entry already there fails with -EEXIST. The file
- * opened for writing, its entry in *made. */
+/* Create name (no '/' in it) in the directory dir (below base), O_EXCL,
+ * mode, as the target's user; an entry already there fails with -EEXIST.
+ * The file opened for writing, its entry in *made. */
 int vt_tfs_create(const struct vt_tfs *t, int base, const char *dir, const char *name, mode_t mode,
 		  struct vt_tfs_made *made);
 
-/* Make a new directory "PREFIX" + six random characters in dir (below
- * base), mode 0700, as the target's user. Its O_PATH descriptor, the entry
- * in *made. */
-int vt_tfs_mkdtemp(const struct vt_tfs *t, int base, const char *dir, const char *prefix,
-		   struct vt_tfs_made *made);
-
-/* Create name in a directory vmtrace made (dirfd from vt_tfs_mkdtemp). */
-int vt_tfs_create_in(const struct vt_tfs *t, int dirfd, const char *name, mode_t mode,
-		     struct vt_tfs_made *made);
-
-/* Remove what vt_tfs_create/mkdtemp made, if the entry is still that file
- * or directory; anything else put in its place is left alone. Accepts an
- * empty made (dir -1); leaves it empty. */
+/* Remove what vt_tfs_create made, if the entry is still that file; anything
+ * else put in its place is left alone. Accepts an empty made (dir -1);
+ * leaves it empty. */
 void vt_tfs_remove(const struct vt_tfs *t, struct vt_tfs_made *made);
 
 /* A Unix socket at path (below base) owned by owner: its O_PATH

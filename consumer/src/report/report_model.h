@@ -91,8 +91,8 @@ void vt_gc_summarize(const struct vt_profile *p, struct vt_gc_summary *out);
  * count true. */
 struct vt_loss_touch {
 	const char *figure;          /* "allocations"; "timeline only": no count of the report */
-	bool lower_bound;            /* the counts of figure are lower bounds */
-	bool shown_in_text;          /* the text report shows figure */
+	bool lower_bound;            /* the counts of figure (a count the text report
+				      * shows) are lower bounds */
 };
 struct vt_loss_touch vt_loss_touches(const char *what);
 

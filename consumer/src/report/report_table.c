@@ -130,13 +130,13 @@ void vt_put_shortened(FILE *out, const char *s, size_t w)
  * right, then the name columns lose a column at a time, each kept at the
  * same share of its own width, down to its header or 12. shown[c] false
  * for a dropped column. */
-static void fit_columns(const struct vt_table *t, size_t *width, bool *shown, size_t indent, size_t max)
+static void fit_columns(const struct vt_table *t, size_t *width, const size_t *natural, bool *shown,
+			size_t indent, size_t max)
 {
-	size_t total = indent, natural[64];
+	size_t total = indent;
 
 	for (int c = 0; c < t->ncols; c++) {
 		shown[c] = true;
-		natural[c] = width[c];
 		total += width[c] + (c ? 2 : 0);
 	}
 	for (int c = t->ncols - 1; max && total > max && c > 0; c--) {
@@ -148,7 +148,7 @@ static void fit_columns(const struct vt_table *t, size_t *width, bool *shown, si
 	while (max && total > max) {
 		int pick = -1;
 
-		for (int c = 0; c < t->ncols && c < 64; c++) {
+		for (int c = 0; c < t->ncols; c++) {
 			size_t least = vt_display_width(t->cells[c]);
 
 			if (least < 12)
@@ -168,15 +168,17 @@ static void fit_columns(const struct vt_table *t, size_t *width, bool *shown, si
 
 static int table_print(FILE *out, struct vt_table *t, const char *indent, size_t max)
 {
-	size_t *width, rows;
+	size_t *width, *natural, rows;
 	bool *shown;
 
 	if (t->err)
 		return t->err;
-	width = calloc((size_t)t->ncols, sizeof(*width));
+	/* the widths the cells ask for, then the ones they get */
+	natural = calloc(2 * (size_t)t->ncols, sizeof(*natural));
+	width = natural ? natural + t->ncols : NULL;
 	shown = calloc((size_t)t->ncols, sizeof(*shown));
-	if (!width || !shown) {
-		free(width);
+	if (!natural || !shown) {
+		free(natural);
 		free(shown);
 		return -ENOMEM;
 	}
@@ -184,10 +186,11 @@ static int table_print(FILE *out, struct vt_table *t, const char *indent, size_t
 	for (size_t i = 0; i < rows * (size_t)t->ncols; i++) {
 		size_t w = vt_display_width(t->cells[i]);
 
-		if (w > width[i % (size_t)t->ncols])
-			width[i % (size_t)t->ncols] = w;
+		if (w > natural[i % (size_t)t->ncols])
+			natural[i % (size_t)t->ncols] = w;
 	}
-	fit_columns(t, width, shown, strlen(indent), max);
+	memcpy(width, natural, (size_t)t->ncols * sizeof(*width));
+	fit_columns(t, width, natural, shown, strlen(indent), max);
 	for (size_t r = 0; r < rows; r++) {
 		char **row = &t->cells[r * (size_t)t->ncols];
 		int last = t->ncols - 1;
@@ -215,7 +218,7 @@ static int table_print(FILE *out, struct vt_table *t, const char *indent, size_t
 		}
 		fputc('\n', out);
 	}
-	free(width);
+	free(natural);
 	free(shown);
 	return 0;
 }

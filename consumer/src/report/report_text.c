@@ -247,13 +247,15 @@ static int print_allocations(FILE *out, const struct vt_profile *p,
 			cell_rate(&t, p, r.count), cell_rate(&t, p, r.bytes);
 	}
 	err = vt_table_done(out, &t, "  ", o->width);
+	/* what the rows left out hold, of what they are sorted by */
+	bool by_bytes = o->sort == VT_SORT_BYTES;
 	for (size_t i = 0; i < at.n; i++)
-		shown += o->sort == VT_SORT_BYTES ? at.rows[i].bytes : at.rows[i].count;
+		shown += by_bytes ? at.rows[i].bytes : at.rows[i].count;
 	if (!err)
 		vt_print_left_out(out, at.total_rows - at.n,
-			       (o->sort == VT_SORT_BYTES ? at.total_bytes : at.total_count) - shown,
-			       o->sort == VT_SORT_BYTES ? at.total_bytes : at.total_count,
-			       o->sort == VT_SORT_BYTES ? "bytes" : "allocations");
+				  (by_bytes ? at.total_bytes : at.total_count) - shown,
+				  by_bytes ? at.total_bytes : at.total_count,
+				  by_bytes ? "bytes" : "allocations");
 	vt_alloc_table_free(&at);
 	return err;
 }
@@ -531,7 +533,7 @@ static int print_lost(FILE *out, const struct vt_profile *p, const struct vt_rep
 		vt_cell_u64(&t, l->count);
 		vt_cell(&t, "%s", touch.figure);
 		map_full |= strstr(l->what, "--map-entries") != NULL;
-		if (!touch.lower_bound || !touch.shown_in_text)
+		if (!touch.lower_bound)
 			continue;
 		bounding += l->count;
 		for (b = 0; b < nbounds && strcmp(bounds[b], touch.figure); b++)

@@ -230,7 +230,12 @@ container_pid)
 	CTR=$!
 	PIDS+=("$CTR")
 	wait_line ctr.out '^ready$' "$CTR"
-	DV=$(pgrep -f '^/mnt/bin/demovm --wait' | head -1)
+	DV=  # its host pid, by its command line (procps need not be installed)
+	for p in /proc/[0-9]*; do
+		case "$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)" in
+		"/mnt/bin/demovm --wait "*) DV=${p#/proc/} ;;
+		esac
+	done
 	[ -n "$DV" ] && grep -q ' /mnt/bin/demovm$' "/proc/$DV/maps" || fail "demovm is not running from /mnt"
 	[ ! -e /mnt/bin/demovm ] || fail "the host has /mnt/bin/demovm: no namespace of its own"
 	"$VMTRACE" list -p "$DV" | grep -q "/proc/$DV/root/mnt/bin/demovm$" ||

@@ -486,9 +486,18 @@ def workload_gc(out):
 
 
 def real_losses(j):
-    """Loss rows other than the notes on what Python's objects show."""
+    """Loss rows other than the notes on what Python's objects show and what
+    a spawned Ruby made before counting began (made_before)."""
     return {l["what"]: l["count"] for l in j["lost"]
-            if l["count"] and not l["what"].startswith(("bytes of ", "objects unseen"))}
+            if l["count"] and not l["what"].startswith(("bytes of ", "objects unseen", MADE_BEFORE))}
+
+
+MADE_BEFORE = "made before counting began"
+
+
+def made_before(j):
+    """What the report says a runtime made before counting began."""
+    return sum(l["count"] for l in j["lost"] if l["what"].startswith(MADE_BEFORE))
 
 
 def check_python(j, gc_seen, mode, exact_gc, traced):

@@ -175,6 +175,7 @@ static const struct {
 	{ VT_OPT_LINGER, "linger", required_argument },
 	{ VT_OPT_CGROUP, "cgroup", required_argument },
 	{ VT_OPT_ALL, "all", no_argument },
+	{ VT_OPT_CHILDREN, "children", no_argument },
 	{ VT_OPT_STACK, "stack", required_argument },
 	{ VT_OPT_LIVE, "live", no_argument },
 	{ VT_OPT_LIVE_MAX, "live-max", required_argument },
@@ -283,6 +284,9 @@ static int take(const char *cmd, int opt, const char *arg, struct vt_cli_args *a
 		return 0;
 	case VT_OPT_ALL:
 		a->all = true;
+		return 0;
+	case VT_OPT_CHILDREN:
+		a->children = true;
 		return 0;
 	case VT_OPT_CGROUP:
 		if (!*arg)

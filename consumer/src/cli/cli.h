@@ -51,6 +51,7 @@ enum vt_opt {
 	VT_OPT_ALL,
 	VT_OPT_NO_PAGER,
 	VT_OPT_REPORT_FILE,
+	VT_OPT_CHILDREN,
 };
 
 /* The help lines of the options top and serve share, in their order. */
@@ -74,6 +75,7 @@ struct vt_cli_args {
 	bool have_pid;                  /* -p was given */
 	const char *cgroup;             /* --cgroup PATH: every process in it */
 	bool all;                       /* --all: every process of a known runtime */
+	bool children;                  /* --children: -p's processes and those below them */
 	pid_t pids[VT_PIDS_MAX];        /* -p PID,PID...: every pid (session.pid = pids[0]) */
 	size_t npids;
 	bool force;                     /* --force */

@@ -24,6 +24,7 @@
 #include "session/session_all.h"
 #include "session/session_group.h"
 #include "process/cgroup.h"
+#include "process/proc_tree.h"
 
 #define DEFAULT_RECORD "vmtrace.data"
 
@@ -46,6 +47,8 @@ static const char help_text[] =
 	"      --cgroup PATH      trace every process in this cgroup (/a/b, as /proc/PID/cgroup\n"
 	"                         says, or a directory under /sys/fs/cgroup) that has probes\n"
 	"                         of a known runtime\n"
+	"      --children         with -p: also the processes below PID, those running\n"
+	"                         and those it forks while recording, rows by pid\n"
 	"      --all              trace every process that maps vmtrace's provider,\n"
 	"                         libruby, CPython, HotSpot's libjvm or PHP, now or\n"
 	"                         later (started, exec'd, forked), rows by pid\n"
@@ -121,7 +124,7 @@ static const enum vt_opt record_opts[] = {
 	VT_OPT_NO_METHODS, VT_OPT_NO_FRAME_WALK, VT_OPT_STACK, VT_OPT_EVENTS, VT_OPT_EVERY,
 	VT_OPT_OUT_DIR, VT_OPT_PUSH, VT_OPT_PUSH_NAME, VT_OPT_PUSH_QUEUE, VT_OPT_PUSH_TRIES,
 	VT_OPT_LIVE, VT_OPT_LIVE_MAX, VT_OPT_TEMP, VT_OPT_TIMELINE_STEP, VT_OPT_CGROUP, VT_OPT_ALL,
-	VT_OPT_REPORT_FILE, VT_OPT_NO_PAGER, VT_OPT_VERBOSE, VT_OPT_HELP, 0,
+	VT_OPT_CHILDREN, VT_OPT_REPORT_FILE, VT_OPT_NO_PAGER, VT_OPT_VERBOSE, VT_OPT_HELP, 0,
 };
 
 static const struct vt_cli_cmd record_cmd = {
@@ -216,6 +219,43 @@ static bool received_nothing(const struct vt_profile *p)
 	       !p->events.n && !p->live.n;
 }
 
+/* One line for a recording that received nothing. A command whose runtime
+ * was to load vmtrace's provider and sent nothing, not even the last round
+ * every loaded provider sends at exit, never loaded it: it ran untraced. */
+static void say_received_nothing(const struct vt_session *s)
+{
+	char dir[PATH_MAX];
+	const char *module = s->target.spawned ? vt_session_provider_module(s, dir, sizeof(dir)) : NULL;
+
+	if (module)
+		fprintf(stderr, "vmtrace: pid %d never loaded %s from %s (not in its root, or built "
+			"for another version of its runtime): it ran untraced, nothing was counted\n",
+			(int)s->target.pid, module, dir);
+	else
+		fprintf(stderr, "vmtrace: pid %d: attached, but none of its %s probes fired while "
+			"recording: nothing was received\n", (int)s->target.pid, s->rt->name);
+}
+
+/* A process recorded alone that has others below it (a prefork server's
+ * workers): how many, and how to take them too. */
+static void say_children(pid_t pid)
+{
+	pid_t *kids;
+	size_t n, named = 0, used = 0;
+	char list[128] = "";
+
+	if (vt_proc_descendants(&pid, 1, &kids, &n))
+		return;
+	for (; named < n && used + 16 < sizeof(list); named++)
+		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%d", named ? ", " : "",
+					 (int)kids[named]);
+	if (n)
+		fprintf(stderr, "vmtrace: pid %d has %zu process%s below it (%s%s), not recorded: "
+			"-p %d --children records them too, rows by pid\n", (int)pid, n, n == 1 ? "" : "es",
+			list, named < n ? ", ..." : "", (int)pid);
+	free(kids);
+}
+
 /* -p PID,PID...: a session per process, one record of them all. */
 static int record_many(struct vt_cli_args *a)
 {
@@ -238,7 +278,11 @@ static int record_many(struct vt_cli_args *a)
 		}
 		pids = in_cgroup;
 	}
-	r = vt_session_group_open(&g, &a->session, pids, npids, a->cgroup != NULL, err, sizeof(err));
+	if (a->children)
+		r = vt_session_group_open_tree(&g, &a->session, pids, npids, err, sizeof(err));
+	else
+		r = vt_session_group_open(&g, &a->session, pids, npids, a->cgroup != NULL, err,
+					  sizeof(err));
 	free(in_cgroup);
 	if (r) {
 		fprintf(stderr, "vmtrace: %s\n", err);
@@ -413,7 +457,9 @@ int vt_cmd_record(int argc, char **argv)
 		return vt_usage_error("record", "--cgroup PATH names the processes: not with -p or a command");
 	if (a.all)
 		return record_all(&a);
-	if (a.npids > 1 || a.cgroup || (a.have_pid && a.report.per)) {
+	if (a.children && !a.have_pid)
+		return vt_usage_error("record", "--children follows the processes of -p PID");
+	if (a.npids > 1 || a.cgroup || a.children || (a.have_pid && a.report.per)) {
 		if (a.every > 0)
 			return vt_usage_error("record", "--every takes one process (-p PID)");
 		if (a.session.live)
@@ -482,8 +528,9 @@ int vt_cmd_record(int argc, char **argv)
 		return 1;
 	}
 	if (received_nothing(&p))
-		fprintf(stderr, "vmtrace: pid %d: attached, but none of its %s probes fired while "
-			"recording: nothing was received\n", (int)s.target.pid, s.rt->name);
+		say_received_nothing(&s);
+	if (!s.target.spawned)
+		say_children(s.target.pid);
 	status = write_and_print(&p, &a, s.target.spawned);
 	/* the process ends here and its memory with it: freeing the profile
 	 * block by block (a million blocks with rdoc's stacks) cost 10-16 ms;

@@ -393,6 +393,7 @@ static const struct {
 	const char *part;            /* a part of the counter's name */
 	struct vt_loss_touch touch;
 } loss_touches[] = {
+	{ "before counting", { "allocations", true } },
 	{ "push ", { "pushes only", false } },
 	{ "timeline", { "timeline only", false } },
 	{ "gc pause", { "pause list only", false } },

@@ -41,17 +41,18 @@ int vt_ruby_ext_dlopened(const char *exe, char *path, size_t len)
 	return vt_ruby_ext_find(path, len);
 }
 
-int vt_ruby_ext_rubyopt(const char *path, char *buf, size_t len)
+int vt_ruby_ext_rubylib(const char *path, char *buf, size_t len)
 {
 	char dir[PATH_MAX];
-	const char *old = getenv("RUBYOPT");
+	const char *old = getenv("RUBYLIB");
 	int n;
 
 	snprintf(dir, sizeof(dir), "%s", path);
-	/* RUBYOPT splits at white space: a directory with a space cannot go in */
-	if (dir[strcspn(dir, " \t\n\v\f\r")])
+	dirname(dir);
+	/* RUBYLIB splits at ':' */
+	if (strchr(dir, ':'))
 		return -EINVAL;
-	n = snprintf(buf, len, "RUBYOPT=-I%s -rvmtrace%s%s", dirname(dir), old && *old ? " " : "",
+	n = snprintf(buf, len, "RUBYLIB=%s/vmtrace_preload:%s%s%s", dir, dir, old && *old ? ":" : "",
 		     old ? old : "");
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }

@@ -23,9 +23,11 @@ bool vt_ruby_ext_is(const char *path);
  * extension a spawned Ruby will load, so its probes are attached first. */
 int vt_ruby_ext_dlopened(const char *exe, char *path, size_t len);
 
-/* "RUBYOPT=-I DIR -rvmtrace ..." that loads the extension at path into a
- * spawned Ruby (the command's own RUBYOPT kept after it), in buf. 0, or
- * -ENAMETOOLONG. */
-int vt_ruby_ext_rubyopt(const char *path, char *buf, size_t len);
+/* "RUBYLIB=DIR/vmtrace_preload:DIR..." that loads the extension at path
+ * into a spawned Ruby (the command's own RUBYLIB kept after it), in buf:
+ * Ruby's first require, of RubyGems, loads it (provider/ruby/lib/
+ * vmtrace_preload), and a Ruby that cannot see DIR or load the extension
+ * runs as without vmtrace. 0, -EINVAL (DIR holds a ':'), or -ENAMETOOLONG. */
+int vt_ruby_ext_rubylib(const char *path, char *buf, size_t len);
 
 #endif

@@ -2,6 +2,7 @@
  * session.c: one tracing run (session.h).
  */
 #include <errno.h>
+#include <libgen.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -15,6 +16,7 @@
 #include "runtimes/python_ext.h"
 #include "runtimes/ruby_ext.h"
 #include "session/follow.h"
+#include "session/follow_env.h"
 #include "session/session.h"
 
 #define WAIT_SLICE_MS 100 /* how often the target's exit is checked */
@@ -185,48 +187,6 @@ static int pick_runtime(struct vt_session *s, const struct vt_session_opts *o, c
 	return 0;
 }
 
-struct follow_ctx {
-	struct vt_session *s;
-	const struct vt_session_opts *o;
-};
-
-/* follow.h: take the process at its exec of exe when exe (with the
- * libraries it will load) has probes of the runtime asked for, or of one
- * vmtrace knows. */
-static bool take_program(pid_t pid, const char *exe, void *ctx)
-{
-	struct follow_ctx *f = ctx;
-	char err[512];
-
-	(void)pid;
-	vt_usdt_list_free(&f->s->probes);
-	if (vt_program_probes(exe, &f->s->probes) ||
-	    add_dlopened_probes(exe, &f->s->probes, err, sizeof(err)))
-		return false;
-	return pick_runtime(f->s, f->o, exe, err, sizeof(err)) == 0;
-}
-
-/* What a followed command's environment gets for the runtimes it may start:
- * set before the first exec, as no adapter is open yet to say it. */
-static void follow_env(const char **env, size_t max, const char *runtime)
-{
-	static char rubyopt[8192];
-	char ext[4096];
-	size_t n = 0;
-
-	/* a Ruby it runs loads vmtrace's extension (ruby_ext.h), unless
-	 * another runtime's path was asked for */
-	if ((!runtime || strcmp(runtime, "vmtrace") == 0) && n < max &&
-	    !vt_ruby_ext_find(ext, sizeof(ext)) && !vt_ruby_ext_rubyopt(ext, rubyopt, sizeof(rubyopt)))
-		env[n++] = rubyopt;
-
-	if (!getenv("PYTHONTRACEMALLOC") && n < max)
-		env[n++] = "PYTHONTRACEMALLOC=1"; /* CPython's objects (runtime_python.c) */
-	if (!getenv("USE_ZEND_DTRACE") && n < max)
-		env[n++] = "USE_ZEND_DTRACE=1";   /* PHP's function probes (runtime_php.c) */
-	env[n] = NULL;
-}
-
 /* The probes of vmtrace's CPython extension, which a Python about to start
  * will import (the adapter puts it on PYTHONPATH). Not built or installed
  * here: CPython's own probes, unless --runtime vmtrace asked for it. */
@@ -246,6 +206,30 @@ static int use_python_ext(struct vt_session *s, const struct vt_session_opts *o,
 	if (r)
 		snprintf(err, errlen, "cannot read the probes of %s: %s", ext, strerror(-r));
 	return r;
+}
+
+struct follow_ctx {
+	struct vt_session *s;
+	const struct vt_session_opts *o;
+};
+
+/* follow.h: take the process at its exec of exe when exe (with the
+ * libraries it will load) has probes of the runtime asked for, or of one
+ * vmtrace knows. */
+static bool take_program(pid_t pid, const char *exe, void *ctx)
+{
+	struct follow_ctx *f = ctx;
+	char err[512];
+
+	vt_usdt_list_free(&f->s->probes);
+	if (vt_program_probes(exe, &f->s->probes) ||
+	    add_dlopened_probes(exe, &f->s->probes, err, sizeof(err)) ||
+	    (f->o->runtime && strcmp(f->o->runtime, "vmtrace") == 0 && vt_python_ext_program(exe) &&
+	     use_python_ext(f->s, f->o, err, sizeof(err))) ||
+	    pick_runtime(f->s, f->o, exe, err, sizeof(err)))
+		return false;
+	vt_give_back_env(pid, f->s->rt->name, &f->s->probes);
+	return true;
 }
 
 /* Put vmtrace's JVM agent into the JVM: its probes for a java about to
@@ -329,7 +313,7 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 		/* a command that is no runtime itself (a shim, a wrapper, env,
 		 * make): the runtime is a program it runs (follow.h) */
 		struct follow_ctx fc = { s, o };
-		const char *env[4];
+		const char *env[5];
 
 		if (!s->target.spawned)
 			return r;
@@ -338,7 +322,7 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 				 "runtime's own command, not one that starts it", what);
 			return -ENOTSUP;
 		}
-		follow_env(env, 3, o->runtime);
+		vt_follow_env(env, 4, o->runtime);
 		r = vt_follow(&s->target, env, take_program, &fc, err, errlen);
 		if (r)
 			return r;
@@ -567,4 +551,22 @@ void vt_session_close(struct vt_session *s)
 	s->cmdline = NULL;
 	free(s->followed_from);
 	s->followed_from = NULL;
+}
+
+const char *vt_session_provider_module(const struct vt_session *s, char *dir, size_t len)
+{
+	const struct vt_usdt_list *l = &s->probes;
+
+	for (size_t i = 0; i < l->n; i++) {
+		const char *what = vt_ruby_ext_is(l->v[i].path)     ? "vmtrace's Ruby extension"
+				   : vt_python_ext_is(l->v[i].path) ? "vmtrace's CPython extension"
+								    : NULL;
+
+		if (what) {
+			snprintf(dir, len, "%s", l->v[i].path);
+			dirname(dir);
+			return what;
+		}
+	}
+	return NULL;
 }

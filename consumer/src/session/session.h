@@ -76,4 +76,9 @@ long long vt_session_ms_since(const struct timespec *t0);
 /* Detach, end a spawned target still running, free. Accepts a zeroed struct. */
 void vt_session_close(struct vt_session *s);
 
+/* The provider living inside a runtime that s's probes come from, named
+ * for a person ("vmtrace's Ruby extension"), its directory in dir; NULL
+ * when they come from none. */
+const char *vt_session_provider_module(const struct vt_session *s, char *dir, size_t len);
+
 #endif /* VMTRACE_SESSION_H */

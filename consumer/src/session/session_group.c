@@ -2,63 +2,157 @@
  * session_group.c: several tracing runs at once (session_group.h).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "process/cgroup.h"
+#include "process/proc_tree.h"
 #include "session/session_group.h"
 
 #define GROUP_SLICE_MS 100 /* how often each target is polled and checked */
 
-int vt_session_group_open(struct vt_session_group *g, const struct vt_session_opts *o,
-			  const pid_t *pids, size_t n, bool skip_others, char *err, size_t errlen)
+/* Attach one more process into slot g->n. -ENOENT with skip_others: it
+ * has no probes of a known runtime, and a line says it is left out. */
+static int add_one(struct vt_session_group *g, const struct vt_session_opts *o, pid_t pid,
+		   bool skip_others, char *err, size_t errlen)
 {
-	memset(g, 0, sizeof(*g));
-	g->v = calloc(n, sizeof(*g->v));
-	g->exited = calloc(n, sizeof(*g->exited));
-	g->comm = calloc(n, sizeof(*g->comm));
-	g->cgroup = calloc(n, sizeof(*g->cgroup));
+	struct vt_session_opts one = *o;
+	char why[4096], cg[4096];
+	size_t i;
+	int r;
+
+	one.pid = pid;
+	one.cmd = NULL;
+	r = vt_session_open(&g->v[g->n], &one, why, sizeof(why));
+	if (r == -ENOENT && skip_others) {
+		fprintf(stderr, "vmtrace: left out %s\n", why);
+		vt_session_close(&g->v[g->n]);
+		return r;
+	}
+	i = g->n++;
+	if (r) {
+		/* the session's reasons name the pid already ("pid N has ...") */
+		snprintf(err, errlen, "%s%s", strstr(why, "pid ") ? "" : "-p: ", why);
+		return r;
+	}
+	g->comm[i] = vt_target_comm(pid);
+	if (!vt_cgroup_of(pid, cg, sizeof(cg)))
+		g->cgroup[i] = strdup(cg);
+	if (!g->comm[i]) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int group_open(struct vt_session_group *g, const struct vt_session_opts *o, const pid_t *pids,
+		      size_t n, size_t cap, bool skip_others, char *err, size_t errlen)
+{
+	if (n > cap) {
+		snprintf(err, errlen, "%zu processes: more than the %d one recording takes", n, VT_GROUP_MAX);
+		return -E2BIG;
+	}
+	g->v = calloc(cap, sizeof(*g->v));
+	g->exited = calloc(cap, sizeof(*g->exited));
+	g->comm = calloc(cap, sizeof(*g->comm));
+	g->cgroup = calloc(cap, sizeof(*g->cgroup));
+	g->cap = cap;
+	g->opts = *o;
 	if (!g->v || !g->exited || !g->comm || !g->cgroup) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	for (size_t k = 0; k < n; k++) {
-		struct vt_session_opts one = *o;
-		char why[4096];
-		size_t i;
-		int r;
+		int r = add_one(g, o, pids[k], skip_others, err, errlen);
 
-		one.pid = pids[k];
-		one.cmd = NULL;
-		r = vt_session_open(&g->v[g->n], &one, why, sizeof(why));
-		if (r == -ENOENT && skip_others) {
-			fprintf(stderr, "vmtrace: left out %s\n", why);
-			vt_session_close(&g->v[g->n]);
-			continue;
-		}
-		i = g->n++;
-		if (r) {
-			/* the session's reasons name the pid already ("pid N has ...") */
-			snprintf(err, errlen, "%s%s", strstr(why, "pid ") ? "" : "-p: ", why);
+		if (r && (r != -ENOENT || !skip_others))
 			return r;
-		}
-		char cg[4096];
-
-		g->comm[i] = vt_target_comm(pids[k]);
-		if (!vt_cgroup_of(pids[k], cg, sizeof(cg)))
-			g->cgroup[i] = strdup(cg);
-		if (!g->comm[i]) {
-			snprintf(err, errlen, "out of memory");
-			return -ENOMEM;
-		}
 	}
 	if (!g->n) {
 		snprintf(err, errlen, "none of the %zu processes has probes of a known runtime", n);
 		return -ENOENT;
 	}
 	return 0;
+}
+
+int vt_session_group_open(struct vt_session_group *g, const struct vt_session_opts *o,
+			  const pid_t *pids, size_t n, bool skip_others, char *err, size_t errlen)
+{
+	memset(g, 0, sizeof(*g));
+	return group_open(g, o, pids, n, n, skip_others, err, errlen);
+}
+
+int vt_session_group_open_tree(struct vt_session_group *g, const struct vt_session_opts *o,
+			       const pid_t *roots, size_t nroots, char *err, size_t errlen)
+{
+	pid_t *kids = NULL, *all;
+	size_t nkids = 0;
+	int r;
+
+	memset(g, 0, sizeof(*g));
+	if (nroots > VT_GROUP_ROOTS)
+		return -E2BIG;
+	memcpy(g->roots, roots, nroots * sizeof(*roots));
+	g->nroots = nroots;
+	g->tried = calloc(VT_GROUP_MAX, sizeof(*g->tried));
+	r = g->tried ? vt_proc_descendants(roots, nroots, &kids, &nkids) : -ENOMEM;
+	all = r ? NULL : malloc((nroots + nkids) * sizeof(*all));
+	if (!all) {
+		free(kids);
+		snprintf(err, errlen, "cannot read the processes below them: %s", strerror(r ? -r : ENOMEM));
+		return r ? r : -ENOMEM;
+	}
+	memcpy(all, roots, nroots * sizeof(*roots));
+	memcpy(all + nroots, kids, nkids * sizeof(*kids));
+	/* those without probes (a shell, a helper) are left out, each in a line */
+	r = group_open(g, o, all, nroots + nkids, VT_GROUP_MAX, true, err, errlen);
+	for (size_t k = 0; k < nroots + nkids && g->ntried < VT_GROUP_MAX; k++)
+		g->tried[g->ntried++] = all[k];
+	g->children = true;
+	free(all);
+	free(kids);
+	return r;
+}
+
+/* --children: the processes forked below the roots since the last look,
+ * each attached once (or left out once), with how late. */
+static void adopt_children(struct vt_session_group *g)
+{
+	pid_t *kids;
+	size_t nkids;
+
+	if (!g->children || vt_proc_descendants(g->roots, g->nroots, &kids, &nkids))
+		return;
+	for (size_t k = 0; k < nkids; k++) {
+		bool seen = false;
+		char err[4608];
+		int64_t age;
+
+		for (size_t i = 0; i < g->n && !seen; i++)
+			seen = g->v[i].target.pid == kids[k];
+		for (size_t i = 0; i < g->ntried && !seen; i++)
+			seen = g->tried[i] == kids[k];
+		if (seen)
+			continue;
+		if (g->ntried < VT_GROUP_MAX)
+			g->tried[g->ntried++] = kids[k];
+		if (g->n == g->cap) {
+			fprintf(stderr, "vmtrace: pid %d: not recorded, %d processes are recorded already\n",
+				(int)kids[k], VT_GROUP_MAX);
+			continue;
+		}
+		age = vt_proc_age_ms(kids[k]);
+		if (add_one(g, &g->opts, kids[k], true, err, sizeof(err)))
+			continue;
+		/* what it made before the attach, from its fork on, is not counted */
+		fprintf(stderr, "vmtrace: pid %d (%s): a new child, recorded from %" PRId64
+			" ms after it started\n", (int)kids[k], g->comm[g->n - 1], age < 0 ? (int64_t)0 : age);
+		g->late++;
+	}
+	free(kids);
 }
 
 enum vt_wait_result vt_session_group_wait(struct vt_session_group *g, long long timeout_ms)
@@ -69,6 +163,7 @@ enum vt_wait_result vt_session_group_wait(struct vt_session_group *g, long long 
 	for (;;) {
 		size_t live = 0;
 
+		adopt_children(g);
 		for (size_t i = 0; i < g->n; i++)
 			live += !g->exited[i];
 		if (!live)
@@ -174,6 +269,7 @@ void vt_session_group_close(struct vt_session_group *g)
 			free(g->cgroup[i]);
 	}
 	free(g->cgroup);
+	free(g->tried);
 	free(g->v);
 	free(g->exited);
 	free(g->comm);

@@ -9,6 +9,17 @@
 #include "primitives.h"
 
 _Atomic uint64_t vmtrace__batch_lost;
+static _Atomic uint64_t batch_before;
+
+void vmtrace_batch_before(uint64_t objects)
+{
+	atomic_store_explicit(&batch_before, objects, memory_order_relaxed);
+}
+
+uint64_t vt_batch_take_before(void)
+{
+	return atomic_exchange_explicit(&batch_before, 0, memory_order_relaxed);
+}
 
 struct vt_table *vt_table_new(uint32_t slots)
 {
@@ -75,6 +86,7 @@ static void send(struct vt_flush *f, uint32_t flags, uint64_t request)
 	b->h.round = f->round;
 	b->h.lost = atomic_exchange_explicit(&vmtrace__batch_lost, 0, memory_order_relaxed);
 	b->h.request = request;
+	b->h.before = vt_batch_take_before();
 	vmtrace__fire_batch(f->kind, &b->h, bytes);
 	b->h.count = 0;
 }

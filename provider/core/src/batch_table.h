@@ -132,5 +132,7 @@ void vt_flush_end(struct vt_flush *f, uint32_t flags, uint64_t request);
 /* Events the provider could not count (added by batch.c, carried by the
  * next batch). */
 extern _Atomic uint64_t vmtrace__batch_lost;
+/* What the host last said it made before counting began, once: 0 after. */
+uint64_t vt_batch_take_before(void);
 
 #endif /* VMTRACE_BATCH_TABLE_H */

@@ -48,6 +48,7 @@
 #include <sys/mman.h>
 
 #include "vmtrace/batch.h"
+#include "batch_table.h"
 #include "live_batch.h"
 #include "live_words.h"
 #include "live_young.h"
@@ -154,6 +155,7 @@ static void deliver(struct live_buf *b)
 		b->h.kind = VMTRACE_BATCH_LIVE;
 		b->h.record_size = sizeof(struct vmtrace_live_record);
 		b->h.lost = lost;
+		b->h.before = vt_batch_take_before();
 		vmtrace__fire_batch(VMTRACE_BATCH_LIVE, &b->h,
 				    sizeof(b->h) + b->h.count * sizeof(struct vmtrace_live_record));
 		b->h.count = 0;

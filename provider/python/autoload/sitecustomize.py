@@ -5,14 +5,27 @@ import importlib.util
 import os
 import sys
 
-import vmtrace  # noqa: F401 (armed at once: the tracer is attached already)
+_here = os.path.dirname(os.path.abspath(__file__))
+
+try:
+    import vmtrace  # noqa: F401 (armed at once: the tracer is attached already)
+except ImportError:
+    pass  # built for another CPython: the program runs untraced, vmtrace's report says so
 
 # vmtrace held this Python in that import until it had attached
 # (VMTRACE_HOLD_FD): the import took the variable out of the environment,
 # but os.environ, which subprocess hands to children, copied it before
 os.environ.pop("VMTRACE_HOLD_FD", None)
 
-_here = os.path.dirname(os.path.abspath(__file__))
+# what vmtrace put in front of PYTHONPATH (this directory, then the
+# module's) leaves the environment the program and its children see
+_rest = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+if os.path.abspath(_rest[0] or ".") == _here:
+    del _rest[:2]
+if _rest:
+    os.environ["PYTHONPATH"] = os.pathsep.join(_rest)
+else:
+    os.environ.pop("PYTHONPATH", None)
 for _dir in sys.path:
     _path = os.path.join(_dir or ".", "sitecustomize.py")
     if os.path.abspath(_dir or ".") != _here and os.path.isfile(_path):

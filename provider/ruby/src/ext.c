@@ -39,8 +39,12 @@ static void apply(void)
 	unsigned want = vt_rb_hooks_wanted();
 
 	if (want != applied) {
-		if ((want & VT_RB_HOOK_NEWOBJ) && !(applied & VT_RB_HOOK_NEWOBJ))
-			armed_at = SIZET2NUM(rb_gc_stat(sym_total_allocated));
+		if ((want & VT_RB_HOOK_NEWOBJ) && !(applied & VT_RB_HOOK_NEWOBJ)) {
+			size_t made = rb_gc_stat(sym_total_allocated);
+
+			armed_at = SIZET2NUM(made);
+			vmtrace_batch_before(made); /* the tracer's "made before counting began" */
+		}
 		vt_rb_hooks_apply(want);
 		applied = want;
 	}

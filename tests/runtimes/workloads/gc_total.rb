@@ -2,9 +2,8 @@
 # stderr the number of objects Ruby will have made in all (GC.stat's
 # total_allocated_objects), then leaves with exit!, so nothing is made
 # after. The runtime's own count, taken in the process, for corpus_test.py
-# (the line after the prefix). With vmtrace's Ruby extension loaded, the
-# count is of the objects made since it was armed
-# (Vmtrace.armed_at_allocations), where its counting begins.
+# (the line after the prefix): everything since Ruby started, which a
+# recording's rows and its "made before counting began" add up to.
 #
 # The number is read before it is printed, so it adds what printing it
 # makes. That is measured on a second printing of the same steps: the
@@ -27,7 +26,6 @@ module VtGcTotal
 end
 
 at_exit do
-  since = defined?(Vmtrace) && Vmtrace.armed_at_allocations || 0
   # a constant's first read at a place makes its cache (and may walk its
   # value to see whether it can be shared): all are read here, before
   stat = GC.method(:stat) # a Method's call with one argument made once: leave's then makes nothing
@@ -41,6 +39,6 @@ at_exit do
   print.call(calibration, u1)
   u2 = stat.call(:total_allocated_objects)
   t = stat.call(:total_allocated_objects)
-  print.call(prefix, t + (u2 - u1 - (a2 - a1)) - since)
+  print.call(prefix, t + (u2 - u1 - (a2 - a1)))
   leave.call(0)
 end

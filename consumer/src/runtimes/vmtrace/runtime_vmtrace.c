@@ -321,6 +321,7 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 		goto fail;
 	}
 	st->all = opts->all;
+	st->spawned = opts->spawned;
 	snprintf(st->ruby_ext, sizeof(st->ruby_ext), "%s", module_that(opts->probes, vt_ruby_ext_is));
 	snprintf(st->python_ext, sizeof(st->python_ext), "%s", module_that(opts->probes, vt_python_ext_is));
 	snprintf(st->jvm_agent, sizeof(st->jvm_agent), "%s", module_that(opts->probes, vt_jvm_agent_is));
@@ -541,19 +542,20 @@ fail:
 	return err < 0 ? err : -EINVAL;
 }
 
-/* RUBYOPT that loads the Ruby extension at path into a command vmtrace starts. */
+/* RUBYLIB that loads the Ruby extension at path into a command vmtrace starts. */
 static int ruby_ext_env(const char *path, char *env, size_t len, const char **note, char *errbuf,
 			size_t errlen)
 {
-	int err = vt_ruby_ext_rubyopt(path, env, len);
+	int err = vt_ruby_ext_rubylib(path, env, len);
 
 	if (err) {
 		snprintf(errbuf, errlen, "cannot load vmtrace's Ruby extension from %s into the "
-			 "command (RUBYOPT): %s; --runtime ruby traces it through Ruby's own probes",
+			 "command (RUBYLIB): %s; --runtime ruby traces it through Ruby's own probes",
 			 path, strerror(-err));
 		return err;
 	}
-	*note = "loading vmtrace's Ruby extension (RUBYOPT=-rvmtrace): allocations counted inside Ruby";
+	*note = "loading vmtrace's Ruby extension (RUBYLIB, before RubyGems): allocations counted "
+		"inside Ruby";
 	return 0;
 }
 

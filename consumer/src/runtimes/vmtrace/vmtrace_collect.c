@@ -404,6 +404,10 @@ int vt_vmtrace_collect(void *state, struct vt_profile *out)
 	losses[VT_LOSS_STR_TRUNCATED] += c.cut;
 	losses[VT_LOSS_STACK_CUT] += c.stack_cut;
 	losses[VT_LOSS_STACK_MISSING] += c.stack_missing;
+	/* a process found running made its past before the recording, which
+	 * is no loss of it */
+	if (!st->spawned)
+		losses[VT_LOSS_BEFORE_COUNTING] = 0;
 	for (int i = 0; i < VT_LOSS__COUNT; i++) {
 		/* why a name took another way than the names map: it was read
 		 * all the same, or is counted as unreadable or cut */

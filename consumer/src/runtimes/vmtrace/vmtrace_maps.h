@@ -109,7 +109,7 @@ struct vt_stats {                /* per CPU, one entry */
  * same layout, in the kernel's types. vmtrace_batch.c checks that
  * both agree. */
 #define VT_BATCH_MAGIC 0x42544d56u
-#define VT_BATCH_VERSION 1
+#define VT_BATCH_VERSION 2
 #define VT_BATCH_MAX_BYTES 16384      /* one bpf_probe_read_user into scratch */
 #define VT_BATCH_ALLOC 1
 #define VT_BATCH_FREE 2
@@ -136,6 +136,7 @@ struct vt_batch_hdr {
 	__u16 version, kind;
 	__u32 record_size, count, flags, round;
 	__u64 lost, request;
+	__u64 before;   /* objects the host made before its counting began */
 };
 
 struct vt_batch_rec {
@@ -276,7 +277,8 @@ struct vt_live_stats {           /* one entry, all CPUs (atomic adds) */
 	X(LIVE_AGES_FULL, "live age map full (age snapshots not kept)")            \
 	X(PROC_FULL, "process table full (events)")                                \
 	X(PROC_HIGH_PTR, "pointer above 2^47 in --all (events)")                  \
-	X(LIVE_BAD_OP, "live record of a kind this vmtrace does not know (records)")
+	X(LIVE_BAD_OP, "live record of a kind this vmtrace does not know (records)") \
+	X(BEFORE_COUNTING, "made before counting began (objects)")
 
 enum vt_loss {
 #define VT_X_ENUM(e, s) VT_LOSS_##e,

@@ -34,6 +34,8 @@ struct vmtrace_state {
 	struct timespec maps_read;  /* when syms last read them */
 	struct vt_names names;      /* set up once the maps are loaded */
 	bool all;                   /* record --all: keys carry their process's slot */
+	bool spawned;               /* a command vmtrace starts: what its runtime made before
+				       counting began is a figure of the report */
 	struct vt_proc_table procs; /* ... and these are the processes */
 	bool names_ready;
 	char probes_used[512];
@@ -43,7 +45,7 @@ struct vmtrace_state {
 	char python_ext[4096];      /* the CPython extension's module among them, "" if none */
 	char jvm_agent[4096];       /* the JVM agent among them, "" if none */
 	char jvm_env[48];           /* VMTRACE_JVM_NO_METHODS=1 for a java it starts (--no-methods) */
-	char load_env[8192];        /* RUBYOPT=..., PYTHONPATH=... or JAVA_TOOL_OPTIONS=... that
+	char load_env[8192];        /* RUBYLIB=..., PYTHONPATH=... or JAVA_TOOL_OPTIONS=... that
 				       loads one of them into a spawned runtime */
 	uint64_t prev_alloc_total;  /* alloc_total of the last GC record */
 	uint64_t events_replaced;   /* timeline events the bounded log let go */

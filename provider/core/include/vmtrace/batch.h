@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #define VMTRACE_BATCH_MAGIC 0x42544d56u   /* "VMTB", little-endian */
-#define VMTRACE_BATCH_VERSION 1
+#define VMTRACE_BATCH_VERSION 2       /* 2: `before` */
 #define VMTRACE_BATCH_MAX_BYTES 16384     /* no batch is longer: one BPF read */
 
 /* What the records of a batch count. */
@@ -46,6 +46,8 @@ struct vmtrace_batch {
 	uint32_t round;                   /* flush round, counted from 1 (0: a thread's own flush) */
 	uint64_t lost;                    /* events the provider could not count since the last batch */
 	uint64_t request;                 /* ROUND_END: the vmtrace_batch_request the round answers */
+	uint64_t before;                  /* objects the host made before its counting began, as the
+					     host said since the last batch (vmtrace_batch_before) */
 	/* followed by `count` records of record_size bytes */
 };
 
@@ -152,6 +154,14 @@ extern volatile uint64_t vmtrace_batch_request;
  * calls this first, or its last counts never reach the tracer.  (public)
  */
 void vmtrace_batch_flush(int last);
+
+/*
+ * The host's own count of the objects it made before its counting began
+ * (Ruby: GC.stat's total_allocated_objects as its hooks go on), carried by
+ * the next batch: what a tracer did not count is a figure in its report,
+ * not a silence.                                                 (public)
+ */
+void vmtrace_batch_before(uint64_t objects);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,25 @@
+/*
+ * exec_env.h: the environment of a process stopped by ptrace at its exec,
+ * before its new program runs an instruction: what vmtrace put there for
+ * a runtime the program turned out not to need is taken back, so the
+ * program sees the environment it would have had without vmtrace.
+ *
+ * The environment is the envp array on the new stack (after argc and
+ * argv, before the auxiliary vector) and the strings it points at. An
+ * entry is removed by closing the array over it and moving the auxiliary
+ * vector behind it down as well (the C library finds that vector just past
+ * envp's NULL); a value is put back in place, over the longer one vmtrace
+ * set. Every read of the tracee is bounded.
+ */
+#ifndef VMTRACE_EXEC_ENV_H
+#define VMTRACE_EXEC_ENV_H
+
+#include <sys/types.h>
+
+/* In pid (stopped at its exec, traced by us), set name to value, or remove
+ * it when value is NULL. value must be no longer than the value it has.
+ * 0 (also when name is not there), -ENOSPC (value longer), -E2BIG (a stack
+ * larger than this reads), or -errno. */
+int vt_exec_env_put(pid_t pid, const char *name, const char *value);
+
+#endif /* VMTRACE_EXEC_ENV_H */

@@ -1,0 +1,127 @@
+#!/usr/bin/python3.11
+"""A prefork server's master attached by pid (workloads/prefork.rb: a Ruby
+that loads vmtrace and forks its workers), with and without --children.
+
+  children-hint   record -p MASTER alone: the master's own counts, and one
+                  line saying how many processes are below it and that
+                  --children takes them
+  children-ruby   record -p MASTER --children: each worker's Foo objects
+                  under its own pid, exactly (1000, 2000), the master's Bar
+                  under its pid only (500), and a worker forked while
+                  recording found, said to be late by a figure, and counted
+                  exactly from there (3000)
+
+Usage: children_test.py VMTRACE CASE
+Exit 0 pass, 1 fail, 77 skip (not root).
+"""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import runtime_test as rt
+from runtime_test import check
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PREFORK = os.path.join(HERE, "workloads", "prefork.rb")
+
+
+class Server:
+    def __init__(self, vmtrace):
+        lib = os.path.realpath(os.path.join(os.path.dirname(vmtrace), "..", "lib", "ruby"))
+        self.proc = subprocess.Popen(["/usr/bin/ruby", "-I", lib, "-rvmtrace", PREFORK],
+                                     stdout=subprocess.PIPE, text=True)
+        self.done = set()  # the processes that said "done PID", in any order
+        self.workers = [int(p) for p in self.expect("workers ").split()[1:]]
+        self.pid = int(self.expect("ready ").split()[1])
+
+    def expect(self, prefix):
+        for line in self.proc.stdout:
+            if line.startswith("done "):
+                self.done.add(int(line.split()[1]))
+            if line.startswith(prefix):
+                return line.strip()
+        raise SystemExit(f"prefork.rb ended before printing {prefix!r}")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout=30)
+
+
+def wait_for(errpath, text, rec, what):
+    for _ in range(400):
+        with open(errpath) as f:
+            if text in f.read():
+                return
+        if rec.poll() is not None:
+            raise SystemExit(f"vmtrace record ended before {what}: " + open(errpath).read())
+        time.sleep(0.05)
+    raise SystemExit(f"vmtrace record: no {what}: " + open(errpath).read())
+
+
+def counts(j):
+    """{(pid, class): count} of the report's rows."""
+    out = {}
+    for a in j["allocations"]:
+        key = (a.get("pid"), a["class"])
+        out[key] = out.get(key, 0) + a["count"]
+    return out
+
+
+def case_hint(vmtrace, tmp):
+    srv = Server(vmtrace)
+    try:
+        r = subprocess.run([vmtrace, "record", "-p", str(srv.pid), "-d", "0.5", "-o",
+                            os.path.join(tmp, "m.data")], capture_output=True, text=True, timeout=60)
+        check(r.returncode == 0, f"record -p MASTER exits 0: {r.stderr[-300:]}")
+        says = [l for l in r.stderr.splitlines() if "below it" in l]
+        check(len(says) == 1 and f"pid {srv.pid} has 2 processes below it" in says[0] and
+              f"-p {srv.pid} --children" in says[0] and all(str(w) in says[0] for w in srv.workers),
+              f"one line names the master's two workers and --children: {says}")
+    finally:
+        srv.stop()
+
+
+def case_ruby(vmtrace, tmp):
+    srv = Server(vmtrace)
+    data, errpath = os.path.join(tmp, "tree.data"), os.path.join(tmp, "rec.err")
+    try:
+        with open(errpath, "w") as err:
+            rec = subprocess.Popen([vmtrace, "record", "-p", str(srv.pid), "--children", "-o", data,
+                                    "--report-file", os.path.join(tmp, "rep.txt")],
+                                   stdout=subprocess.DEVNULL, stderr=err)
+        wait_for(errpath, "vmtrace: recording 3 processes", rec, "its three processes")
+        for w in srv.workers:
+            os.kill(w, signal.SIGUSR1)
+        os.kill(srv.pid, signal.SIGUSR1)
+        late = int(srv.expect("forked ").split()[1])
+        wait_for(errpath, f"pid {late} (ruby): a new child, recorded from", rec, "the new worker")
+        os.kill(late, signal.SIGUSR2)
+        while len(srv.done) < 4:
+            srv.expect("done ")
+        time.sleep(0.5)
+        rec.send_signal(signal.SIGINT)
+        rec.wait(timeout=60)
+        stderr = open(errpath).read()
+        check(rec.returncode == 0, f"record --children exits 0: {stderr[-400:]}")
+        j = rt.report(vmtrace, data)
+        c = counts(j)
+        a, b = srv.workers
+        want = {(a, "Foo"): 1000, (b, "Foo"): 2000, (late, "Foo"): 3000, (srv.pid, "Bar"): 500}
+        got = {k: c.get(k, 0) for k in want}
+        check(got == want, f"each process's own counts, exactly: {got}, want {want}")
+        check(not c.get((srv.pid, "Foo")) and not any(c.get((w, "Bar")) for w in (a, b, late)),
+              f"no process counts another's: master Foo {c.get((srv.pid, 'Foo'))}")
+        lines = [l for l in stderr.splitlines() if "a new child, recorded from" in l]
+        check(len(lines) == 1 and " ms after it started" in lines[0],
+              f"the late worker, with how late: {lines}")
+    finally:
+        srv.stop()
+
+
+CASES = {"children-hint": case_hint, "children-ruby": case_ruby}
+
+if __name__ == "__main__":
+    sys.exit(rt.run(CASES, __doc__))

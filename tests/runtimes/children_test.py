@@ -1,6 +1,7 @@
 #!/usr/bin/python3.11
-"""A prefork server's master attached by pid (workloads/prefork.rb: a Ruby
-that loads vmtrace and forks its workers), with and without --children.
+"""A prefork server's master attached by pid (workloads/prefork.rb, a Ruby,
+and prefork.py, a CPython, each loading vmtrace and forking its workers),
+with and without --children.
 
   children-hint   record -p MASTER alone: the master's own counts, and one
                   line saying how many processes are below it and that
@@ -10,6 +11,10 @@ that loads vmtrace and forks its workers), with and without --children.
                   under its pid only (500), and a worker forked while
                   recording found, said to be late by a figure, and counted
                   exactly from there (3000)
+  children-python the same shape in CPython 3.11 with vmtrace's extension:
+                  the blocks of object memory at the line that makes the
+                  objects, per pid, differ by what each process made there
+                  (500, 1000, 2000, 3000) and by nothing else
 
 Usage: children_test.py VMTRACE CASE
 Exit 0 pass, 1 fail, 77 skip (not root).
@@ -24,14 +29,18 @@ import runtime_test as rt
 from runtime_test import check
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PREFORK = os.path.join(HERE, "workloads", "prefork.rb")
+PREFORK_RB = os.path.join(HERE, "workloads", "prefork.rb")
+PREFORK_PY = os.path.join(HERE, "workloads", "prefork.py")
 
 
 class Server:
-    def __init__(self, vmtrace):
-        lib = os.path.realpath(os.path.join(os.path.dirname(vmtrace), "..", "lib", "ruby"))
-        self.proc = subprocess.Popen(["/usr/bin/ruby", "-I", lib, "-rvmtrace", PREFORK],
-                                     stdout=subprocess.PIPE, text=True)
+    def __init__(self, vmtrace, runtime="ruby"):
+        lib = os.path.realpath(os.path.join(os.path.dirname(vmtrace), "..", "lib", runtime))
+        if runtime == "ruby":
+            argv, env = ["/usr/bin/ruby", "-I", lib, "-rvmtrace", PREFORK_RB], None
+        else:
+            argv, env = [rt.PYTHON, PREFORK_PY], dict(os.environ, PYTHONPATH=lib)
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=env)
         self.done = set()  # the processes that said "done PID", in any order
         self.workers = [int(p) for p in self.expect("workers ").split()[1:]]
         self.pid = int(self.expect("ready ").split()[1])
@@ -84,8 +93,10 @@ def case_hint(vmtrace, tmp):
         srv.stop()
 
 
-def case_ruby(vmtrace, tmp):
-    srv = Server(vmtrace)
+def record_tree(vmtrace, tmp, srv, comm):
+    """record -p MASTER --children while every worker and the master make
+    their objects and the master forks one more: the record file and the
+    late worker's pid."""
     data, errpath = os.path.join(tmp, "tree.data"), os.path.join(tmp, "rec.err")
     try:
         with open(errpath, "w") as err:
@@ -97,7 +108,7 @@ def case_ruby(vmtrace, tmp):
             os.kill(w, signal.SIGUSR1)
         os.kill(srv.pid, signal.SIGUSR1)
         late = int(srv.expect("forked ").split()[1])
-        wait_for(errpath, f"pid {late} (ruby): a new child, recorded from", rec, "the new worker")
+        wait_for(errpath, f"pid {late} ({comm}): a new child, recorded from", rec, "the new worker")
         os.kill(late, signal.SIGUSR2)
         while len(srv.done) < 4:
             srv.expect("done ")
@@ -106,22 +117,44 @@ def case_ruby(vmtrace, tmp):
         rec.wait(timeout=60)
         stderr = open(errpath).read()
         check(rec.returncode == 0, f"record --children exits 0: {stderr[-400:]}")
-        j = rt.report(vmtrace, data)
-        c = counts(j)
-        a, b = srv.workers
-        want = {(a, "Foo"): 1000, (b, "Foo"): 2000, (late, "Foo"): 3000, (srv.pid, "Bar"): 500}
-        got = {k: c.get(k, 0) for k in want}
-        check(got == want, f"each process's own counts, exactly: {got}, want {want}")
-        check(not c.get((srv.pid, "Foo")) and not any(c.get((w, "Bar")) for w in (a, b, late)),
-              f"no process counts another's: master Foo {c.get((srv.pid, 'Foo'))}")
         lines = [l for l in stderr.splitlines() if "a new child, recorded from" in l]
         check(len(lines) == 1 and " ms after it started" in lines[0],
               f"the late worker, with how late: {lines}")
+        return data, late
     finally:
         srv.stop()
 
 
-CASES = {"children-hint": case_hint, "children-ruby": case_ruby}
+def case_ruby(vmtrace, tmp):
+    srv = Server(vmtrace)
+    data, late = record_tree(vmtrace, tmp, srv, "ruby")
+    c = counts(rt.report(vmtrace, data))
+    a, b = srv.workers
+    want = {(a, "Foo"): 1000, (b, "Foo"): 2000, (late, "Foo"): 3000, (srv.pid, "Bar"): 500}
+    got = {k: c.get(k, 0) for k in want}
+    check(got == want, f"each process's own counts, exactly: {got}, want {want}")
+    check(not c.get((srv.pid, "Foo")) and not any(c.get((w, "Bar")) for w in (a, b, late)),
+          f"no process counts another's: master Foo {c.get((srv.pid, 'Foo'))}")
+
+
+def case_python(vmtrace, tmp):
+    with open(PREFORK_PY) as f:
+        line = next(i for i, l in enumerate(f, 1) if "# FOO_LINE" in l)
+    srv = Server(vmtrace, "python")
+    data, late = record_tree(vmtrace, tmp, srv, "python3.11")
+    site = f"{PREFORK_PY}:{line}"
+    blocks = {}
+    for r in rt.report(vmtrace, data, "--by", "pid,site")["allocations"]:
+        if r["class"] == "(object memory)" and r.get("site") == site:
+            blocks[r["pid"]] = blocks.get(r["pid"], 0) + r["count"]
+    a, b = srv.workers
+    made = {srv.pid: 500, a: 1000, b: 2000, late: 3000}
+    own = {pid: blocks.get(pid, 0) - n for pid, n in made.items()}
+    check(len(set(own.values())) == 1 and 0 <= own[a] < 16,
+          f"each process's own objects at the line, exactly: blocks {blocks}, made {made}")
+
+
+CASES = {"children-hint": case_hint, "children-ruby": case_ruby, "children-python": case_python}
 
 if __name__ == "__main__":
     sys.exit(rt.run(CASES, __doc__))

@@ -15,7 +15,8 @@
 #define GROUP_SLICE_MS 100 /* how often each target is polled and checked */
 
 /* Attach one more process into slot g->n. -ENOENT with skip_others: it
- * has no probes of a known runtime, and a line says it is left out. */
+ * has no probes of a known runtime, and a line says it is left out. Any
+ * other failure leaves the slot free, its reason in err. */
 static int add_one(struct vt_session_group *g, const struct vt_session_opts *o, pid_t pid,
 		   bool skip_others, char *err, size_t errlen)
 {
@@ -27,17 +28,15 @@ static int add_one(struct vt_session_group *g, const struct vt_session_opts *o, 
 	one.pid = pid;
 	one.cmd = NULL;
 	r = vt_session_open(&g->v[g->n], &one, why, sizeof(why));
-	if (r == -ENOENT && skip_others) {
-		fprintf(stderr, "vmtrace: left out %s\n", why);
+	if (r) {
+		if (r == -ENOENT && skip_others)
+			fprintf(stderr, "vmtrace: left out %s\n", why);
+		/* the session's reasons name the pid already ("pid N has ...") */
+		snprintf(err, errlen, "%s%s", strstr(why, "pid ") ? "" : "-p: ", why);
 		vt_session_close(&g->v[g->n]);
 		return r;
 	}
 	i = g->n++;
-	if (r) {
-		/* the session's reasons name the pid already ("pid N has ...") */
-		snprintf(err, errlen, "%s%s", strstr(why, "pid ") ? "" : "-p: ", why);
-		return r;
-	}
 	g->comm[i] = vt_target_comm(pid);
 	if (!vt_cgroup_of(pid, cg, sizeof(cg)))
 		g->cgroup[i] = strdup(cg);
@@ -97,8 +96,7 @@ int vt_session_group_open_tree(struct vt_session_group *g, const struct vt_sessi
 		return -E2BIG;
 	memcpy(g->roots, roots, nroots * sizeof(*roots));
 	g->nroots = nroots;
-	g->tried = calloc(VT_GROUP_MAX, sizeof(*g->tried));
-	r = g->tried ? vt_proc_descendants(roots, nroots, &kids, &nkids) : -ENOMEM;
+	r = vt_proc_descendants(roots, nroots, &kids, &nkids);
 	all = r ? NULL : malloc((nroots + nkids) * sizeof(*all));
 	if (!all) {
 		free(kids);
@@ -109,10 +107,10 @@ int vt_session_group_open_tree(struct vt_session_group *g, const struct vt_sessi
 	memcpy(all + nroots, kids, nkids * sizeof(*kids));
 	/* those without probes (a shell, a helper) are left out, each in a line */
 	r = group_open(g, o, all, nroots + nkids, VT_GROUP_MAX, true, err, errlen);
-	for (size_t k = 0; k < nroots + nkids && g->ntried < VT_GROUP_MAX; k++)
-		g->tried[g->ntried++] = all[k];
+	/* each looked at once: those left out are not tried again */
+	g->tried = all;
+	g->ntried = g->tried_cap = nroots + nkids;
 	g->children = true;
-	free(all);
 	free(kids);
 	return r;
 }
@@ -130,6 +128,7 @@ static void adopt_children(struct vt_session_group *g)
 		bool seen = false;
 		char err[4608];
 		int64_t age;
+		int r;
 
 		for (size_t i = 0; i < g->n && !seen; i++)
 			seen = g->v[i].target.pid == kids[k];
@@ -137,20 +136,30 @@ static void adopt_children(struct vt_session_group *g)
 			seen = g->tried[i] == kids[k];
 		if (seen)
 			continue;
-		if (g->ntried < VT_GROUP_MAX)
-			g->tried[g->ntried++] = kids[k];
+		if (g->ntried == g->tried_cap) {
+			size_t cap = g->tried_cap ? 2 * g->tried_cap : 64;
+			pid_t *v = realloc(g->tried, cap * sizeof(*v));
+
+			if (!v)
+				break;
+			g->tried = v;
+			g->tried_cap = cap;
+		}
+		g->tried[g->ntried++] = kids[k];
 		if (g->n == g->cap) {
 			fprintf(stderr, "vmtrace: pid %d: not recorded, %d processes are recorded already\n",
 				(int)kids[k], VT_GROUP_MAX);
 			continue;
 		}
 		age = vt_proc_age_ms(kids[k]);
-		if (add_one(g, &g->opts, kids[k], true, err, sizeof(err)))
+		r = add_one(g, &g->opts, kids[k], true, err, sizeof(err));
+		if (r && r != -ENOENT)
+			fprintf(stderr, "vmtrace: pid %d, a new child, not recorded: %s\n", (int)kids[k], err);
+		if (r)
 			continue;
 		/* what it made before the attach, from its fork on, is not counted */
 		fprintf(stderr, "vmtrace: pid %d (%s): a new child, recorded from %" PRId64
 			" ms after it started\n", (int)kids[k], g->comm[g->n - 1], age < 0 ? (int64_t)0 : age);
-		g->late++;
 	}
 	free(kids);
 }

@@ -27,9 +27,8 @@ struct vt_session_group {
 	bool children;                 /* --children: processes below roots join as they start */
 	pid_t roots[VT_GROUP_ROOTS];
 	size_t nroots;
-	pid_t *tried;                  /* the processes attached or left out once, VT_GROUP_MAX */
-	size_t ntried;
-	size_t late;                   /* children attached after they started */
+	pid_t *tried;                  /* the processes attached or left out, each looked at once */
+	size_t ntried, tried_cap;
 };
 
 /* Attach to every pid with the options o (o->pid and o->cmd ignored). 0, or

@@ -8,7 +8,7 @@ workloads/Allocs.java (exact, jvm_test.EXPECTED) and workloads/Sampled.java
 
 Usage: jvm_agent_test.py VMTRACE CASE
 Cases: agent-spawn, agent-classes, agent-stack, agent-pid-sampled,
-agent-pid-twice, agent-refused.
+agent-pid-exact, agent-pid-twice, agent-refused.
 Exit 0 pass, 1 fail, 77 skip (not root).
 """
 import os
@@ -23,6 +23,8 @@ from runtime_test import check, report
 HERE = os.path.dirname(os.path.abspath(__file__))
 SAMPLED_JAVA = os.path.join(HERE, "workloads", "Sampled.java")
 DEEP_JAVA = os.path.join(HERE, "workloads", "Deep.java")
+WINDOW_JAVA = os.path.join(HERE, "workloads", "Window.java")
+UNSEEN = "allocated after arming, before each thread's first exact sample (bytes)"
 JAVA = jvm_test.JAVA
 AGENT_NOTE = "loading vmtrace's JVM agent"
 # Sampled.java: class -> (method, count, bytes each)
@@ -153,6 +155,37 @@ def case_agent_pid_sampled(vmtrace, tmp):
     check_sampled(j, "sampled")
 
 
+def case_agent_pid_exact(vmtrace, tmp):
+    """A JVM started with no flag, its threads running, attached by pid with
+    --sample 0: each thread's allocations until its first sample are not
+    seen (JVMTI takes the new interval there), and the report says how many
+    bytes: the counted bytes of the two classes and that figure add up to
+    what the two threads made after "recording"."""
+    classes = os.path.join(tmp, "window")
+    subprocess.run([jvm_test.JAVAC, "-d", classes, WINDOW_JAVA], check=True, timeout=120)
+    target = rt.Target([JAVA, "-Xmx256m", "-cp", classes, "Window"])
+    try:
+        rec, data, _, _ = record_attached(vmtrace, tmp, target, "exact.data", ["--sample", "0"])
+        time.sleep(0.2)  # the agent's watcher arms within a few ms
+        target.step()
+        target.expect("done")
+        target.proc.stdin.write("bye\n")
+        target.proc.stdin.flush()
+        check(target.proc.wait(timeout=60) == 0, "exact: workload exits 0")
+        check(rec.wait(timeout=60) == 0, "exact: record exits 0")
+    finally:
+        target.proc.kill()
+    j = report(vmtrace, data)
+    truth = 100_000 * 24 + 50_000 * 40
+    counted = sum(a["bytes"] for a in j["allocations"] if a["class"] in ("Window$Small", "Window$Big"))
+    unseen = sum(l["count"] for l in j["lost"] if l["what"] == UNSEEN)
+    check(not j["estimated"] and unseen > 0,
+          f"exact: the bytes not seen after attach are stated ({unseen})")
+    check(truth <= counted + unseen <= truth + 256 * 1024,
+          f"exact: counted {counted} + unseen {unseen} = {counted + unseen} bytes, "
+          f"made {truth} (+ the threads' few others)")
+
+
 def case_agent_pid_twice(vmtrace, tmp):
     """Two JVMs: the second attached while the first keeps running; the
     first detached and attached again (the agent already in it, armed again);
@@ -231,7 +264,8 @@ def case_agent_refused(vmtrace, tmp):
 
 
 CASES = {"agent-spawn": case_agent_spawn, "agent-classes": case_agent_classes, "agent-stack": case_agent_stack,
-         "agent-pid-sampled": case_agent_pid_sampled, "agent-pid-twice": case_agent_pid_twice,
+         "agent-pid-sampled": case_agent_pid_sampled,
+         "agent-pid-exact": case_agent_pid_exact, "agent-pid-twice": case_agent_pid_twice,
          "agent-refused": case_agent_refused}
 
 

@@ -394,6 +394,7 @@ static const struct {
 	struct vt_loss_touch touch;
 } loss_touches[] = {
 	{ "before counting", { "allocations", true } },
+	{ "first exact sample", { "allocations", true } },
 	{ "push ", { "pushes only", false } },
 	{ "timeline", { "timeline only", false } },
 	{ "gc pause", { "pause list only", false } },

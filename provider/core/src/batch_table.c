@@ -9,7 +9,7 @@
 #include "primitives.h"
 
 _Atomic uint64_t vmtrace__batch_lost;
-static _Atomic uint64_t batch_before;
+static _Atomic uint64_t batch_before, batch_unseen_bytes;
 
 void vmtrace_batch_before(uint64_t objects)
 {
@@ -19,6 +19,16 @@ void vmtrace_batch_before(uint64_t objects)
 uint64_t vt_batch_take_before(void)
 {
 	return atomic_exchange_explicit(&batch_before, 0, memory_order_relaxed);
+}
+
+void vmtrace_batch_unseen_bytes(uint64_t bytes)
+{
+	atomic_fetch_add_explicit(&batch_unseen_bytes, bytes, memory_order_relaxed);
+}
+
+uint64_t vt_batch_take_unseen_bytes(void)
+{
+	return atomic_exchange_explicit(&batch_unseen_bytes, 0, memory_order_relaxed);
 }
 
 struct vt_table *vt_table_new(uint32_t slots)
@@ -87,6 +97,7 @@ static void send(struct vt_flush *f, uint32_t flags, uint64_t request)
 	b->h.lost = atomic_exchange_explicit(&vmtrace__batch_lost, 0, memory_order_relaxed);
 	b->h.request = request;
 	b->h.before = vt_batch_take_before();
+	b->h.unseen_bytes = vt_batch_take_unseen_bytes();
 	vmtrace__fire_batch(f->kind, &b->h, bytes);
 	b->h.count = 0;
 }

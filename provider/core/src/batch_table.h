@@ -134,5 +134,7 @@ void vt_flush_end(struct vt_flush *f, uint32_t flags, uint64_t request);
 extern _Atomic uint64_t vmtrace__batch_lost;
 /* What the host last said it made before counting began, once: 0 after. */
 uint64_t vt_batch_take_before(void);
+/* The bytes the host said it could not count since the last take. */
+uint64_t vt_batch_take_unseen_bytes(void);
 
 #endif /* VMTRACE_BATCH_TABLE_H */

@@ -156,6 +156,7 @@ static void deliver(struct live_buf *b)
 		b->h.record_size = sizeof(struct vmtrace_live_record);
 		b->h.lost = lost;
 		b->h.before = vt_batch_take_before();
+		b->h.unseen_bytes = vt_batch_take_unseen_bytes();
 		vmtrace__fire_batch(VMTRACE_BATCH_LIVE, &b->h,
 				    sizeof(b->h) + b->h.count * sizeof(struct vmtrace_live_record));
 		b->h.count = 0;

@@ -213,7 +213,7 @@ static void send(struct vt_batch_buf *buf, const struct vmtrace_batch_frame *rec
 	h->round = round;
 	h->lost = 0;
 	h->request = 0;
-	h->before = 0; /* the counts' batch after it carries that */
+	h->before = h->unseen_bytes = 0; /* the counts' batch after it carries those */
 	memcpy(h + 1, recs, n * sizeof(*recs));
 	vmtrace__fire_batch(VMTRACE_BATCH_ALLOC, h, sizeof(*h) + (uint64_t)n * sizeof(*recs));
 	h->count = 0;

@@ -26,6 +26,7 @@
 
 #include "names.h"
 #include "vmtrace/vmtrace.h"
+#include "window.h"
 
 #define WATCH_MS 2
 
@@ -123,13 +124,15 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *j, JNIEnv *env, jthread thread, j
 	struct jvm_site *site;
 
 	/* no address: the object moves, and JVMTI tells no free */
-	(void)j, (void)env, (void)thread, (void)object;
+	(void)j, (void)object;
 	if (warming) {
 		warming = 0; /* the thread's first sample: see warm_up() */
 		return;
 	}
-	if (!alloc_on || !VMTRACE_ALLOC_ENABLED())
+	if (!alloc_on || !VMTRACE_ALLOC_ENABLED() || jvm_window_own())
 		return;
+	if (!period)
+		jvm_window_first_sample(env, thread, size);
 	cname = jvm_class_name(klass);
 	if (!cname)
 		cname = "(vmtrace: class not named)";
@@ -176,8 +179,10 @@ static void set_events(int on, jvmtiEvent ev)
 	(*jv)->SetEventNotificationMode(jv, on ? JVMTI_ENABLE : JVMTI_DISABLE, ev, NULL);
 }
 
-/* Turn JVMTI's events on and off as the gates say. */
-static void apply(void)
+/* Turn JVMTI's events on and off as the gates say. env: the calling
+ * thread's in a running JVM, where exact counting opens a window
+ * (window.h); NULL before the VM runs a thread. */
+static void apply(JNIEnv *env)
 {
 	int want = VMTRACE_ALLOC_ENABLED() != 0;
 	uint64_t period = vmtrace_sample_period_effective();
@@ -186,6 +191,12 @@ static void apply(void)
 	if (period > INT_MAX)
 		period = INT_MAX; /* JVMTI's interval is a jint */
 	if (want && (!alloc_on || period != alloc_period)) {
+		/* the threads running now reach the new interval at their next
+		 * sample: exact counting says what they allocate till then */
+		if (env && !period)
+			jvm_window_open(env);
+		else
+			jvm_window_close();
 		alloc_period = period;
 		(*jv)->SetHeapSamplingInterval(jv, (jint)period);
 		if (!alloc_on)
@@ -194,6 +205,7 @@ static void apply(void)
 	} else if (!want && alloc_on) {
 		alloc_on = 0;
 		set_events(0, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
+		jvm_window_close();
 	}
 	if (gc != gc_on) {
 		gc_on = gc;
@@ -209,12 +221,13 @@ static void JNICALL watch(jvmtiEnv *j, JNIEnv *env, void *arg)
 {
 	jrawMonitorID m;
 
-	(void)env, (void)arg;
+	(void)arg;
 	if ((*j)->CreateRawMonitor(j, "vmtrace watcher", &m) != JVMTI_ERROR_NONE)
 		return;
 	(*j)->RawMonitorEnter(j, m);
 	for (;;) {
-		apply();
+		apply(env);
+		jvm_window_poll(env);
 		(*j)->RawMonitorWait(j, m, WATCH_MS);
 	}
 }
@@ -309,7 +322,7 @@ static int setup(JavaVM *vm, int live)
 		 * allocates: a thread's sampling begins at its next
 		 * allocation buffer, so arming later would miss the rest of
 		 * the one it holds */
-		apply();
+		apply(NULL);
 		set_events(1, JVMTI_EVENT_VM_INIT);
 		return JNI_OK;
 	}
@@ -317,7 +330,7 @@ static int setup(JavaVM *vm, int live)
 
 	if ((*vm)->GetEnv(vm, (void **)&env, JNI_VERSION_1_8) != JNI_OK)
 		return JNI_ERR;
-	apply();
+	apply(env);
 	return start_watcher(env) ? JNI_ERR : JNI_OK;
 }
 

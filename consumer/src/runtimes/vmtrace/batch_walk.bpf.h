@@ -130,8 +130,12 @@ int BPF_USDT(on_batch, void *batch, __u64 len)
 		return 0;
 	}
 	h = (struct vt_batch_hdr *)w.buf->b;
-	if (h->magic == VT_BATCH_MAGIC && h->version >= VT_BATCH_VERSION && h->before)
-		lose_n(VT_LOSS_BEFORE_COUNTING, h->before);
+	if (h->magic == VT_BATCH_MAGIC && h->version >= VT_BATCH_VERSION) {
+		if (h->before)
+			lose_n(VT_LOSS_BEFORE_COUNTING, h->before);
+		if (h->unseen_bytes)
+			lose_n(VT_LOSS_UNSEEN_BYTES, h->unseen_bytes);
+	}
 	if (h->magic == VT_BATCH_MAGIC && h->version >= VT_BATCH_VERSION && h->kind == VT_BATCH_STACK) {
 		if (h->record_size != sizeof(struct vt_stack_frame) ||
 		    sizeof(*h) + (__u64)h->count * sizeof(struct vt_stack_frame) > len) {

@@ -136,7 +136,8 @@ struct vt_batch_hdr {
 	__u16 version, kind;
 	__u32 record_size, count, flags, round;
 	__u64 lost, request;
-	__u64 before;   /* objects the host made before its counting began */
+	__u64 before;        /* objects the host made before its counting began */
+	__u64 unseen_bytes;  /* bytes it allocated while armed but could not count */
 };
 
 struct vt_batch_rec {
@@ -278,7 +279,8 @@ struct vt_live_stats {           /* one entry, all CPUs (atomic adds) */
 	X(PROC_FULL, "process table full (events)")                                \
 	X(PROC_HIGH_PTR, "pointer above 2^47 in --all (events)")                  \
 	X(LIVE_BAD_OP, "live record of a kind this vmtrace does not know (records)") \
-	X(BEFORE_COUNTING, "made before counting began (objects)")
+	X(BEFORE_COUNTING, "made before counting began (objects)")                  \
+	X(UNSEEN_BYTES, "allocated after arming, before each thread's first exact sample (bytes)")
 
 enum vt_loss {
 #define VT_X_ENUM(e, s) VT_LOSS_##e,

@@ -48,6 +48,9 @@ struct vmtrace_batch {
 	uint64_t request;                 /* ROUND_END: the vmtrace_batch_request the round answers */
 	uint64_t before;                  /* objects the host made before its counting began, as the
 					     host said since the last batch (vmtrace_batch_before) */
+	uint64_t unseen_bytes;            /* bytes the host allocated while counting was armed but
+					     could not count, since the last batch
+					     (vmtrace_batch_unseen_bytes) */
 	/* followed by `count` records of record_size bytes */
 };
 
@@ -162,6 +165,13 @@ void vmtrace_batch_flush(int last);
  * not a silence.                                                 (public)
  */
 void vmtrace_batch_before(uint64_t objects);
+
+/*
+ * Bytes the host allocated while counting was armed that it could not
+ * count (a JVM thread's allocations before its first exact sample), added
+ * up and carried by the next batch: a figure of the report.     (public)
+ */
+void vmtrace_batch_unseen_bytes(uint64_t bytes);
 
 #ifdef __cplusplus
 }

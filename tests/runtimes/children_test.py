@@ -11,6 +11,10 @@ with and without --children.
                   under its pid only (500), and a worker forked while
                   recording found, said to be late by a figure, and counted
                   exactly from there (3000)
+  children-serve  serve -p MASTER --children: /metrics has each process's
+                  Foo and Bar series under its own pid, exact, the late
+                  worker's too; top -p MASTER --children names them in its
+                  header
   children-python the same shape in CPython 3.11 with vmtrace's extension:
                   the blocks of object memory at the line that makes the
                   objects, per pid, differ by what each process made there
@@ -20,10 +24,12 @@ Usage: children_test.py VMTRACE CASE
 Exit 0 pass, 1 fail, 77 skip (not root).
 """
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
+import urllib.request
 
 import runtime_test as rt
 from runtime_test import check
@@ -137,6 +143,53 @@ def case_ruby(vmtrace, tmp):
           f"no process counts another's: master Foo {c.get((srv.pid, 'Foo'))}")
 
 
+def scrape(url):
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return r.read().decode()
+
+
+def case_serve(vmtrace, tmp):
+    srv = Server(vmtrace)
+    errpath = os.path.join(tmp, "serve.err")
+    try:
+        with open(errpath, "w") as err:
+            serve = subprocess.Popen([vmtrace, "serve", "-p", str(srv.pid), "--children", "--listen",
+                                      "127.0.0.1:0"], stdout=subprocess.DEVNULL, stderr=err)
+        wait_for(errpath, "/metrics", serve, "its address")
+        url = re.search(r"at (http://\S+/metrics)", open(errpath).read()).group(1)
+        for w in srv.workers:
+            os.kill(w, signal.SIGUSR1)
+        os.kill(srv.pid, signal.SIGUSR1)
+        late = int(srv.expect("forked ").split()[1])
+        wait_for(errpath, f"pid {late} (ruby): a new child, recorded from", serve, "the new worker")
+        os.kill(late, signal.SIGUSR2)
+        while len(srv.done) < 4:
+            srv.expect("done ")
+        a, b = srv.workers
+        want = {(a, "Foo"): 1000, (b, "Foo"): 2000, (late, "Foo"): 3000, (srv.pid, "Bar"): 500}
+        got = {}
+        for _ in range(30):  # the processes hand over their counts within a flush round
+            got = {}
+            for m in re.finditer(r'^vmtrace_allocations_total\{[^}]*pid="(\d+)"[^}]*class="(\w+)"'
+                                 r'[^}]*\} (\d+)$', scrape(url), re.M):
+                key = (int(m.group(1)), m.group(2))
+                got[key] = got.get(key, 0) + int(m.group(3))
+            if all(got.get(k) == n for k, n in want.items()):
+                break
+            time.sleep(0.2)
+        check({k: got.get(k, 0) for k in want} == want,
+              f"serve: each process's own series, exactly: {({k: got.get(k, 0) for k in want})}")
+        serve.send_signal(signal.SIGINT)
+        check(serve.wait(timeout=60) == 0, "serve: ends at SIGINT with 0")
+        top = subprocess.run([vmtrace, "top", "-p", str(srv.pid), "--children", "-n", "1", "-i", "0.5"],
+                             capture_output=True, text=True, timeout=60)
+        check(top.returncode == 0 and
+              f"pid {srv.pid} and the processes below it (4 recorded)" in top.stdout,
+              f"top: the master and its three workers: {top.stdout[:200]!r} {top.stderr[-200:]!r}")
+    finally:
+        srv.stop()
+
+
 def case_python(vmtrace, tmp):
     with open(PREFORK_PY) as f:
         line = next(i for i, l in enumerate(f, 1) if "# FOO_LINE" in l)
@@ -154,7 +207,8 @@ def case_python(vmtrace, tmp):
           f"each process's own objects at the line, exactly: blocks {blocks}, made {made}")
 
 
-CASES = {"children-hint": case_hint, "children-ruby": case_ruby, "children-python": case_python}
+CASES = {"children-hint": case_hint, "children-ruby": case_ruby, "children-serve": case_serve,
+         "children-python": case_python}
 
 if __name__ == "__main__":
     sys.exit(rt.run(CASES, __doc__))

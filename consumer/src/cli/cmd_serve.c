@@ -49,6 +49,8 @@ static const char help_text[] =
 	"(after --linger SECONDS more of its final counts).\n"
 	"\n"
 	"  -p, --pid PID          trace this process\n"
+	"      --children         with -p: also the processes below PID, those running\n"
+	"                         and those it forks, each its own rows (pid)\n"
 	"      --all              every process record --all follows, now or later:\n"
 	"                         allocations labelled by pid, comm, cgroup and\n"
 	"                         runtime; GC, cache resets, signals and losses summed\n"
@@ -188,9 +190,9 @@ static void sleep_slice(void)
 }
 
 static const enum vt_opt serve_opts[] = {
-	VT_OPT_PID, VT_OPT_LISTEN, VT_OPT_TOP, VT_OPT_DURATION, VT_OPT_LINGER, VT_OPT_MAP_ENTRIES,
-	VT_OPT_RUNTIME, VT_OPT_NO_METHODS, VT_OPT_NO_FRAME_WALK, VT_OPT_ALL, VT_OPT_VERBOSE,
-	VT_OPT_HELP, 0,
+	VT_OPT_PID, VT_OPT_CHILDREN, VT_OPT_LISTEN, VT_OPT_TOP, VT_OPT_DURATION, VT_OPT_LINGER,
+	VT_OPT_MAP_ENTRIES, VT_OPT_RUNTIME, VT_OPT_NO_METHODS, VT_OPT_NO_FRAME_WALK, VT_OPT_ALL,
+	VT_OPT_VERBOSE, VT_OPT_HELP, 0,
 };
 
 static const struct vt_cli_cmd serve_cmd = {
@@ -231,6 +233,8 @@ int vt_cmd_serve(int argc, char **argv)
 		return vt_usage_error("serve", "nothing to trace: give -p PID, --all or -- CMD");
 	if (a.npids > 1)
 		return vt_usage_error("serve", "-p: one process at a time here (several: vmtrace record)");
+	if (a.children && !a.have_pid)
+		return vt_usage_error("serve", "--children follows the processes of -p PID");
 	a.session.verbose = vt_verbose();
 	/* /metrics counts cache resets and signals but shows no timeline: none
 	 * is kept, which costs no CPU and can lose nothing */
@@ -246,14 +250,16 @@ int vt_cmd_serve(int argc, char **argv)
 		fprintf(stderr, "vmtrace: %s\n", err);
 		return r == -EINVAL ? 2 : 1;
 	}
-	r = vt_watch_open(&w, &a.session, a.all, err, sizeof(err));
+	r = vt_watch_open(&w, &a.session, a.all ? VT_WATCH_ALL : a.children ? VT_WATCH_TREE : VT_WATCH_ONE,
+			  err, sizeof(err));
 	if (r) {
 		fprintf(stderr, "vmtrace: %s\n", err);
 		status = 1;
 		goto out;
 	}
-	comm = a.all ? NULL : vt_target_comm(w.one.target.pid);
-	m = vt_metrics_new(a.report.top, comm, a.all);
+	/* with --children, as with --all, every series carries its process */
+	comm = a.all || a.children ? NULL : vt_target_comm(w.one.target.pid);
+	m = vt_metrics_new(a.report.top, comm, a.all || a.children);
 	free(comm);
 	if (!m || refresh(&e, &w, m, false)) {
 		fprintf(stderr, "vmtrace: cannot read the counters\n");
@@ -265,8 +271,8 @@ int vt_cmd_serve(int argc, char **argv)
 		fprintf(stderr, "vmtrace: serving every process of %zu file%s", w.every.n,
 			w.every.n == 1 ? "" : "s");
 	else
-		fprintf(stderr, "vmtrace: serving pid %d (%s probes)", (int)w.one.target.pid,
-			w.one.rt->name);
+		fprintf(stderr, "vmtrace: serving pid %d%s (%s probes)", (int)vt_watch_session(&w)->target.pid,
+			a.children ? " and the processes below it" : "", vt_watch_session(&w)->rt->name);
 	fprintf(stderr, " at http://%.*s:%u/metrics\n", (int)(strrchr(listen, ':') - listen),
 		listen, (unsigned)vt_http_port(http));
 
@@ -280,7 +286,7 @@ int vt_cmd_serve(int argc, char **argv)
 		} else if (how == VT_WAIT_EXITED || how == VT_WAIT_ERROR) {
 			fprintf(stderr, how == VT_WAIT_EXITED ? "vmtrace: pid %d exited\n"
 				: "vmtrace: lost contact with the BPF programs of pid %d\n",
-				(int)w.one.target.pid);
+				(int)vt_watch_session(&w)->target.pid);
 			exited = true;
 		} else if (how == VT_WAIT_SIGNAL ||
 			   (duration > 0 && vt_watch_elapsed(&w) >= duration)) {

@@ -37,6 +37,8 @@ static const char help_text[] =
 	"piped, the views are printed one after the other.\n"
 	"\n"
 	"  -p, --pid PID          the process\n"
+	"      --children         with -p: also the processes below PID, those running\n"
+	"                         and those it forks, each its own rows (pid)\n"
 	"      --all              every process record --all follows, now or later:\n"
 	"                         rows by pid and comm (docs/runtimes.md); ends at\n"
 	"                         Ctrl-C or after COUNT views\n"
@@ -174,12 +176,18 @@ static void print_live(FILE *out, const struct vt_profile *p, size_t rows)
 
 static void print_header(FILE *out, const struct vt_watch *w, const struct vt_profile *p)
 {
-	const struct vt_session *s = &w->one;
+	const struct vt_session *s = vt_watch_session(w);
 	char *cmdline;
 
 	if (w->all) {
 		fprintf(out, "vmtrace top - every process (%zu with allocations) - %s probes - %.1fs\n",
 			p->procs.n, p->runtime ? p->runtime : "?", vt_watch_elapsed(w));
+		return;
+	}
+	if (w->what == VT_WATCH_TREE) {
+		fprintf(out, "vmtrace top - pid %d and the processes below it (%zu recorded) - %s probes "
+			"- %.1fs\n", (int)s->target.pid, w->tree.n, p->runtime ? p->runtime : "?",
+			vt_watch_elapsed(w));
 		return;
 	}
 	/* the command line is the target's to choose: escaped like any name */
@@ -272,7 +280,7 @@ static void print_view(FILE *out, const struct vt_watch *w, const struct vt_prof
 }
 
 static const enum vt_opt top_opts[] = {
-	VT_OPT_PID, VT_OPT_INTERVAL, VT_OPT_COUNT, VT_OPT_TOP, VT_OPT_MAP_ENTRIES,
+	VT_OPT_PID, VT_OPT_CHILDREN, VT_OPT_INTERVAL, VT_OPT_COUNT, VT_OPT_TOP, VT_OPT_MAP_ENTRIES,
 	VT_OPT_RUNTIME, VT_OPT_NO_METHODS, VT_OPT_NO_FRAME_WALK, VT_OPT_LIVE, VT_OPT_LIVE_MAX,
 	VT_OPT_ALL, VT_OPT_VERBOSE, VT_OPT_HELP, 0,
 };
@@ -303,10 +311,13 @@ int vt_cmd_top(int argc, char **argv)
 		return vt_usage_error("top", "which process? give -p PID (or --all)");
 	if (a.npids > 1)
 		return vt_usage_error("top", "-p: one process at a time here (several: vmtrace record)");
+	if (a.children && !a.have_pid)
+		return vt_usage_error("top", "--children follows the processes of -p PID");
 	a.session.verbose = vt_verbose();
 
 	vt_session_catch_signals();
-	r = vt_watch_open(&w, &a.session, a.all, err, sizeof(err));
+	r = vt_watch_open(&w, &a.session, a.all ? VT_WATCH_ALL : a.children ? VT_WATCH_TREE : VT_WATCH_ONE,
+			  err, sizeof(err));
 	if (r) {
 		fprintf(stderr, "vmtrace: %s\n", err);
 		vt_watch_close(&w);
@@ -372,7 +383,7 @@ int vt_cmd_top(int argc, char **argv)
 		shown++;
 		if (how == VT_WAIT_EXITED) {
 			vt_screen_close();
-			fprintf(stderr, "vmtrace: pid %d exited\n", (int)w.one.target.pid);
+			fprintf(stderr, "vmtrace: pid %d exited\n", (int)vt_watch_session(&w)->target.pid);
 			break;
 		}
 		if (a.count && shown >= a.count)

@@ -12,6 +12,9 @@ runtime loads vmtrace's provider or cannot.
                        that it never loaded the extension
   noharm-python-env    the same for CPython and its extension
   noharm-python-hidden
+  noharm-java          a java (and javac) given vmtrace's JVM agent: same
+                       output, exit status, environment and stderr (no
+                       "Picked up JAVA_TOOL_OPTIONS" line of the JVM's)
 
 Usage: no_harm_test.py VMTRACE CASE
 Exit 0 pass, 1 fail, 77 skip (not root).
@@ -24,6 +27,8 @@ import runtime_test as rt
 from runtime_test import check
 
 RUBY = "/usr/bin/ruby"
+JAVA, JAVAC = "/usr/bin/java", "/usr/bin/javac"
+ENV_EXIT_JAVA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "workloads", "EnvExit.java")
 PYTHON = "/usr/bin/python3.11"
 BEFORE = "made before counting began (objects)"
 
@@ -121,8 +126,26 @@ def case_python_hidden(vmtrace, tmp):
                "python", ["--runtime", "vmtrace"])
 
 
+def case_java(vmtrace, tmp):
+    if not os.path.exists(JAVAC):
+        print("skipped: no javac")
+        sys.exit(77)
+    classes = os.path.join(tmp, "classes")
+    subprocess.run([JAVAC, "-d", classes, ENV_EXIT_JAVA], check=True, timeout=120)
+    loaded(vmtrace, "java", [JAVA, "-cp", classes, "EnvExit"], tmp, "jvm")
+    # a JDK tool: its JVM gets the agent through -J
+    plain = run_untraced([JAVAC, "-d", classes, ENV_EXIT_JAVA], tmp)
+    traced, data = run_traced(vmtrace, [JAVAC, "-d", classes, ENV_EXIT_JAVA], tmp)
+    check(traced.returncode == plain.returncode == 0 and program_stderr(traced) == plain.stderr == "",
+          f"javac: exit 0 and no line of the JVM's: {program_stderr(traced)!r}")
+    j = rt.report(vmtrace, data)
+    check(j["runtime"] == "vmtrace" and sum(a["count"] for a in j["allocations"]) > 1000,
+          "javac: counted through the agent")
+
+
 CASES = {"noharm-ruby-env": case_ruby_env, "noharm-ruby-hidden": case_ruby_hidden,
-         "noharm-python-env": case_python_env, "noharm-python-hidden": case_python_hidden}
+         "noharm-python-env": case_python_env, "noharm-python-hidden": case_python_hidden,
+         "noharm-java": case_java}
 
 if __name__ == "__main__":
     sys.exit(rt.run(CASES, __doc__))

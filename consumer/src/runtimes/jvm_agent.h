@@ -26,4 +26,15 @@ bool vt_jvm_agent_is(const char *path);
  * space), -ENAMETOOLONG. */
 int vt_jvm_agent_tool_options(const char *path, char *buf, size_t len);
 
+/* The argument (VT_SPAWN_ARG, runtime.h) that loads the agent at path,
+ * with options ("" or "no-methods"), into the JVM a JDK launcher starts:
+ * "-agentpath:PATH[=OPTIONS]" for `java`, "-J-agentpath:..." for the
+ * JDK's other tools (javac, jar, jshell, ...), which hand -J options to
+ * their JVM. Unlike JAVA_TOOL_OPTIONS, which the JVM announces on stderr
+ * ("Picked up ..."), it leaves the program's output and environment as
+ * they are. 0; -ENOENT for a program that is no JDK launcher; -EINVAL,
+ * -ENAMETOOLONG. */
+int vt_jvm_agent_argument(const char *path, const char *launcher, const char *options, char *buf,
+			  size_t len);
+
 #endif

@@ -61,6 +61,7 @@ struct vt_attach_opts {
 #define VT_COUNT_MAP_DEFAULT 16384
 
 #define VT_SPAWN_ENV_MAX 4                /* entries a spawn_env gives at most */
+#define VT_SPAWN_ARG "\x01"               /* ... the start of one that is an argument */
 
 struct vt_runtime {
 	const char *name;        /* "vmtrace", "ruby", "python": --runtime and the report */
@@ -82,7 +83,9 @@ struct vt_runtime {
 	void (*finish)(void *state, bool exited);
 	/* Optional: "NAME=VALUE" entries (owned by state) to set in a spawned
 	 * command before exec, and why (*note): env[0], env[1], ... up to
-	 * VT_SPAWN_ENV_MAX, the first NULL ending them (all NULL on entry) */
+	 * VT_SPAWN_ENV_MAX, the first NULL ending them (all NULL on entry).
+	 * An entry VT_SPAWN_ARG "ARG" is an argument put right after the
+	 * program's name instead (a JVM's -agentpath: no environment to see) */
 	int (*spawn_env)(void *state, const char **env, const char **note, char *err, size_t errlen);
 	/* Optional: for a spawned command whose counting starts in a module it
 	 * loads itself, one that holds it until the probes are attached

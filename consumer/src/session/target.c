@@ -50,6 +50,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "runtimes/runtime.h"
 #include "session/target.h"
 
 extern char **environ;
@@ -154,9 +155,11 @@ static char *find_program(const char *argv0)
 }
 
 /* In the held-back child, after the release byte: "NAME=VALUE" strings,
- * each NUL-terminated, until EOF; set each before exec. The parent is
- * single-threaded when it forks, so malloc is safe here. */
-static int apply_env(int fd)
+ * each NUL-terminated, until EOF; set each before exec. One that starts
+ * with VT_SPAWN_ARG is an argument instead, put into *args (at most
+ * max, their number in *nargs). The parent is single-threaded when it
+ * forks, so malloc is safe here. */
+static int apply_env(int fd, char **args, size_t max, size_t *nargs)
 {
 	size_t len = 0, cap = 0;
 	char *buf = NULL;
@@ -179,10 +182,36 @@ static int apply_env(int fd)
 			break;
 		len += (size_t)n;
 	}
-	for (size_t i = 0; i < len; i += strlen(buf + i) + 1)
-		if (!memchr(buf + i, '\0', len - i) || putenv(buf + i) != 0)
+	*nargs = 0;
+	for (size_t i = 0; i < len; i += strlen(buf + i) + 1) {
+		if (!memchr(buf + i, '\0', len - i))
 			return -1;
-	return 0; /* buf stays: putenv keeps the strings */
+		if (buf[i] == VT_SPAWN_ARG[0]) {
+			if (*nargs == max)
+				return -1;
+			args[(*nargs)++] = buf + i + 1;
+		} else if (putenv(buf + i) != 0) {
+			return -1;
+		}
+	}
+	return 0; /* buf stays: putenv and args keep the strings */
+}
+
+/* argv with args put right after the program's name, or NULL. */
+static char **with_args(char *const argv[], char **args, size_t nargs)
+{
+	size_t n = 0;
+	char **v;
+
+	while (argv[n])
+		n++;
+	v = calloc(n + nargs + 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	v[0] = argv[0];
+	memcpy(v + 1, args, nargs * sizeof(*v));
+	memcpy(v + 1 + nargs, argv + 1, n * sizeof(*v)); /* the rest and its NULL */
+	return v;
 }
 
 int vt_target_spawn(struct vt_target *t, char *const argv[], char *err, size_t errlen)
@@ -215,7 +244,8 @@ int vt_target_spawn(struct vt_target *t, char *const argv[], char *err, size_t e
 		return -e;
 	}
 	if (pid == 0) {
-		char c, fd_env[32];
+		char c, fd_env[32], *args[VT_SPAWN_ENV_MAX], **run;
+		size_t nargs;
 		int e;
 
 		close(go[1]);
@@ -235,7 +265,8 @@ int vt_target_spawn(struct vt_target *t, char *const argv[], char *err, size_t e
 		while (n < 0 && errno == EINTR);
 		if (n != 1)
 			_exit(127);
-		if (apply_env(go[0]) < 0)
+		if (apply_env(go[0], args, VT_SPAWN_ENV_MAX, &nargs) < 0 ||
+		    !(run = with_args(argv, args, nargs)))
 			_exit(127);
 		/* 'h': held at the runtime's module, which reads the hold pipe */
 		if (c == 'h') {
@@ -243,7 +274,7 @@ int vt_target_spawn(struct vt_target *t, char *const argv[], char *err, size_t e
 			if (fcntl(hold[0], F_SETFD, 0) < 0 || setenv("VMTRACE_HOLD_FD", fd_env, 1) < 0)
 				_exit(127);
 		}
-		execv(t->exe, argv);
+		execv(t->exe, run);
 		e = errno;
 		if (write(exec_err[1], &e, sizeof(e)) < 0)
 			_exit(127);

@@ -338,8 +338,10 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 {
 	const char *no_methods = getenv("VMTRACE_JVM_NO_METHODS");
 
-	(void)options, (void)reserved;
-	if (no_methods && strcmp(no_methods, "1") == 0)
+	(void)reserved;
+	/* -agentpath:...=no-methods, or (through JAVA_TOOL_OPTIONS) the
+	 * variable vmtrace sets beside it */
+	if ((options && strcmp(options, "no-methods") == 0) || (no_methods && strcmp(no_methods, "1") == 0))
 		vmtrace_jvm_no_methods = 1;
 	return setup(vm, 0);
 }

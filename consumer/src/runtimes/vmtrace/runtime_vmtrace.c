@@ -325,6 +325,8 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 	snprintf(st->ruby_ext, sizeof(st->ruby_ext), "%s", module_that(opts->probes, vt_ruby_ext_is));
 	snprintf(st->python_ext, sizeof(st->python_ext), "%s", module_that(opts->probes, vt_python_ext_is));
 	snprintf(st->jvm_agent, sizeof(st->jvm_agent), "%s", module_that(opts->probes, vt_jvm_agent_is));
+	if (opts->spawned && opts->argv && opts->argv[0])
+		snprintf(st->launcher, sizeof(st->launcher), "%s", opts->argv[0]);
 	if (st->jvm_agent[0] && opts->live) {
 		snprintf(errbuf, errlen, "--live: vmtrace's JVM agent sees allocations, not frees (JVMTI "
 			 "tells no object's end); the allocations are there without --live");
@@ -607,8 +609,6 @@ static int vmtrace_spawn_env(void *state, const char **env, const char **note, c
 		env[n++] = st->period_env;
 	if (st->live_env[0])
 		env[n++] = st->live_env;
-	if (st->jvm_env[0])
-		env[n++] = st->jvm_env;
 	*note = NULL;
 	if (st->ruby_ext[0]) {
 		int err = ruby_ext_env(st->ruby_ext, st->load_env, sizeof(st->load_env), note, errbuf,
@@ -625,19 +625,35 @@ static int vmtrace_spawn_env(void *state, const char **env, const char **note, c
 			return err;
 		env[n++] = st->load_env;
 	} else if (st->jvm_agent[0]) {
-		int err = vt_jvm_agent_tool_options(st->jvm_agent, st->load_env, sizeof(st->load_env));
+		/* a JDK launcher takes -agentpath among its arguments; another
+		 * program that starts a JVM gets it in JAVA_TOOL_OPTIONS, which
+		 * the JVM announces on stderr */
+		bool arg = true;
+		int err = vt_jvm_agent_argument(st->jvm_agent, st->launcher,
+						st->jvm_env[0] ? "no-methods" : "", st->load_env,
+						sizeof(st->load_env));
 
+		if (err == -ENOENT) {
+			arg = false;
+			err = vt_jvm_agent_tool_options(st->jvm_agent, st->load_env, sizeof(st->load_env));
+			if (!err && st->jvm_env[0])
+				env[n++] = st->jvm_env;
+		}
 		if (err) {
-			snprintf(errbuf, errlen, "cannot load vmtrace's JVM agent from %s into the command "
-				 "(JAVA_TOOL_OPTIONS): %s; --runtime hotspot traces it through HotSpot's "
-				 "own probes", st->jvm_agent, strerror(-err));
+			snprintf(errbuf, errlen, "cannot load vmtrace's JVM agent from %s into the command: "
+				 "%s; --runtime hotspot traces it through HotSpot's own probes",
+				 st->jvm_agent, strerror(-err));
 			return err;
 		}
 		env[n++] = st->load_env;
-		*note = st->sample_period ? "loading vmtrace's JVM agent (-agentpath in JAVA_TOOL_OPTIONS): "
-					    "allocations sampled by JVMTI inside the JVM"
-					  : "loading vmtrace's JVM agent (-agentpath in JAVA_TOOL_OPTIONS): "
-					    "every allocation counted inside the JVM";
+		*note = arg ? (st->sample_period ? "loading vmtrace's JVM agent (-agentpath after the "
+						   "command's name): allocations sampled by JVMTI inside the JVM"
+						 : "loading vmtrace's JVM agent (-agentpath after the command's "
+						   "name): every allocation counted inside the JVM")
+			    : (st->sample_period ? "loading vmtrace's JVM agent (-agentpath in "
+						   "JAVA_TOOL_OPTIONS): allocations sampled by JVMTI inside the JVM"
+						 : "loading vmtrace's JVM agent (-agentpath in JAVA_TOOL_OPTIONS): "
+						   "every allocation counted inside the JVM");
 	}
 	return 0;
 }

@@ -171,13 +171,71 @@ static bool close_in_background(struct vt_uprobe_links *l)
 	return true;
 }
 
+/* In a child that keeps only fd and keep: close every other descriptor. */
+static void keep_two(int fd, int keep)
+{
+	unsigned lo = (unsigned)(fd < keep ? fd : keep), hi = (unsigned)(fd < keep ? keep : fd);
+
+	if (lo)
+		syscall(SYS_close_range, 0u, lo - 1, 0);
+	if (hi > lo + 1)
+		syscall(SYS_close_range, lo + 1, hi - 1, 0);
+	syscall(SYS_close_range, hi + 1, ~0u, 0);
+}
+
+/* Close the links from processes of their own, one per link, while this
+ * one waits for them. The kernel takes a link's uprobes out of the target
+ * in the task that drops the link's last reference, and in a task being
+ * killed it may not get the target's memory map: the breakpoints and the
+ * semaphores would stay in the target, which would count on with no one
+ * listening. A vmtrace killed meanwhile (its recording ending at Ctrl-C,
+ * then SIGKILL) does not kill these: they end the detach. Only
+ * async-signal-safe calls after the fork. true when handed over. */
+static bool close_in_children(struct vt_uprobe_links *l)
+{
+	size_t n = l->nfds;
+	pid_t *kids = calloc(n, sizeof(*kids));
+	int go[2];
+	char c;
+
+	if (!kids || pipe2(go, O_CLOEXEC)) {
+		free(kids);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		kids[i] = fork();
+		if (kids[i] == 0) {
+			keep_two(l->fds[i], go[0]);
+			/* this process's copy is gone first: the child's close is the last */
+			while (read(go[0], &c, 1) < 0 && errno == EINTR)
+				;
+			close(l->fds[i]);
+			_exit(0);
+		}
+	}
+	close(go[0]);
+	for (size_t i = 0; i < n; i++)
+		if (kids[i] > 0)
+			close(l->fds[i]);
+	close(go[1]);
+	for (size_t i = 0; i < n; i++) {
+		if (kids[i] > 0)
+			while (waitpid(kids[i], NULL, 0) < 0 && errno == EINTR)
+				;
+		else
+			close(l->fds[i]); /* no child: closed here */
+	}
+	free(kids);
+	return true;
+}
+
 void vt_uprobe_links_close(struct vt_uprobe_links *l)
 {
 	size_t n = l->nfds;
 	pthread_t *threads;
 	bool *started;
 
-	if (n && close_behind && close_in_background(l))
+	if (n && (close_behind ? close_in_background(l) : close_in_children(l)))
 		n = 0;
 	threads = calloc(n ? n : 1, sizeof(*threads));
 	started = calloc(n ? n : 1, sizeof(*started));

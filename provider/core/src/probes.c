@@ -37,6 +37,23 @@
 
 __attribute__((visibility("hidden"))) volatile uint64_t vmtrace__sample_period_store;
 extern volatile uint64_t vmtrace_sample_period __attribute__((alias("vmtrace__sample_period_store")));
+__attribute__((visibility("hidden"))) volatile uint64_t vmtrace__host_armings_store;
+extern volatile uint64_t vmtrace_host_armings __attribute__((alias("vmtrace__host_armings_store")));
+
+void vmtrace_host_arms_later(void)
+{
+	__atomic_fetch_or(&vmtrace__host_armings_store, VMTRACE_HOST_ARMS_LATER, __ATOMIC_RELEASE);
+}
+
+void vmtrace_host_armed(int on)
+{
+	/* only the host's one arming thread writes it: no lost update */
+	uint64_t v = vmtrace__host_armings_store;
+	uint64_t count = v & ~(VMTRACE_HOST_ARMS_LATER | VMTRACE_HOST_ARMED_NOW);
+
+	v = (v & VMTRACE_HOST_ARMS_LATER) | (on ? VMTRACE_HOST_ARMED_NOW | (count + 1) : count);
+	__atomic_store_n(&vmtrace__host_armings_store, v, __ATOMIC_RELEASE);
+}
 
 #define SEMAPHORE(P) (vmtrace__gate_store[VMTRACE_PROBE_##P].part.semaphore)
 #define SUBSCRIBED(P) (vmtrace__gate_store[VMTRACE_PROBE_##P].part.subscribers)

@@ -156,6 +156,20 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *j, JNIEnv *env, jthread thread, j
 		st->top = NULL;
 }
 
+/* While exact counting's window is open (window.h): a thread that never
+ * sampled ends, and the JVM ends. */
+static void JNICALL on_thread_end(jvmtiEnv *j, JNIEnv *env, jthread thread)
+{
+	(void)j;
+	jvm_window_thread_end(env, thread);
+}
+
+static void JNICALL on_vm_death(jvmtiEnv *j, JNIEnv *env)
+{
+	(void)j;
+	jvm_window_last_look(env);
+}
+
 /* Only raw monitors may be used here (JVMTI): libvmtrace's probes are.
  * JVMTI says neither the collector nor the kind: each is a pause. */
 static void JNICALL on_gc_start(jvmtiEnv *j)
@@ -197,15 +211,21 @@ static void apply(JNIEnv *env)
 			jvm_window_open(env);
 		else
 			jvm_window_close();
+		set_events(env && !period, JVMTI_EVENT_THREAD_END);
+		set_events(env && !period, JVMTI_EVENT_VM_DEATH);
 		alloc_period = period;
 		(*jv)->SetHeapSamplingInterval(jv, (jint)period);
 		if (!alloc_on)
 			set_events(1, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
 		alloc_on = 1;
+		vmtrace_host_armed(1); /* what a tracer waits for */
 	} else if (!want && alloc_on) {
 		alloc_on = 0;
 		set_events(0, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
+		set_events(0, JVMTI_EVENT_THREAD_END);
+		set_events(0, JVMTI_EVENT_VM_DEATH);
 		jvm_window_close();
+		vmtrace_host_armed(0);
 	}
 	if (gc != gc_on) {
 		gc_on = gc;
@@ -315,8 +335,11 @@ static int setup(JavaVM *vm, int live)
 	cb.GarbageCollectionStart = on_gc_start;
 	cb.GarbageCollectionFinish = on_gc_finish;
 	cb.VMInit = on_vm_init;
+	cb.ThreadEnd = on_thread_end;
+	cb.VMDeath = on_vm_death;
 	(*jv)->SetEventCallbacks(jv, &cb, sizeof(cb));
 	started = 1;
+	vmtrace_host_arms_later(); /* the watcher turns the events on */
 	if (!live) {
 		/* a JVM vmtrace starts is armed before its first thread
 		 * allocates: a thread's sampling begins at its next

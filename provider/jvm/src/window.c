@@ -4,10 +4,10 @@
  *
  * The figure is the sum over the threads alive at the arming of their
  * bytes from then to their first sample; until that sample, of their
- * bytes so far, looked at every POLL_TICKS of the watcher. What went to
- * the tracer is kept, and only what the sum grew by goes again (a loss
- * counter adds). A thread that ends before its first sample keeps what
- * the last look saw of it.
+ * bytes so far, looked at every POLL_TICKS of the watcher, as a thread
+ * ends (ThreadEnd, in that thread) and as the JVM ends (VMDeath). What
+ * went to the tracer is kept, and only what the sum grew by goes again (a
+ * loss counter adds).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -17,7 +17,7 @@
 #include "vmtrace/batch.h"
 #include "window.h"
 
-#define POLL_TICKS 10 /* of the watcher's 2 ms: a look every 20 ms */
+#define POLL_TICKS 5 /* of the watcher's 2 ms: a look every 10 ms */
 
 struct armed_thread {
 	jlong id;
@@ -192,15 +192,43 @@ void jvm_window_first_sample(JNIEnv *env, jobject thread, jlong size)
 	pthread_mutex_unlock(&mu);
 }
 
-void jvm_window_poll(JNIEnv *env)
+void jvm_window_thread_end(JNIEnv *env, jobject thread)
 {
-	uint32_t e = atomic_load(&epoch);
+	uint32_t e = atomic_load_explicit(&epoch, memory_order_relaxed);
+	jlong id, now;
+
+	if (!e || seen_epoch == e)
+		return; /* no window, or this thread's first sample settled it */
+	own = 1;
+	id = (*env)->CallLongMethod(env, thread, m_thread_id);
+	now = (*env)->ExceptionCheck(env) ? -1 : (*env)->CallLongMethod(env, mx, m_current_bytes);
+	if ((*env)->ExceptionCheck(env))
+		now = -1;
+	(*env)->ExceptionClear(env);
+	own = 0;
+	pthread_mutex_lock(&mu);
+	for (jint i = 0; now >= 0 && atomic_load(&epoch) == e && i < nthreads; i++) {
+		struct armed_thread *t = &threads[i];
+
+		if (t->id != id || t->done)
+			continue;
+		t->seen = now; /* all it allocated: none of it was seen */
+		publish();
+		t->done = 1;
+		npending--;
+		if (now > t->armed)
+			finalized += (uint64_t)(now - t->armed);
+		break;
+	}
+	pthread_mutex_unlock(&mu);
+}
+
+static void poll_now(JNIEnv *env, uint32_t e)
+{
 	jlongArray ids;
 	jlong *id, *now;
 	jint n;
 
-	if (!e || e != last_epoch || ++ticks % POLL_TICKS)
-		return;
 	pthread_mutex_lock(&mu);
 	n = npending ? nthreads : 0;
 	id = n ? calloc((size_t)n, sizeof(*id)) : NULL;
@@ -229,4 +257,20 @@ void jvm_window_poll(JNIEnv *env)
 	own = 0;
 	free(id);
 	free(now);
+}
+
+void jvm_window_poll(JNIEnv *env)
+{
+	uint32_t e = atomic_load(&epoch);
+
+	if (e && e == last_epoch && ++ticks % POLL_TICKS == 0)
+		poll_now(env, e);
+}
+
+void jvm_window_last_look(JNIEnv *env)
+{
+	uint32_t e = atomic_load(&epoch);
+
+	if (e)
+		poll_now(env, e);
 }

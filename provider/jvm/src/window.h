@@ -10,6 +10,7 @@
  * (com.sun.management.ThreadMXBean), go to the tracer through libvmtrace
  * (vmtrace_batch_unseen_bytes): the report's Lost line says them. Threads
  * started after the arming sample at the new interval from their start.
+ * While a window is open the agent takes ThreadEnd and VMDeath.
  */
 #ifndef VMTRACE_JVM_WINDOW_H
 #define VMTRACE_JVM_WINDOW_H
@@ -31,6 +32,13 @@ void jvm_window_first_sample(JNIEnv *env, jobject thread, jlong size);
 /* At each tick of the watcher: every few ticks, the bytes of threads that
  * have not sampled yet, so what a recording ends with is in the figure. */
 void jvm_window_poll(JNIEnv *env);
+
+/* A thread ends (ThreadEnd, in it): all it allocated since the window
+ * opened, when it never sampled. */
+void jvm_window_thread_end(JNIEnv *env, jobject thread);
+
+/* The JVM ends (VMDeath): a last look at every thread still pending. */
+void jvm_window_last_look(JNIEnv *env);
 
 /* Non-zero while this thread is the agent's own, calling into Java for the
  * figure: its allocations are the agent's, not the program's. */

@@ -46,6 +46,8 @@ static void apply(void)
 			vmtrace_batch_before(made); /* the tracer's "made before counting began" */
 		}
 		vt_rb_hooks_apply(want);
+		if ((want ^ applied) & VT_RB_HOOK_NEWOBJ)
+			vmtrace_host_armed((want & VT_RB_HOOK_NEWOBJ) != 0); /* what a tracer waits for */
 		applied = want;
 	}
 }
@@ -244,6 +246,7 @@ void Init_vmtrace_ext(void)
 	vt_rb_hooks_init();
 	sym_total_allocated = ID2SYM(rb_intern("total_allocated_objects"));
 	rb_gc_register_address(&armed_at);
+	vmtrace_host_arms_later(); /* the watcher turns the hooks on */
 	apply();
 	start_watcher();
 }

@@ -52,6 +52,7 @@
 #if defined(__has_include)
 #if __has_include("sampling.h")
 #include "runtimes/vmtrace/sampling.h"
+#include "runtimes/vmtrace/host_armed.h"
 #define VT_HAVE_SAMPLING 1
 #endif
 #endif
@@ -449,6 +450,9 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 	const struct vt_usdt_list *pl = opts->probes;
 	uint32_t events = opts->events ? opts->events : VT_EVENTS_ALL;
 	bool armed_somewhere = false;
+#ifdef VT_HAVE_SAMPLING
+	uint64_t armings; /* the host's before attaching (host_armed.h) */
+#endif
 
 	/* In Ruby each free is a hook call of its own, as dear as an
 	 * allocation, and CPython's extension must remember each block's size
@@ -457,6 +461,9 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 	if ((st->ruby_ext[0] || st->python_ext[0]) && !opts->events && !opts->live)
 		events &= ~(uint32_t)VT_EVENTS_FREE;
 
+#ifdef VT_HAVE_SAMPLING
+	armings = opts->spawned || opts->all ? 0 : vt_host_armings(opts->pid, opts->probes);
+#endif
 	st->batch.pid = opts->pid;
 	st->batch.probes = opts->probes;
 	st->batch.state_fd = bpf_map__fd(st->skel->maps.batch_state);
@@ -534,6 +541,14 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 		goto fail;
 	}
 	finish_used(st);
+#ifdef VT_HAVE_SAMPLING
+	/* "recording" is said once a host that arms from a thread of its own
+	 * counts: else what it makes meanwhile would be missed unsaid */
+	if (!opts->spawned && !opts->all && (events & VT_EVENTS_ALLOC) &&
+	    vt_host_wait_armed(opts->pid, opts->probes, armings) == -ETIMEDOUT)
+		fprintf(stderr, "vmtrace: pid %d: its provider had not turned counting on after 2 s; "
+			"what it makes until it does is not counted\n", (int)opts->pid);
+#endif
 	if (opts->series_ns)
 		vt_series_start(&st->series, opts->series_ns);
 	*state = st;

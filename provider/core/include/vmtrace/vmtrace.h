@@ -583,6 +583,23 @@ static inline __attribute__((always_inline)) int vmtrace__free_keyed(struct vmtr
 			vmtrace__gc_end((kind), (heap_bytes));                 \
 	} while (0)
 
+/* ---- a host that arms from a thread of its own ---- */
+
+/*
+ * A host whose allocation counting a thread of its own turns on after a
+ * tracer's gates rise (the Ruby extension, the JVM agent) says so once
+ * (vmtrace_host_arms_later) and each time that counting goes on or off
+ * (vmtrace_host_armed): a tracer attaching to the running process waits
+ * until it is on before it says it records, so nothing after that line
+ * goes uncounted. vmtrace_host_armings: bit 63 such a host, bit 62 on
+ * now, below them the times it went on.                          (public)
+ */
+#define VMTRACE_HOST_ARMS_LATER (1ull << 63)
+#define VMTRACE_HOST_ARMED_NOW (1ull << 62)
+extern volatile uint64_t vmtrace_host_armings;
+void vmtrace_host_arms_later(void);
+void vmtrace_host_armed(int on);
+
 /* ---- allocation sampling (docs/sampling.md) ---- */
 
 /* Mean bytes between sampled allocations; 0 = every allocation (exact).

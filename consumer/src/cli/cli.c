@@ -459,12 +459,19 @@ int vt_cli_parse(const struct vt_cli_cmd *cmd, int argc, char **argv, struct vt_
 		}
 	}
 	*operands = optind;
+	if (a->children && !a->have_pid)
+		return vt_usage_error(cmd->name, "--children follows the processes of -p PID");
 	/* a recording made here: --by stack has nothing to group without stacks */
 	for (const enum vt_opt *o = cmd->opts; *o; o++)
 		if (*o == VT_OPT_STACK && a->report.by == VT_BY_STACK && !a->session.stacks)
 			return vt_usage_error(cmd->name, "--by stack needs stacks: add --stack vm "
 					      "(or native, both)");
 	return VT_CLI_RUN;
+}
+
+enum vt_watch_what vt_cli_watch_what(const struct vt_cli_args *a)
+{
+	return a->all ? VT_WATCH_ALL : a->children ? VT_WATCH_TREE : VT_WATCH_ONE;
 }
 
 const char *vt_cli_all_conflict(const struct vt_cli_args *a)

@@ -12,6 +12,7 @@
 
 #include "report/report_opts.h"
 #include "session/session.h"
+#include "session/session_watch.h"
 
 int vt_parse_u64(const char *s, uint64_t *out);        /* decimal digits only */
 int vt_parse_bytes(const char *s, uint64_t *out);      /* digits, then K, M or G (KiB...) */
@@ -66,6 +67,11 @@ enum vt_opt {
 	"  -v, --verbose          libbpf's log on stderr\n" \
 	"  -h, --help             this text\n"
 
+/* ... and the help line of --children they share */
+#define VT_HELP_CHILDREN \
+	"      --children         with -p: also the processes below PID, those running\n" \
+	"                         and those it forks, each its own rows (pid)\n"
+
 #define VT_PIDS_MAX 64 /* processes one -p list names at most */
 
 /* What the options fill in. The caller sets the defaults before parsing. */
@@ -115,6 +121,9 @@ int vt_usage_error(const char *cmd, const char *fmt, ...)
  * (an unknown option, a missing or bad value) was printed. */
 int vt_cli_parse(const struct vt_cli_cmd *cmd, int argc, char **argv, struct vt_cli_args *a,
 		 int *operands);
+
+/* What top and serve follow: --all, -p PID --children, or -p PID. */
+enum vt_watch_what vt_cli_watch_what(const struct vt_cli_args *a);
 
 /* With --all (record, top, serve): what it cannot take besides, in one
  * line, or NULL. */

@@ -457,8 +457,6 @@ int vt_cmd_record(int argc, char **argv)
 		return vt_usage_error("record", "--cgroup PATH names the processes: not with -p or a command");
 	if (a.all)
 		return record_all(&a);
-	if (a.children && !a.have_pid)
-		return vt_usage_error("record", "--children follows the processes of -p PID");
 	if (a.npids > 1 || a.cgroup || a.children || (a.have_pid && a.report.per)) {
 		if (a.every > 0)
 			return vt_usage_error("record", "--every takes one process (-p PID)");

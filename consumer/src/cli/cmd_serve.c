@@ -49,8 +49,7 @@ static const char help_text[] =
 	"(after --linger SECONDS more of its final counts).\n"
 	"\n"
 	"  -p, --pid PID          trace this process\n"
-	"      --children         with -p: also the processes below PID, those running\n"
-	"                         and those it forks, each its own rows (pid)\n"
+	VT_HELP_CHILDREN
 	"      --all              every process record --all follows, now or later:\n"
 	"                         allocations labelled by pid, comm, cgroup and\n"
 	"                         runtime; GC, cache resets, signals and losses summed\n"
@@ -233,8 +232,6 @@ int vt_cmd_serve(int argc, char **argv)
 		return vt_usage_error("serve", "nothing to trace: give -p PID, --all or -- CMD");
 	if (a.npids > 1)
 		return vt_usage_error("serve", "-p: one process at a time here (several: vmtrace record)");
-	if (a.children && !a.have_pid)
-		return vt_usage_error("serve", "--children follows the processes of -p PID");
 	a.session.verbose = vt_verbose();
 	/* /metrics counts cache resets and signals but shows no timeline: none
 	 * is kept, which costs no CPU and can lose nothing */
@@ -250,8 +247,7 @@ int vt_cmd_serve(int argc, char **argv)
 		fprintf(stderr, "vmtrace: %s\n", err);
 		return r == -EINVAL ? 2 : 1;
 	}
-	r = vt_watch_open(&w, &a.session, a.all ? VT_WATCH_ALL : a.children ? VT_WATCH_TREE : VT_WATCH_ONE,
-			  err, sizeof(err));
+	r = vt_watch_open(&w, &a.session, vt_cli_watch_what(&a), err, sizeof(err));
 	if (r) {
 		fprintf(stderr, "vmtrace: %s\n", err);
 		status = 1;

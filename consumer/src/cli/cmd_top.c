@@ -37,8 +37,7 @@ static const char help_text[] =
 	"piped, the views are printed one after the other.\n"
 	"\n"
 	"  -p, --pid PID          the process\n"
-	"      --children         with -p: also the processes below PID, those running\n"
-	"                         and those it forks, each its own rows (pid)\n"
+	VT_HELP_CHILDREN
 	"      --all              every process record --all follows, now or later:\n"
 	"                         rows by pid and comm (docs/runtimes.md); ends at\n"
 	"                         Ctrl-C or after COUNT views\n"
@@ -311,13 +310,10 @@ int vt_cmd_top(int argc, char **argv)
 		return vt_usage_error("top", "which process? give -p PID (or --all)");
 	if (a.npids > 1)
 		return vt_usage_error("top", "-p: one process at a time here (several: vmtrace record)");
-	if (a.children && !a.have_pid)
-		return vt_usage_error("top", "--children follows the processes of -p PID");
 	a.session.verbose = vt_verbose();
 
 	vt_session_catch_signals();
-	r = vt_watch_open(&w, &a.session, a.all ? VT_WATCH_ALL : a.children ? VT_WATCH_TREE : VT_WATCH_ONE,
-			  err, sizeof(err));
+	r = vt_watch_open(&w, &a.session, vt_cli_watch_what(&a), err, sizeof(err));
 	if (r) {
 		fprintf(stderr, "vmtrace: %s\n", err);
 		vt_watch_close(&w);

@@ -3,9 +3,11 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -78,13 +80,92 @@ static int has(const pid_t *v, size_t n, pid_t pid)
 	return 0;
 }
 
+/* Whether the kernel lists each thread's children (CONFIG_PROC_CHILDREN):
+ * then a tree is read from its roots down, not from every process. */
+static bool children_files(void)
+{
+	static int have = -1;
+	char path[64];
+
+	if (have < 0) {
+		snprintf(path, sizeof(path), "/proc/self/task/%ld/children", (long)syscall(SYS_gettid));
+		have = access(path, R_OK) == 0;
+	}
+	return have;
+}
+
+/* Append the children of every thread of pid to v (cap *cap), their number
+ * in *n. 0, or -ENOMEM; a process gone meanwhile has none. */
+static int add_children(pid_t pid, pid_t **v, size_t *n, size_t *cap)
+{
+	char path[320];
+	struct dirent *e;
+	DIR *d;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while (!err && (e = readdir(d))) {
+		long child;
+		FILE *f;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/children", (int)pid, e->d_name);
+		f = fopen(path, "re");
+		while (f && !err && fscanf(f, "%ld", &child) == 1) {
+			if (*n == *cap) {
+				pid_t *nv = realloc(*v, (*cap = *cap ? 2 * *cap : 64) * sizeof(**v));
+
+				if (!nv) {
+					err = -ENOMEM;
+					break;
+				}
+				*v = nv;
+			}
+			(*v)[(*n)++] = (pid_t)child;
+		}
+		if (f)
+			fclose(f);
+	}
+	closedir(d);
+	return err;
+}
+
+/* From the roots down, by the children files: each process once (a tree). */
+static int descendants_by_children(const pid_t *roots, size_t n, pid_t **out, size_t *nout)
+{
+	pid_t *v = NULL;
+	size_t found = 0, cap = 0;
+	int err = 0;
+
+	for (size_t i = 0; !err && i < n; i++)
+		err = add_children(roots[i], &v, &found, &cap);
+	/* v grows behind i: each found process's children join at the end */
+	for (size_t i = 0; !err && i < found; i++)
+		err = add_children(v[i], &v, &found, &cap);
+	if (err) {
+		free(v);
+		return err;
+	}
+	*out = v;
+	*nout = found;
+	return 0;
+}
+
 int vt_proc_descendants(const pid_t *roots, size_t n, pid_t **out, size_t *nout)
 {
 	struct proc *procs;
 	size_t np, found = 0;
 	pid_t *v;
-	int err = read_procs(&procs, &np);
+	int err;
 
+	if (children_files())
+		return descendants_by_children(roots, n, out, nout);
+	/* else every process's parent, from /proc/PID/stat */
+	err = read_procs(&procs, &np);
 	if (err)
 		return err;
 	v = malloc((np + 1) * sizeof(*v));

@@ -1,6 +1,8 @@
 /*
- * proc_tree.h: the processes below others, read from /proc (each
- * process's parent in /proc/PID/stat), for -p PID --children.
+ * proc_tree.h: the processes below others, read from /proc, for -p PID
+ * --children: from the roots down by each thread's children
+ * (/proc/PID/task/TID/children), or where the kernel has no such file by
+ * every process's parent (/proc/PID/stat).
  */
 #ifndef VMTRACE_PROC_TREE_H
 #define VMTRACE_PROC_TREE_H

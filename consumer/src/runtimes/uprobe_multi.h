@@ -8,8 +8,8 @@
  * of ten probes paid more than a second after its target had exited. A
  * uprobe_multi link holds every site of one program in one binary, attaches
  * in one system call, and its close waits for one grace period; the links
- * of a session are closed on threads of their own, so their waits overlap
- * and the whole detach costs about one.
+ * of a session are closed each from a process of its own, so their waits
+ * overlap and the whole detach costs about one.
  *
  * The BPF side is unchanged: BPF_USDT() (bpf/usdt.bpf.h) finds a site's
  * argument spec in the __bpf_usdt_specs map by the attach cookie, so the
@@ -94,8 +94,10 @@ int vt_uprobe_links_uprobe(struct vt_uprobe_links *l, const struct bpf_program *
 			   const char *path, const char *func, uint64_t file_offset,
 			   uint64_t cookie, uint64_t ref_ctr_offset, pid_t pid);
 
-/* Close every link, on threads of their own so the kernel's waits overlap,
- * and free what l holds; returns when all are closed. Accepts a zeroed l. */
+/* Close every link, each from a child process so the kernel's waits overlap
+ * and a caller killed meanwhile does not cut the detach short (threads of
+ * its own when no child can be made), and free what l holds; returns when
+ * all are closed. Accepts a zeroed l. */
 void vt_uprobe_links_close(struct vt_uprobe_links *l);
 /* With on, vt_uprobe_links_close() hands the links to a process of their
  * own to close (their detach waits are then not the caller's): for a

@@ -130,8 +130,6 @@ static void adopt_children(struct vt_session_group *g)
 		int64_t age;
 		int r;
 
-		for (size_t i = 0; i < g->n && !seen; i++)
-			seen = g->v[i].target.pid == kids[k];
 		for (size_t i = 0; i < g->ntried && !seen; i++)
 			seen = g->tried[i] == kids[k];
 		if (seen)

@@ -32,7 +32,6 @@ static jint nthreads, npending;      /* under mu */
 static uint64_t finalized, published; /* under mu: bytes */
 static _Atomic uint32_t epoch;       /* the open window's number; 0: none open */
 static uint32_t windows;             /* under mu: windows opened, numbering them from 1 */
-static uint32_t last_epoch;          /* the watcher's */
 static unsigned ticks;               /* the watcher's */
 static __thread uint32_t seen_epoch; /* the window this thread sampled in */
 static __thread int own;
@@ -145,7 +144,6 @@ void jvm_window_open(JNIEnv *env)
 	if (n && !++windows)
 		windows = 1;
 	atomic_store(&epoch, n ? windows : 0);
-	last_epoch = atomic_load(&epoch);
 	pthread_mutex_unlock(&mu);
 }
 
@@ -159,14 +157,13 @@ void jvm_window_close(void)
 	pthread_mutex_unlock(&mu);
 }
 
-void jvm_window_first_sample(JNIEnv *env, jobject thread, jlong size)
+/* The calling thread's own bytes from the window's opening (e) to now,
+ * less size (an object of now that is counted), into the figure: its
+ * window is over. */
+static void settle(JNIEnv *env, jobject thread, uint32_t e, jlong size)
 {
-	uint32_t e = atomic_load_explicit(&epoch, memory_order_relaxed);
 	jlong id, now;
 
-	if (!e || seen_epoch == e)
-		return;
-	seen_epoch = e;
 	own = 1;
 	id = (*env)->CallLongMethod(env, thread, m_thread_id);
 	now = (*env)->ExceptionCheck(env) ? -1 : (*env)->CallLongMethod(env, mx, m_current_bytes);
@@ -192,35 +189,24 @@ void jvm_window_first_sample(JNIEnv *env, jobject thread, jlong size)
 	pthread_mutex_unlock(&mu);
 }
 
+void jvm_window_first_sample(JNIEnv *env, jobject thread, jlong size)
+{
+	uint32_t e = atomic_load_explicit(&epoch, memory_order_relaxed);
+
+	if (!e || seen_epoch == e)
+		return;
+	seen_epoch = e;
+	settle(env, thread, e, size);
+}
+
 void jvm_window_thread_end(JNIEnv *env, jobject thread)
 {
 	uint32_t e = atomic_load_explicit(&epoch, memory_order_relaxed);
-	jlong id, now;
 
-	if (!e || seen_epoch == e)
-		return; /* no window, or this thread's first sample settled it */
-	own = 1;
-	id = (*env)->CallLongMethod(env, thread, m_thread_id);
-	now = (*env)->ExceptionCheck(env) ? -1 : (*env)->CallLongMethod(env, mx, m_current_bytes);
-	if ((*env)->ExceptionCheck(env))
-		now = -1;
-	(*env)->ExceptionClear(env);
-	own = 0;
-	pthread_mutex_lock(&mu);
-	for (jint i = 0; now >= 0 && atomic_load(&epoch) == e && i < nthreads; i++) {
-		struct armed_thread *t = &threads[i];
-
-		if (t->id != id || t->done)
-			continue;
-		t->seen = now; /* all it allocated: none of it was seen */
-		publish();
-		t->done = 1;
-		npending--;
-		if (now > t->armed)
-			finalized += (uint64_t)(now - t->armed);
-		break;
-	}
-	pthread_mutex_unlock(&mu);
+	/* no window, or this thread's first sample settled it: else none of
+	 * what it allocated since was seen */
+	if (e && seen_epoch != e)
+		settle(env, thread, e, 0);
 }
 
 static void poll_now(JNIEnv *env, uint32_t e)
@@ -263,7 +249,7 @@ void jvm_window_poll(JNIEnv *env)
 {
 	uint32_t e = atomic_load(&epoch);
 
-	if (e && e == last_epoch && ++ticks % POLL_TICKS == 0)
+	if (e && ++ticks % POLL_TICKS == 0)
 		poll_now(env, e);
 }
 

@@ -108,6 +108,16 @@ static __always_inline void proc_batch_seen(__u32 pslot, __u32 kind, bool exit)
 /* alloc__batch and free__batch: a batch of counts gathered in the target
  * (vmtrace/batch.h). Copied in one read, checked, then added record by
  * record into the maps the per-event programs use. */
+/* What a header says the host did not count (vmtrace/batch.h: before,
+ * unseen_bytes), into the Lost section; every kind of batch carries them. */
+static __always_inline void host_uncounted(const struct vt_batch_hdr *h)
+{
+	if (h->before)
+		lose_n(VT_LOSS_BEFORE_COUNTING, h->before);
+	if (h->unseen_bytes)
+		lose_n(VT_LOSS_UNSEEN_BYTES, h->unseen_bytes);
+}
+
 SEC("usdt")
 int BPF_USDT(on_batch, void *batch, __u64 len)
 {
@@ -130,12 +140,8 @@ int BPF_USDT(on_batch, void *batch, __u64 len)
 		return 0;
 	}
 	h = (struct vt_batch_hdr *)w.buf->b;
-	if (h->magic == VT_BATCH_MAGIC && h->version >= VT_BATCH_VERSION) {
-		if (h->before)
-			lose_n(VT_LOSS_BEFORE_COUNTING, h->before);
-		if (h->unseen_bytes)
-			lose_n(VT_LOSS_UNSEEN_BYTES, h->unseen_bytes);
-	}
+	if (h->magic == VT_BATCH_MAGIC && h->version >= VT_BATCH_VERSION)
+		host_uncounted(h);
 	if (h->magic == VT_BATCH_MAGIC && h->version >= VT_BATCH_VERSION && h->kind == VT_BATCH_STACK) {
 		if (h->record_size != sizeof(struct vt_stack_frame) ||
 		    sizeof(*h) + (__u64)h->count * sizeof(struct vt_stack_frame) > len) {

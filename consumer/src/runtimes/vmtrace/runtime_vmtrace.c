@@ -661,14 +661,11 @@ static int vmtrace_spawn_env(void *state, const char **env, const char **note, c
 			return err;
 		}
 		env[n++] = st->load_env;
-		*note = arg ? (st->sample_period ? "loading vmtrace's JVM agent (-agentpath after the "
-						   "command's name): allocations sampled by JVMTI inside the JVM"
-						 : "loading vmtrace's JVM agent (-agentpath after the command's "
-						   "name): every allocation counted inside the JVM")
-			    : (st->sample_period ? "loading vmtrace's JVM agent (-agentpath in "
-						   "JAVA_TOOL_OPTIONS): allocations sampled by JVMTI inside the JVM"
-						 : "loading vmtrace's JVM agent (-agentpath in JAVA_TOOL_OPTIONS): "
-						   "every allocation counted inside the JVM");
+		snprintf(st->note, sizeof(st->note), "loading vmtrace's JVM agent (-agentpath %s): %s",
+			 arg ? "after the command's name" : "in JAVA_TOOL_OPTIONS",
+			 st->sample_period ? "allocations sampled by JVMTI inside the JVM"
+					   : "every allocation counted inside the JVM");
+		*note = st->note;
 	}
 	return 0;
 }

@@ -232,3 +232,13 @@ int vt_provider_read(pid_t pid, const struct vt_usdt_list *probes, const char *s
 
 	return err ? err : proc_mem_io(pid, addr, buf, len, 0);
 }
+
+int vt_provider_locate(pid_t pid, const struct vt_usdt_list *probes, const char *symbol, uint64_t *addr)
+{
+	return locate(pid, probes, symbol, addr);
+}
+
+int vt_provider_read_at(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	return proc_mem_io(pid, addr, buf, len, 0);
+}

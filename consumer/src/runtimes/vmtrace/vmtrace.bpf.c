@@ -514,10 +514,7 @@ int BPF_USDT(on_live_batch, void *batch, __u64 len)
 	}
 	if (h->lost)
 		lose_n(VT_LOSS_LIVE_PROVIDER, h->lost);
-	if (h->before)
-		lose_n(VT_LOSS_BEFORE_COUNTING, h->before);
-	if (h->unseen_bytes)
-		lose_n(VT_LOSS_UNSEEN_BYTES, h->unseen_bytes);
+	host_uncounted(h);
 	w.temps = bpf_map_lookup_elem(&live_temp_scratch, &zero);
 	bpf_loop(h->count, live_record, &w, 0);
 	live_temp_flush_all(w.temps);

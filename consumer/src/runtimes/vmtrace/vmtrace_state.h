@@ -46,6 +46,7 @@ struct vmtrace_state {
 	char jvm_agent[4096];       /* the JVM agent among them, "" if none */
 	char jvm_env[48];           /* VMTRACE_JVM_NO_METHODS=1 for a java it starts (--no-methods) */
 	char launcher[256];         /* a spawned command's name: how its JVM gets the agent */
+	char note[160];             /* what spawn_env says it gave the command */
 	char load_env[8192];        /* RUBYLIB=..., PYTHONPATH=... or JAVA_TOOL_OPTIONS=... that
 				       loads one of them into a spawned runtime */
 	uint64_t prev_alloc_total;  /* alloc_total of the last GC record */

@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #define VMTRACE_BATCH_MAGIC 0x42544d56u   /* "VMTB", little-endian */
-#define VMTRACE_BATCH_VERSION 2       /* 2: `before` */
+#define VMTRACE_BATCH_VERSION 2       /* 2: `before`, `unseen_bytes` */
 #define VMTRACE_BATCH_MAX_BYTES 16384     /* no batch is longer: one BPF read */
 
 /* What the records of a batch count. */

@@ -20,6 +20,8 @@
 #   vmtrace ext         vmtrace record (the extension: class, method, site)
 #   vmtrace ext stack   vmtrace record --stack vm
 #   vmtrace ext live    vmtrace record --live
+#   vmtrace ext sampled vmtrace record --sample 32K (allocations on Ruby's
+#                       fast path between samples: provider/ruby/src/sampler.c)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 VMTRACE=$(readlink -f "${1:-$HERE/../../build/bin/vmtrace}")
@@ -64,11 +66,12 @@ run_config() {
 	ext) timed "$VMTRACE" record -o "$TMP/r.data" --force -- "${RDOC[@]}" ;;
 	ext_stack) timed "$VMTRACE" record --stack vm -o "$TMP/r.data" --force -- "${RDOC[@]}" ;;
 	ext_live) timed "$VMTRACE" record --live -o "$TMP/r.data" --force -- "${RDOC[@]}" ;;
+	ext_sampled) timed "$VMTRACE" record --sample 32K -o "$TMP/r.data" --force -- "${RDOC[@]}" ;;
 	esac
 }
-CONFIGS=(base dormant objspace stackprof uprobes ext ext_stack ext_live)
+CONFIGS=(base dormant objspace stackprof uprobes ext ext_stack ext_live ext_sampled)
 NAMES=("untraced" "ext dormant" "ObjectSpace" "stackprof object" "vmtrace uprobes" "vmtrace ext"
-       "vmtrace ext --stack vm" "vmtrace ext --live")
+       "vmtrace ext --stack vm" "vmtrace ext --live" "vmtrace ext --sample 32K")
 # round robin: a change in the machine's load touches every configuration alike
 for _ in $(seq "$REPEATS"); do
 	for c in "${CONFIGS[@]}"; do
@@ -76,11 +79,14 @@ for _ in $(seq "$REPEATS"); do
 	done
 done
 stat() { sort -n "$TMP/$1" | awk '{ v[NR] = $1 } END { print v[1], v[int((NR + 1) / 2)] }'; }
+# each round's run over the untraced run of the same round, their median
+pairs() { paste "$TMP/$1" "$TMP/base" | awk '{ print $1 / $2 }' | sort -g |
+	awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 read -r base_min base_med <<<"$(stat base)"
 echo "rdoc over ${FOLDERS[*]}; ruby $(ruby -e 'print RUBY_VERSION'); wall time, $REPEATS runs each, round robin"
-printf "%-24s %9s %9s %9s\n" configuration "min s" "median s" "median/untraced"
+printf "%-24s %9s %9s %16s %14s\n" configuration "min s" "median s" "median/untraced" "median of pairs"
 for i in "${!CONFIGS[@]}"; do
 	read -r mn md <<<"$(stat "${CONFIGS[$i]}")"
-	awk -v n="${NAMES[$i]}" -v a="$mn" -v b="$md" -v u="$base_med" \
-		'BEGIN { printf "%-24s %9.3f %9.3f %9.2fx\n", n, a / 1e6, b / 1e6, b / u }'
+	awk -v n="${NAMES[$i]}" -v a="$mn" -v b="$md" -v u="$base_med" -v p="$(pairs "${CONFIGS[$i]}")" \
+		'BEGIN { printf "%-24s %9.3f %9.3f %15.2fx %13.3fx\n", n, a / 1e6, b / 1e6, b / u, p }'
 done

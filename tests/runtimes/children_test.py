@@ -153,8 +153,8 @@ def case_serve(vmtrace, tmp):
     errpath = os.path.join(tmp, "serve.err")
     try:
         with open(errpath, "w") as err:
-            serve = subprocess.Popen([vmtrace, "serve", "-p", str(srv.pid), "--children", "--listen",
-                                      "127.0.0.1:0"], stdout=subprocess.DEVNULL, stderr=err)
+            serve = subprocess.Popen([vmtrace, "serve", "-p", str(srv.pid), "--children", "--sample", "0",
+                                      "--listen", "127.0.0.1:0"], stdout=subprocess.DEVNULL, stderr=err)
         wait_for(errpath, "/metrics", serve, "its address")
         url = re.search(r"at (http://\S+/metrics)", open(errpath).read()).group(1)
         for w in srv.workers:

@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SAMPLED_JAVA = os.path.join(HERE, "workloads", "Sampled.java")
 DEEP_JAVA = os.path.join(HERE, "workloads", "Deep.java")
 WINDOW_JAVA = os.path.join(HERE, "workloads", "Window.java")
-UNSEEN = "allocated after arming, before each thread's first exact sample (bytes)"
+UNSEEN = "allocated while armed, unseen by the provider (bytes)"
 JAVA = jvm_test.JAVA
 AGENT_NOTE = "loading vmtrace's JVM agent"
 # Sampled.java: class -> (method, count, bytes each)

@@ -70,7 +70,8 @@ static const char help_text[] =
 	"      --no-pager         on a terminal, no pager for a report past the screen\n"
 	"      --sample BYTES     sample allocations, one per BYTES on average (K, M, G\n"
 	"                         suffixes, at most 1024G); counts and bytes become\n"
-	"                         estimates. 0: exact\n"
+	"                         estimates. 0: exact. Default with --every: 512K\n"
+	"                         where a provider inside the runtime samples\n"
 	"      --map-entries N    keys each counting map holds at most (default: 262144\n"
 	"                         allocation sites, 16384 of the rest); a ceiling:\n"
 	"                         maps cost what they hold\n"
@@ -422,6 +423,7 @@ int vt_cmd_record(int argc, char **argv)
 		fprintf(stderr, "vmtrace: --out-dir %s: %s\n", a.out_dir, strerror(errno));
 		return 1;
 	}
+	a.session.always_on = a.every > 0;
 	every.every_s = a.every;
 	every.out_dir = a.out_dir;
 	every.ropts = a.report;

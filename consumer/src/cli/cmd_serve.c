@@ -63,6 +63,11 @@ static const char help_text[] =
 	"                         resets, reasons; with --all each process's classes\n"
 	"                         and methods, and the processes) at most; later keys\n"
 	"                         add up in one \"(other)\" series (default 100)\n"
+	"      --sample BYTES     sample allocations, one per BYTES on average (K, M,\n"
+	"                         G); counts become estimates. 0: every allocation.\n"
+	"                         Default: 512K where a provider inside the runtime\n"
+	"                         samples (vmtrace's Ruby and CPython extensions, its\n"
+	"                         JVM agent), every allocation elsewhere\n"
 	"  -d, --duration SECS    stop after SECS seconds\n"
 	"      --linger SECS      after the target exits, serve its final counts this\n"
 	"                         long (default 0)\n"
@@ -189,8 +194,8 @@ static void sleep_slice(void)
 }
 
 static const enum vt_opt serve_opts[] = {
-	VT_OPT_PID, VT_OPT_CHILDREN, VT_OPT_LISTEN, VT_OPT_TOP, VT_OPT_DURATION, VT_OPT_LINGER,
-	VT_OPT_MAP_ENTRIES, VT_OPT_RUNTIME, VT_OPT_NO_METHODS, VT_OPT_NO_FRAME_WALK, VT_OPT_ALL,
+	VT_OPT_PID, VT_OPT_CHILDREN, VT_OPT_LISTEN, VT_OPT_TOP, VT_OPT_SAMPLE, VT_OPT_DURATION,
+	VT_OPT_LINGER, VT_OPT_MAP_ENTRIES, VT_OPT_RUNTIME, VT_OPT_NO_METHODS, VT_OPT_NO_FRAME_WALK, VT_OPT_ALL,
 	VT_OPT_VERBOSE, VT_OPT_HELP, 0,
 };
 
@@ -236,6 +241,7 @@ int vt_cmd_serve(int argc, char **argv)
 	/* /metrics counts cache resets and signals but shows no timeline: none
 	 * is kept, which costs no CPU and can lose nothing */
 	a.session.no_events = true;
+	a.session.always_on = true;
 	listen = a.listen;
 	duration = a.duration;
 	linger = a.linger;
@@ -267,8 +273,9 @@ int vt_cmd_serve(int argc, char **argv)
 		fprintf(stderr, "vmtrace: serving every process of %zu file%s", w.every.n,
 			w.every.n == 1 ? "" : "s");
 	else
-		fprintf(stderr, "vmtrace: serving pid %d%s (%s probes)", (int)vt_watch_session(&w)->target.pid,
-			a.children ? " and the processes below it" : "", vt_watch_session(&w)->rt->name);
+		fprintf(stderr, "vmtrace: serving pid %d%s (%s probes%s)", (int)vt_watch_session(&w)->target.pid,
+			a.children ? " and the processes below it" : "", vt_watch_session(&w)->rt->name,
+			vt_watch_session(&w)->sample_period ? ": sampled, estimates" : "");
 	fprintf(stderr, " at http://%.*s:%u/metrics\n", (int)(strrchr(listen, ':') - listen),
 		listen, (unsigned)vt_http_port(http));
 

@@ -397,7 +397,8 @@ static void lost(FILE *out, const struct vt_metrics *m, const struct vt_profile 
 	}
 }
 
-/* vmtrace_target_info: the one target with its probes; under --all each
+/* vmtrace_target_info: the one target with its probes, and its sampling
+ * period; under --all each
  * process the first `top` met (an info metric: 1 each, as Prometheus names
  * them), and vmtrace_targets_other: how many have no series of their own. */
 static int targets(FILE *out, struct vt_metrics *m, const struct vt_profile *p, bool om)
@@ -411,6 +412,12 @@ static int targets(FILE *out, struct vt_metrics *m, const struct vt_profile *p, 
 		fputs(",probes=", out);
 		label_value(out, p->probes);
 		fputs("} 1\n", out);
+		family(out, om, "vmtrace_sample_period_bytes", "gauge",
+		       "Mean bytes between sampled allocations, whose counts are then estimates; 0: every "
+		       "allocation counted.");
+		fputs("vmtrace_sample_period_bytes", out);
+		target_labels(out, m, p, NULL);
+		fprintf(out, "} %" PRIu64 "\n", p->sample_period);
 		return 0;
 	}
 	family(out, om, "vmtrace_target_info", "gauge", "Each traced process with series of its own; 1 each.");

@@ -90,11 +90,13 @@ struct vt_runtime {
 	/* Optional: for a spawned command whose counting starts in a module it
 	 * loads itself, one that holds it until the probes are attached
 	 * (target.h, vt_target_release_held): the command may then start before
-	 * open, its runtime booting while the probes load. 1 with the one
-	 * "NAME=VALUE" entry it needs in env[len] and why (*note); 0 when it
-	 * must wait for open and spawn_env as usual; or a negative errno. */
-	int (*spawn_early)(const struct vt_attach_opts *opts, char *env, size_t len, const char **note,
-			   char *err, size_t errlen);
+	 * open, its runtime booting while the probes load. 1 with the
+	 * "NAME=VALUE" entries it needs in env[0], env[1], ... (up to
+	 * VT_SPAWN_ENV_MAX, NULL after the last; their text in buf[len]) and
+	 * why (*note); 0 when it must wait for open and spawn_env as usual; or
+	 * a negative errno. */
+	int (*spawn_early)(const struct vt_attach_opts *opts, char *buf, size_t len, const char **env,
+			   const char **note, char *err, size_t errlen);
 	/* Optional: a library with this runtime's probes that the program exe
 	 * loads with dlopen (so the dynamic loader cannot name it before exec):
 	 * its path in path[len], 0; or -ENOENT when exe is not such a program. */

@@ -344,11 +344,19 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 		return -ENOTSUP;
 	}
 
-	/* a running JVM is sampled unless --sample says otherwise: its
-	 * threads would be exact only from their next allocation buffer */
+	/* unless --sample says otherwise, a running JVM is sampled (its
+	 * threads would be exact only from their next allocation buffer), and
+	 * so is a process left traced whose provider samples inside it */
 	s->sample_period = o->sample_period;
-	if (!s->target.spawned && !o->sample_set && vt_jvm_agent_is(provider_path(&s->probes, "vmtrace")))
-		s->sample_period = VT_JVM_AGENT_ATTACH_PERIOD;
+	if (!o->sample_set) {
+		const char *inside = provider_path(&s->probes, "vmtrace");
+
+		if (!s->target.spawned && vt_jvm_agent_is(inside))
+			s->sample_period = VT_JVM_AGENT_ATTACH_PERIOD;
+		else if (o->always_on && !o->live &&
+			 (vt_jvm_agent_is(inside) || vt_ruby_ext_is(inside) || vt_python_ext_is(inside)))
+			s->sample_period = VT_ALWAYS_ON_PERIOD;
+	}
 
 	struct vt_attach_opts ao = {
 		.pid = s->target.pid,
@@ -376,9 +384,9 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 	if (s->target.spawned && !followed && s->rt->spawn_early) {
 		/* in the spawn pipe once vt_target_release_held returns */
 		char early_env[8192];
-		const char *early[2] = { early_env, NULL };
+		const char *early[VT_SPAWN_ENV_MAX + 1] = { NULL };
 
-		r = s->rt->spawn_early(&ao, early_env, sizeof(early_env), &s->spawn_note, err, errlen);
+		r = s->rt->spawn_early(&ao, early_env, sizeof(early_env), early, &s->spawn_note, err, errlen);
 		if (r < 0)
 			return r;
 		if (r == 1) {

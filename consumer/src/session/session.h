@@ -13,6 +13,11 @@
 #include "runtimes/runtime.h"
 #include "session/target.h"
 
+/* What a process left traced (serve, --every, --push) is sampled at when
+ * --sample does not say and its provider samples (bytes): the JVM's own
+ * default interval, Go's and async-profiler's. */
+#define VT_ALWAYS_ON_PERIOD (512u * 1024)
+
 struct vt_session_opts {
 	pid_t pid;                 /* -p, or 0 */
 	char **cmd;                /* the command after --, or NULL */
@@ -31,6 +36,8 @@ struct vt_session_opts {
 	uint64_t series_ns;        /* record: the timeline's step (--timeline-step), 0 = none */
 	bool no_events;            /* serve: no timeline events (cache resets, signals) kept */
 	uint32_t gc_pauses;        /* --gc-pauses N, 0 = VT_GC_PAUSES_DEFAULT */
+	bool always_on;            /* serve, --every, --push: left on, sampled by default where
+				      the provider inside the runtime samples */
 };
 
 struct vt_session {

@@ -117,6 +117,7 @@ __attribute__((constructor(101))) static void sample_period_from_env(void)
 
 	if (vmtrace__env_u64("VMTRACE_SAMPLE_PERIOD", &v))
 		vmtrace__sample_period_store = v;
+	unsetenv("VMTRACE_SAMPLE_PERIOD"); /* the program's environment is its own */
 }
 
 static inline uint64_t period_in_force(void)
@@ -216,6 +217,22 @@ void vmtrace_alloc_sampled(const char *klass, const char *method, uint64_t size,
 		weight = weight_of(s, size, period);
 	}
 	alloc_general(klass, method, size, site, addr, weight);
+}
+
+uint64_t vmtrace_sample_gap_objects(uint64_t period, uint64_t unit)
+{
+	/* the first object whose `unit` bytes on the clock reach a gap drawn
+	 * by bytes: P(gap > k objects) = exp(-k * unit / period), the
+	 * geometric law of objects each sampled with 1 - exp(-unit/period) */
+	uint64_t bytes = (uint64_t)draw_gap(&sampler, period);
+
+	return unit ? (bytes + unit - 1) / unit : bytes;
+}
+
+void vmtrace_alloc_sampled_unit(const char *klass, const char *method, uint64_t size, const char *site,
+				const void *addr, uint64_t period, uint64_t unit)
+{
+	alloc_general(klass, method, size, site, addr, period ? weight_of(&sampler, unit, period) : 1);
 }
 
 /* The batched exact case first, a leaf with a small frame: only the batch

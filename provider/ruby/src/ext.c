@@ -25,6 +25,7 @@
 
 #include "hooks.h"
 #include "layout.h"
+#include "sampler.h"
 
 #define WATCH_NS 2000000L     /* how often the waiting thread reads the gates */
 
@@ -34,20 +35,26 @@ static VALUE sym_total_allocated;
 static volatile int watch_stop;
 static VALUE watcher;
 
+#define COUNTING (VT_RB_HOOK_NEWOBJ | VT_RB_HOOK_SAMPLED)
+
 static void apply(void)
 {
 	unsigned want = vt_rb_hooks_wanted();
 
 	if (want != applied) {
-		if ((want & VT_RB_HOOK_NEWOBJ) && !(applied & VT_RB_HOOK_NEWOBJ)) {
+		if ((want & COUNTING) && !(applied & COUNTING)) {
 			size_t made = rb_gc_stat(sym_total_allocated);
 
 			armed_at = SIZET2NUM(made);
 			vmtrace_batch_before(made); /* the tracer's "made before counting began" */
 		}
+		if (!(want & VT_RB_HOOK_SAMPLED))
+			vt_rb_sampler_stop();
 		vt_rb_hooks_apply(want);
-		if ((want ^ applied) & VT_RB_HOOK_NEWOBJ)
-			vmtrace_host_armed((want & VT_RB_HOOK_NEWOBJ) != 0); /* what a tracer waits for */
+		if (want & VT_RB_HOOK_SAMPLED)
+			vt_rb_sampler_start();
+		if (!(want & COUNTING) != !(applied & COUNTING))
+			vmtrace_host_armed((want & COUNTING) != 0); /* what a tracer waits for */
 		applied = want;
 	}
 }
@@ -118,7 +125,7 @@ static void start_watcher(void)
 static VALUE armed_p(VALUE self)
 {
 	(void)self;
-	return (applied & VT_RB_HOOK_NEWOBJ) ? Qtrue : Qfalse;
+	return (applied & COUNTING) ? Qtrue : Qfalse;
 }
 
 /* Vmtrace.armed_at_allocations -> Ruby's count of objects made
@@ -130,7 +137,7 @@ static VALUE armed_at_allocations(VALUE self)
 	return armed_at;
 }
 
-/* Vmtrace.hooks -> the Ruby hooks on now: [:newobj, :freeobj, :gc] */
+/* Vmtrace.hooks -> the Ruby hooks on now: [:newobj, :freeobj, :gc, :sampled] */
 static VALUE hooks(VALUE self)
 {
 	VALUE a = rb_ary_new();
@@ -142,7 +149,26 @@ static VALUE hooks(VALUE self)
 		rb_ary_push(a, ID2SYM(rb_intern("freeobj")));
 	if (applied & VT_RB_HOOK_GC)
 		rb_ary_push(a, ID2SYM(rb_intern("gc")));
+	if (applied & VT_RB_HOOK_SAMPLED)
+		rb_ary_push(a, ID2SYM(rb_intern("sampled")));
 	return a;
+}
+
+/* Vmtrace.sampler -> what the sampler did since loading: {samples:, late:,
+ * hooked:, ticks:, gate:} (sampler.h) */
+static VALUE sampler(VALUE self)
+{
+	struct vt_rb_sampler_stats st;
+	VALUE h = rb_hash_new();
+
+	(void)self;
+	vt_rb_sampler_stats(&st);
+	rb_hash_aset(h, ID2SYM(rb_intern("samples")), ULL2NUM(st.samples));
+	rb_hash_aset(h, ID2SYM(rb_intern("late")), ULL2NUM(st.late));
+	rb_hash_aset(h, ID2SYM(rb_intern("hooked")), ULL2NUM(st.hooked));
+	rb_hash_aset(h, ID2SYM(rb_intern("ticks")), ULL2NUM(st.ticks));
+	rb_hash_aset(h, ID2SYM(rb_intern("gate")), st.gate ? Qtrue : Qfalse);
+	return h;
 }
 
 /* Vmtrace._after_fork: the child's own waiting thread (vmtrace.rb calls it
@@ -237,6 +263,7 @@ void Init_vmtrace_ext(void)
 			rb_sprintf("%d.%d", RUBY_API_VERSION_MAJOR, RUBY_API_VERSION_MINOR));
 	rb_define_singleton_method(mod, "armed?", armed_p, 0);
 	rb_define_singleton_method(mod, "hooks", hooks, 0);
+	rb_define_singleton_method(mod, "sampler", sampler, 0);
 	rb_define_singleton_method(mod, "armed_at_allocations", armed_at_allocations, 0);
 	rb_define_singleton_method(mod, "_after_fork", after_fork, 0);
 	rb_define_singleton_method(mod, "_flush", flush, 1);
@@ -244,6 +271,7 @@ void Init_vmtrace_ext(void)
 	rb_define_singleton_method(mod, "_gc_pauses", gc_pauses, 0);
 	flush_at_exit_bang(mod);
 	vt_rb_hooks_init();
+	vt_rb_sampler_init();
 	sym_total_allocated = ID2SYM(rb_intern("total_allocated_objects"));
 	rb_gc_register_address(&armed_at);
 	vmtrace_host_arms_later(); /* the watcher turns the hooks on */

@@ -112,6 +112,14 @@ static int live_armed(void)
 	return vmtrace__gate_table()[VMTRACE_PROBE_LIVE_BATCH].part.semaphore != 0;
 }
 
+/* Only sampled allocations are wanted: a period is in force, and neither
+ * the live heap nor a subscriber of the bus needs every object. */
+int vt_rb_sampled_by_count(void)
+{
+	return vmtrace_sample_period_effective() && !live_armed() &&
+	       !vmtrace__gate_table()[VMTRACE_PROBE_OBJECT_ALLOC].part.subscribers;
+}
+
 /* ---- the hooks ---- */
 
 /* A NEWOBJ or FREEOBJ event's object, read from its argument (layout.h):
@@ -168,28 +176,67 @@ static __attribute__((noinline)) void newobj_rest(VALUE obj, VALUE klass, int ty
 	vmtrace_alloc_cached(&s->cache, s->klass_name, s->method, bytes, s->site, (void *)obj);
 }
 
-static void on_newobj(VALUE data, rb_trace_arg_t *arg)
-{
-	VALUE obj = event_object(arg);
-	VALUE klass = RBASIC(obj)->klass;
-	int type = RB_BUILTIN_TYPE(obj);
-	uintptr_t ec, where;
-	uint64_t bytes = slot_bytes;
-	struct vt_rb_site *s;
+/* What a NEWOBJ event's object is counted under. */
+struct newobj {
+	VALUE obj, klass;
+	int type;
+	uintptr_t ec, where;           /* the thread's context; its innermost Ruby frame's pc */
+	uint64_t bytes;
+	struct vt_rb_site *s;          /* NULL: a site not seen yet */
+};
 
-	(void)data;
+static inline void newobj_read(rb_trace_arg_t *arg, struct newobj *n)
+{
+	n->obj = event_object(arg);
+	n->klass = RBASIC(n->obj)->klass;
+	n->type = RB_BUILTIN_TYPE(n->obj);
+	n->bytes = slot_bytes;
 	/* an internal object's class word may hold anything (imemo keeps data
 	 * there): only a class names a class */
-	if (type == T_IMEMO || (klass && !RB_TYPE_P(klass, T_CLASS)))
-		klass = 0;
-	ec = vt_rb_word((uintptr_t)arg, VT_RB_TRACEARG_EC);
-	where = ruby_where(ec);
-	s = vt_rb_site_find(klass, where);
-	if (type == T_OBJECT)
-		bytes += ivar_buffer_at_birth(klass);
-	if (__builtin_expect(s != NULL, 1) && counted_by_key(s, bytes))
+	if (n->type == T_IMEMO || (n->klass && !RB_TYPE_P(n->klass, T_CLASS)))
+		n->klass = 0;
+	n->ec = vt_rb_word((uintptr_t)arg, VT_RB_TRACEARG_EC);
+	n->where = ruby_where(n->ec);
+	n->s = vt_rb_site_find(n->klass, n->type, n->where);
+	if (n->type == T_OBJECT)
+		n->bytes += ivar_buffer_at_birth(n->klass);
+}
+
+static void on_newobj(VALUE data, rb_trace_arg_t *arg)
+{
+	struct newobj n;
+
+	(void)data;
+	newobj_read(arg, &n);
+	if (__builtin_expect(n.s != NULL, 1) && counted_by_key(n.s, n.bytes))
 		return;
-	newobj_rest(obj, klass, type, ec, where, s, bytes);
+	newobj_rest(n.obj, n.klass, n.type, n.ec, n.where, n.s, n.bytes);
+}
+
+uint64_t vt_rb_count_sampled(rb_trace_arg_t *arg, uint64_t period, uint64_t unit)
+{
+	struct newobj n;
+	VALUE frame;
+	int line;
+
+	newobj_read(arg, &n);
+	if (VMTRACE_UNLIKELY(!n.s)) {
+		frame = ruby_frame(&line);
+		n.s = vt_rb_site_add(n.klass, n.type, n.where, n.where ? frame : Qnil, line);
+	}
+	if (VMTRACE_UNLIKELY(stacks_armed()))
+		vt_rb_take_stack(n.ec);
+	if (VMTRACE_UNLIKELY(!n.s))
+		vmtrace_alloc_sampled_unit(OOM_CLASS, NULL, n.bytes, NULL, (void *)n.obj, period, unit);
+	else
+		vmtrace_alloc_sampled_unit(n.s->klass_name, n.s->method, n.bytes, n.s->site, (void *)n.obj,
+					   period, unit);
+	return n.bytes;
+}
+
+uint64_t vt_rb_slot_bytes(void)
+{
+	return slot_bytes;
 }
 
 static void on_freeobj(VALUE data, rb_trace_arg_t *arg)
@@ -262,11 +309,10 @@ unsigned vt_rb_gc_take(struct vt_rb_gc_pause *out, unsigned max, uint64_t *dropp
 	return n;
 }
 
-static void on_gc(VALUE data, rb_trace_arg_t *arg)
+void vt_rb_gc_event(rb_trace_arg_t *arg)
 {
 	rb_event_flag_t ev = rb_tracearg_event_flag(arg);
 
-	(void)data;
 	if (ev & RUBY_INTERNAL_EVENT_GC_START)
 		gc_kind = NIL_P(rb_gc_latest_gc_info(sym_major_by)) ? VMTRACE_GC_MINOR : VMTRACE_GC_MAJOR;
 	if (ev & RUBY_INTERNAL_EVENT_GC_ENTER) {
@@ -281,6 +327,12 @@ static void on_gc(VALUE data, rb_trace_arg_t *arg)
 		if (vt_rb_gc_listened)
 			gc_keep(vmtrace__now_ns(), heap);
 	}
+}
+
+static void on_gc(VALUE data, rb_trace_arg_t *arg)
+{
+	(void)data;
+	vt_rb_gc_event(arg);
 }
 
 typedef void (*raw_hook_fn)(VALUE data, rb_trace_arg_t *arg);
@@ -336,10 +388,13 @@ unsigned vt_rb_hooks_wanted(void)
 	unsigned want = 0;
 
 	if (VMTRACE_ALLOC_ENABLED())
-		want |= VT_RB_HOOK_NEWOBJ;
+		want |= vt_rb_sampled_by_count() ? VT_RB_HOOK_SAMPLED : VT_RB_HOOK_NEWOBJ;
 	if (VMTRACE_FREE_ENABLED())
 		want |= VT_RB_HOOK_FREEOBJ;
-	if (VMTRACE_ENABLED(GC_BEGIN) || VMTRACE_ENABLED(GC_END) || vt_rb_gc_listened)
+	/* sampled, the sampler's one hook takes the collector's events too
+	 * (sampler.c: its gate needs its hook alone) */
+	if ((VMTRACE_ENABLED(GC_BEGIN) || VMTRACE_ENABLED(GC_END) || vt_rb_gc_listened) &&
+	    !(want & VT_RB_HOOK_SAMPLED))
 		want |= VT_RB_HOOK_GC;
 	return want;
 }

@@ -24,5 +24,14 @@ _Static_assert(offsetof(rb_control_frame_t, ep) == VT_RB_CFP_EP, "cfp ep");
 _Static_assert(VM_FRAME_FLAG_CFRAME == VT_RB_FRAME_CFRAME && VM_ENV_DATA_INDEX_FLAGS == 0, "frame flags");
 _Static_assert(VM_ENV_DATA_INDEX_ME_CREF == VT_RB_EP_ME, "method entry of a frame");
 _Static_assert(__builtin_types_compatible_p(rb_serial_t, vt_rb_serial_t), "serial type");
+_Static_assert(offsetof(struct rb_trace_arg_struct, event) == VT_RB_TRACEARG_EVENT &&
+	       sizeof(rb_event_flag_t) == 4, "trace arg event");
 _Static_assert(offsetof(struct rb_trace_arg_struct, ec) == VT_RB_TRACEARG_EC, "trace arg ec");
 _Static_assert(offsetof(struct rb_trace_arg_struct, data) == VT_RB_TRACEARG_DATA, "trace arg data");
+_Static_assert(offsetof(rb_vm_t, ractor.main_ractor) == VT_RB_VM_MAIN_RACTOR, "main ractor");
+_Static_assert(offsetof(struct rb_ractor_struct, threads.running_ec) == VT_RB_RACTOR_RUNNING_EC,
+	       "running context");
+_Static_assert(offsetof(rb_vm_t, objspace) == VT_RB_VM_OBJSPACE, "objspace");
+_Static_assert(offsetof(struct rb_ractor_struct, pub.hooks) == VT_RB_RACTOR_HOOKS, "ractor hooks");
+_Static_assert(offsetof(rb_hook_list_t, hooks) == VT_RB_HOOKS_HEAD && offsetof(rb_hook_list_t, events) ==
+	       VT_RB_HOOKS_EVENTS, "hook list");

@@ -230,7 +230,7 @@ struct vt_rb_site *vt_rb_site_add(VALUE klass, int type, uintptr_t where, VALUE 
 		.klass = klass,
 		.where = where,
 		.frame = frame,
-		.serial = vt_rb_class_serial(klass),
+		.serial = vt_rb_site_serial(klass, type),
 		.klass_name = class_name_of(klass, type),
 		.method = frame_name_of(frame),
 		.site = file ? intern_str(site) : NULL,

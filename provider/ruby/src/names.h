@@ -31,7 +31,8 @@ struct vt_rb_site {
 	VALUE klass;
 	uintptr_t where;
 	VALUE frame;                  /* named from; kept alive, so where stays its (keep.h) */
-	uint64_t serial;              /* the class's serial: another class at klass's address misses */
+	uint64_t serial;              /* the class's serial: another class at klass's address misses
+					 (vt_rb_site_serial: a hidden object's type) */
 	const char *klass_name, *method, *site;
 	struct vmtrace_key_cache cache;  /* only ever for this site's three names: its id needs no check */
 };
@@ -65,17 +66,24 @@ static inline size_t vt_rb_site_slot(const struct vt_rb_site_table *t, VALUE kla
 	return (size_t)((((uint64_t)klass * 31) ^ (uint64_t)where) * 0x9E3779B97F4A7C15ull >> (64 - t->bits));
 }
 
-/* The site of an allocation of an object of klass (0: a hidden object)
- * made where `where` (layout.h), or NULL when it has none yet. Inline:
- * every object's. */
-static inline struct vt_rb_site *vt_rb_site_find(VALUE klass, uintptr_t where)
+/* What tells classes apart at one address: a class's serial; for a hidden
+ * object (klass 0) its Ruby type, which names it ("(hidden imemo)"). */
+static inline uint64_t vt_rb_site_serial(VALUE klass, int type)
+{
+	return klass ? vt_rb_class_serial(klass) : (uint64_t)type;
+}
+
+/* The site of an allocation of an object of klass (0: a hidden object of
+ * Ruby type `type`) made where `where` (layout.h), or NULL when it has none
+ * yet. Inline: every object's. */
+static inline struct vt_rb_site *vt_rb_site_find(VALUE klass, int type, uintptr_t where)
 {
 	const struct vt_rb_site_table *t = &vt_rb_sites;
 	uint64_t serial;
 
 	if (__builtin_expect(!t->slots, 0))
 		return NULL;
-	serial = vt_rb_class_serial(klass);
+	serial = vt_rb_site_serial(klass, type);
 	for (size_t j = vt_rb_site_slot(t, klass, where); t->slots[j].klass_name; j = (j + 1) & t->mask) {
 		struct vt_rb_site *s = &t->slots[j];
 

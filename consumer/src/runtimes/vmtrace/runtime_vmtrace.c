@@ -594,24 +594,38 @@ static int python_ext_env(const char *path, char *env, size_t len, const char **
 
 /* A Ruby or a CPython that loads vmtrace's extension starts at once: the
  * extension holds it before it counts anything (vmtrace_hold_until_attached)
- * while the probes load. Not with --sample or --live, whose settings open()
- * makes for the command's environment. */
-static int vmtrace_spawn_early(const struct vt_attach_opts *opts, char *env, size_t len,
+ * while the probes load, its sampling period given beside. Not with
+ * --live, whose settings open() makes for the command's environment. */
+static int vmtrace_spawn_early(const struct vt_attach_opts *opts, char *buf, size_t len, const char **env,
 			       const char **note, char *errbuf, size_t errlen)
 {
 	const char *ruby = module_that(opts->probes, vt_ruby_ext_is);
 	const char *python = module_that(opts->probes, vt_python_ext_is);
+	size_t used;
 	int err;
 
-	if (!opts->spawned || opts->sample_period || opts->live || opts->all)
+	if (!opts->spawned || opts->live || opts->all)
 		return 0;
 	if (ruby[0])
-		err = ruby_ext_env(ruby, env, len, note, errbuf, errlen);
+		err = ruby_ext_env(ruby, buf, len, note, errbuf, errlen);
 	else if (python[0])
-		err = python_ext_env(python, env, len, note, errbuf, errlen);
+		err = python_ext_env(python, buf, len, note, errbuf, errlen);
 	else
 		return 0;
-	return err ? err : 1;
+	if (err)
+		return err;
+	env[0] = buf;
+	used = strlen(buf) + 1;
+	if (opts->sample_period) {
+		int n = snprintf(buf + used, len - used, "VMTRACE_SAMPLE_PERIOD=%" PRIu64, opts->sample_period);
+
+		if (n < 0 || (size_t)n >= len - used) {
+			snprintf(errbuf, errlen, "the command's environment for vmtrace is too long");
+			return -E2BIG;
+		}
+		env[1] = buf + used;
+	}
+	return 1;
 }
 
 static int vmtrace_spawn_env(void *state, const char **env, const char **note, char *errbuf,

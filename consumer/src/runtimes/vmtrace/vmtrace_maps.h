@@ -280,7 +280,7 @@ struct vt_live_stats {           /* one entry, all CPUs (atomic adds) */
 	X(PROC_HIGH_PTR, "pointer above 2^47 in --all (events)")                  \
 	X(LIVE_BAD_OP, "live record of a kind this vmtrace does not know (records)") \
 	X(BEFORE_COUNTING, "made before counting began (objects)")                  \
-	X(UNSEEN_BYTES, "allocated after arming, before each thread's first exact sample (bytes)")
+	X(UNSEEN_BYTES, "allocated while armed, unseen by the provider (bytes)")
 
 enum vt_loss {
 #define VT_X_ENUM(e, s) VT_LOSS_##e,

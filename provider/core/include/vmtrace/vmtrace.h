@@ -621,6 +621,17 @@ uint64_t vmtrace_sample_period_effective(void);
 void vmtrace_alloc_sampled(const char *klass, const char *method, uint64_t size, const char *site,
 			   const void *addr, uint64_t period);
 
+/* A host that samples by itself on a clock of objects, not bytes (Ruby's
+ * count of the objects it made): each object takes `unit` bytes of the
+ * clock, so every object has the same chance, 1 - exp(-unit/period), of
+ * being sampled, whatever its size. vmtrace_sample_gap_objects() draws the
+ * objects from one sampled object to the next (at least 1);
+ * vmtrace_alloc_sampled_unit() counts a sampled object of `size` bytes
+ * with the weight of that chance (period 0: weight 1).          (public) */
+uint64_t vmtrace_sample_gap_objects(uint64_t period, uint64_t unit);
+void vmtrace_alloc_sampled_unit(const char *klass, const char *method, uint64_t size, const char *site,
+				const void *addr, uint64_t period, uint64_t unit);
+
 /* ---- a runtime's module that vmtrace starts held ----
  *
  * `vmtrace record -- CMD` may start a runtime before its probes are

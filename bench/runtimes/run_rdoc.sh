@@ -8,7 +8,8 @@
 #
 # Usage: bench/runtimes/run_rdoc.sh [VMTRACE] [REPEATS] [FOLDER...]
 #   VMTRACE  default build/bin/vmtrace
-#   REPEATS  default 5 (min and median shown)
+#   REPEATS  default 5: pairs of each configuration (min and median shown, and the
+#            median of each run over the untraced run just before it)
 #   FOLDER   default /usr/lib/ruby/3.1.0/uri /usr/lib/ruby/3.1.0/net
 #
 # Configurations:
@@ -50,6 +51,8 @@ RDOC=(rdoc -q -o "$TMP/doc" "${FOLDERS[@]}")
 # one run: the command's wall time in seconds on stdout
 timed() {
 	rm -rf "$TMP/doc"
+	# the previous run's pages written out first, not during this one
+	sync
 	local t0 t1
 	t0=$(date +%s%N)
 	"$@" >/dev/null 2>"$TMP/err" || { echo "run_rdoc.sh: failed: $* : $(tail -c 400 "$TMP/err")" >&2; exit 1; }
@@ -72,18 +75,24 @@ run_config() {
 CONFIGS=(base dormant objspace stackprof uprobes ext ext_stack ext_live ext_sampled)
 NAMES=("untraced" "ext dormant" "ObjectSpace" "stackprof object" "vmtrace uprobes" "vmtrace ext"
        "vmtrace ext --stack vm" "vmtrace ext --live" "vmtrace ext --sample 32K")
-# round robin: a change in the machine's load touches every configuration alike
+# round robin, each configuration's run right after an untraced one (an
+# interleaved pair): a change in the machine's load touches both alike
 for _ in $(seq "$REPEATS"); do
-	for c in "${CONFIGS[@]}"; do
-		run_config "$c" >>"$TMP/$c"
+	for c in "${CONFIGS[@]:1}"; do
+		b=$(run_config base)
+		t=$(run_config "$c")
+		echo "$b" >>"$TMP/base"
+		echo "$t" >>"$TMP/$c"
+		echo "$t $b" >>"$TMP/$c.pairs"
 	done
 done
+echo "1 1" >"$TMP/base.pairs"
 stat() { sort -n "$TMP/$1" | awk '{ v[NR] = $1 } END { print v[1], v[int((NR + 1) / 2)] }'; }
-# each round's run over the untraced run of the same round, their median
-pairs() { paste "$TMP/$1" "$TMP/base" | awk '{ print $1 / $2 }' | sort -g |
-	awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+# each run over the untraced run just before it, the median of those
+pairs() { awk '{ print $1 / $2 }' "$TMP/$1.pairs" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 read -r base_min base_med <<<"$(stat base)"
-echo "rdoc over ${FOLDERS[*]}; ruby $(ruby -e 'print RUBY_VERSION'); wall time, $REPEATS runs each, round robin"
+echo "rdoc over ${FOLDERS[*]}; ruby $(ruby -e 'print RUBY_VERSION'); wall time, $REPEATS pairs each (the untraced" \
+	"run before each), round robin"
 printf "%-24s %9s %9s %16s %14s\n" configuration "min s" "median s" "median/untraced" "median of pairs"
 for i in "${!CONFIGS[@]}"; do
 	read -r mn md <<<"$(stat "${CONFIGS[$i]}")"

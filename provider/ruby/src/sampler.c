@@ -3,9 +3,8 @@
  *
  * Ruby 3.1 sends every allocation down its slow path while any hook of an
  * internal event (NEWOBJ, or the collector's) is on: an allocation loop
- * runs about 1.2x with a hook that does nothing, 1.35x with one that
- * counts. A sampler that hooks every object to count most of them out
- * costs that much. This one keeps allocations on the fast path between
+ * runs about 1.2-1.35x with a hook that does nothing. A sampler that hooks
+ * every object to count most of them out costs that much. This one keeps allocations on the fast path between
  * samples.
  *
  * Its clock is Ruby's own count of the objects it made

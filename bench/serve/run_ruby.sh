@@ -9,13 +9,16 @@
 # and the scrapes' latency.
 # Needs root.
 #
-# Usage: bench/serve/run_ruby.sh [VMTRACE] [SECONDS]
+# Usage: bench/serve/run_ruby.sh [VMTRACE] [SECONDS] [SERVE-OPTION...]
 #   VMTRACE  default build/bin/vmtrace
 #   SECONDS  default 600
+#   SERVE-OPTION  more options for serve (--events alloc, --sample 32K)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 VMTRACE=$(readlink -f "${1:-$HERE/../../build/bin/vmtrace}")
 SECONDS_RUN=${2:-600}
+shift 2 2>/dev/null || shift $#
+SERVE_OPTS=("$@")
 EXT_DIR=$(dirname "$VMTRACE")/../lib/ruby
 SERVICE=$HERE/service.rb
 [ "$(id -u)" = 0 ] || { echo "run_ruby.sh: needs root (BPF)" >&2; exit 1; }
@@ -39,7 +42,7 @@ served() { # prints "ops/s cpu-s rss-list scrape-ms-min-med-max"
 	RUBYOPT="-I$EXT_DIR -rvmtrace" ruby "$SERVICE" "$SECONDS_RUN" >"$TMP/svc.out" &
 	svc=$!
 	for _ in $(seq 100); do grep -q '^ready$' "$TMP/svc.out" && break; sleep 0.05; done
-	"$VMTRACE" serve -p "$svc" --listen 127.0.0.1:0 >/dev/null 2>"$TMP/serve.err" &
+	"$VMTRACE" serve -p "$svc" --listen 127.0.0.1:0 "${SERVE_OPTS[@]}" >/dev/null 2>"$TMP/serve.err" &
 	srv=$!
 	for _ in $(seq 100); do grep -q '/metrics$' "$TMP/serve.err" && break; sleep 0.05; done
 	port=$(sed -nE 's|.*http://127\.0\.0\.1:([0-9]+)/metrics$|\1|p' "$TMP/serve.err")
@@ -64,5 +67,5 @@ a=$(untraced)
 read -r s cpu rss lat <<<"$(served)"
 b=$(untraced)
 echo "untraced (before, after) ops/s: $a $b"
-echo "serve (sampled, 512 KiB)  ops/s: $s  = $(echo "2 * $s / ($a + $b)" | bc -l | xargs printf '%.3fx') untraced"
+echo "serve ${SERVE_OPTS[*]:-(sampled, 512 KiB)}  ops/s: $s  = $(echo "2 * $s / ($a + $b)" | bc -l | xargs printf '%.3fx') untraced"
 echo "serve: CPU ${cpu} s over the run; RSS MB each minute: $rss; scrape ms min/median/max: $lat"

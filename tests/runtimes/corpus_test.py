@@ -5,7 +5,7 @@ the totals must equal the runtime's own count, taken in the same process.
 
   rdoc        rdoc over a stdlib folder (uri): every object, against Ruby's
               GC.stat(:total_allocated_objects) at exit (workloads/gc_total.rb)
-  rdoc-sampled  rdoc over uri and net sampled at 8 KiB against an exact run:
+  rdoc-sampled  rdoc over uri and net sampled at 4 KiB against an exact run:
               the classes over 5% of its objects within 10%
   erb         erb rendering a template, the same way
   pydoc       python3.11 -m pydoc -w over three modules: calls of every
@@ -90,12 +90,12 @@ def case_corpus_rdoc_sampled(vmtrace, tmp):
     """rdoc sampled, the Ruby extension keeping allocations on Ruby's fast
     path between samples: each class of over 5% of the exact run's objects
     estimated within 10% of that run's count, and the estimated total within
-    5% of GC.stat's. At 8 KiB: a class of 5% (85,000 objects) gets about 400
-    samples, so 10% is 2.7 standard errors (at 32 KiB, about 1.35)."""
+    5% of GC.stat's. At 4 KiB a class of 5% (85,000 objects) gets about 830
+    samples, so 10% is 2.9 standard errors (at 32 KiB, about 1)."""
     argv = ["rdoc", "-q", "-o", os.path.join(tmp, "doc"), "/usr/lib/ruby/3.1.0/uri", "/usr/lib/ruby/3.1.0/net"]
     env = dict(os.environ, RUBYOPT=f"-r{GC_TOTAL_RB}")
     runs = {}
-    for mode, extra in (("exact", []), ("sampled", ["--sample", "8K"])):
+    for mode, extra in (("exact", []), ("sampled", ["--sample", "4K"])):
         shutil.rmtree(os.path.join(tmp, "doc"), ignore_errors=True)
         r, j = record(vmtrace, tmp, argv, env=env, extra=extra)
         nothing_lost(j, f"rdoc {mode}")

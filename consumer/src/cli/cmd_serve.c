@@ -68,6 +68,11 @@ static const char help_text[] =
 	"                         Default: 512K where a provider inside the runtime\n"
 	"                         samples (vmtrace's Ruby and CPython extensions, its\n"
 	"                         JVM agent), every allocation elsewhere\n"
+	"      --events LIST      serve only these, comma-separated: alloc, free, gc,\n"
+	"                         cache, signal (default: all). A runtime that stops\n"
+	"                         for its collector thousands of times a second (Ruby's\n"
+	"                         lazy sweeping) pays two probe traps each: alloc alone\n"
+	"                         is cheapest\n"
 	"  -d, --duration SECS    stop after SECS seconds\n"
 	"      --linger SECS      after the target exits, serve its final counts this\n"
 	"                         long (default 0)\n"
@@ -194,7 +199,7 @@ static void sleep_slice(void)
 }
 
 static const enum vt_opt serve_opts[] = {
-	VT_OPT_PID, VT_OPT_CHILDREN, VT_OPT_LISTEN, VT_OPT_TOP, VT_OPT_SAMPLE, VT_OPT_DURATION,
+	VT_OPT_PID, VT_OPT_CHILDREN, VT_OPT_LISTEN, VT_OPT_TOP, VT_OPT_SAMPLE, VT_OPT_EVENTS, VT_OPT_DURATION,
 	VT_OPT_LINGER, VT_OPT_MAP_ENTRIES, VT_OPT_RUNTIME, VT_OPT_NO_METHODS, VT_OPT_NO_FRAME_WALK, VT_OPT_ALL,
 	VT_OPT_VERBOSE, VT_OPT_HELP, 0,
 };

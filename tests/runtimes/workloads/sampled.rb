@@ -1,5 +1,5 @@
 # sampled.rb: three classes made in counts known by construction, for
-# sampled recordings (ruby_sampled_test.py): 1,500,000 each of Small (one
+# sampled recordings (ruby_sampled_test.py): 3,000,000 each of Small (one
 # ivar, 40 bytes), Mid (two, 40 bytes) and Wide (five: an ivar buffer of 40
 # bytes at birth, 80 in all), each made by its own method, interleaved so
 # that no class has a stretch of the run to itself.
@@ -19,7 +19,7 @@ class Small; def initialize; @a = 1; end; end
 class Mid; def initialize; @a = 1; @b = 2; end; end
 class Wide; def initialize; @a = 1; @b = 2; @c = 3; @d = 4; @e = 5; end; end
 
-N = 1_500_000
+N = 3_000_000
 ROUND = 1000
 
 def make_small(n) = n.times { Small.new }

@@ -395,6 +395,10 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 						       : entries > UINT32_MAX / 2 ? UINT32_MAX
 										  : 2 * entries);
 
+	/* programs this recording never attaches are not loaded: the
+	 * verifier's time is every start's (the live heap's is the largest) */
+	bpf_program__set_autoload(st->skel->progs.on_live_batch, st->live);
+	bpf_program__set_autoload(st->skel->progs.on_stacks_armed, opts->stacks == VT_STACK_BOTH);
 	vt_adapter_before_load(&st->a, st->skel->obj);
 	err = vmtrace_bpf__load(st->skel);
 	if (err) {

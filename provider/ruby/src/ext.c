@@ -31,7 +31,6 @@
 
 static unsigned applied;      /* the hooks on now */
 static VALUE armed_at = Qnil; /* GC.stat(:total_allocated_objects) as allocations were last armed */
-static VALUE sym_total_allocated;
 static volatile int watch_stop;
 static VALUE watcher;
 
@@ -43,9 +42,9 @@ static void apply(void)
 
 	if (want != applied) {
 		if ((want & COUNTING) && !(applied & COUNTING)) {
-			size_t made = rb_gc_stat(sym_total_allocated);
+			uint64_t made = vt_rb_objects_made();
 
-			armed_at = SIZET2NUM(made);
+			armed_at = ULL2NUM(made);
 			vmtrace_batch_before(made); /* the tracer's "made before counting began" */
 		}
 		if (!(want & VT_RB_HOOK_SAMPLED))
@@ -272,7 +271,6 @@ void Init_vmtrace_ext(void)
 	flush_at_exit_bang(mod);
 	vt_rb_hooks_init();
 	vt_rb_sampler_init();
-	sym_total_allocated = ID2SYM(rb_intern("total_allocated_objects"));
 	rb_gc_register_address(&armed_at);
 	vmtrace_host_arms_later(); /* the watcher turns the hooks on */
 	apply();

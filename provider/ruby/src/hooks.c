@@ -146,20 +146,30 @@ static inline int counted_by_key(struct vt_rb_site *s, uint64_t bytes)
 /* The rest of an object's counting, out of the common path so that path
  * keeps few registers and no frame: a site's first object (its names),
  * the whole stack, the live heap, sampling, a per-event tracer. */
-static __attribute__((noinline)) void newobj_rest(VALUE obj, VALUE klass, int type, uintptr_t ec,
-						  uintptr_t where, struct vt_rb_site *s, uint64_t bytes)
+/* What every counting path past the cached key does first: a site's first
+ * object names it, once; with stacks armed, the thread's Ruby stack is
+ * taken. The site, NULL when the tables could not grow. */
+static struct vt_rb_site *site_and_stack(VALUE klass, int type, uintptr_t ec, uintptr_t where,
+					 struct vt_rb_site *s)
 {
-	struct vt_rb_slot *slot;
 	VALUE frame;
 	int line;
 
 	if (VMTRACE_UNLIKELY(!s)) {
-		/* a site's first object: its names, once */
 		frame = ruby_frame(&line);
 		s = vt_rb_site_add(klass, type, where, where ? frame : Qnil, line);
 	}
 	if (VMTRACE_UNLIKELY(stacks_armed()))
 		vt_rb_take_stack(ec);
+	return s;
+}
+
+static __attribute__((noinline)) void newobj_rest(VALUE obj, VALUE klass, int type, uintptr_t ec,
+						  uintptr_t where, struct vt_rb_site *s, uint64_t bytes)
+{
+	struct vt_rb_slot *slot;
+
+	s = site_and_stack(klass, type, ec, where, s);
 	if (VMTRACE_UNLIKELY(live_armed()) && (slot = vt_rb_slot_of(obj, 1))) {
 		slot->word = 0;
 		slot->born_bytes = bytes;
@@ -216,16 +226,9 @@ static void on_newobj(VALUE data, rb_trace_arg_t *arg)
 uint64_t vt_rb_count_sampled(rb_trace_arg_t *arg, uint64_t period, uint64_t unit)
 {
 	struct newobj n;
-	VALUE frame;
-	int line;
 
 	newobj_read(arg, &n);
-	if (VMTRACE_UNLIKELY(!n.s)) {
-		frame = ruby_frame(&line);
-		n.s = vt_rb_site_add(n.klass, n.type, n.where, n.where ? frame : Qnil, line);
-	}
-	if (VMTRACE_UNLIKELY(stacks_armed()))
-		vt_rb_take_stack(n.ec);
+	n.s = site_and_stack(n.klass, n.type, n.ec, n.where, n.s);
 	if (VMTRACE_UNLIKELY(!n.s))
 		vmtrace_alloc_sampled_unit(OOM_CLASS, NULL, n.bytes, NULL, (void *)n.obj, period, unit);
 	else

@@ -13,10 +13,6 @@
  *     lookup by that address replaces rb_profile_frames() and a line
  *     search on every object after a site's first; a hook finds the
  *     context in its event's argument, without a TLS lookup.
- *   - whether a thread of the main ractor runs Ruby code (its running
- *     context), before the sampler's thread asks Ruby 3.1 for a postponed
- *     job: rb_postponed_job_register_one marks that context, with no check
- *     that there is one.
  *   - the collector's own switch between its fast and slow allocation
  *     paths (has_hook), turned on by the sampler's thread near each
  *     sampled object (sampler.c), and what tells that no hook but the
@@ -52,7 +48,6 @@
 #define VT_RB_TRACEARG_EC 8       /* rb_trace_arg_t.ec: the thread's context, at hand in a hook */
 #define VT_RB_TRACEARG_DATA 56    /* ... .data: a NEWOBJ or FREEOBJ event's object */
 #define VT_RB_VM_MAIN_RACTOR 32   /* rb_vm_t.ractor.main_ractor */
-#define VT_RB_RACTOR_RUNNING_EC 520 /* rb_ractor_t.threads.running_ec */
 
 #define VT_RB_VM_OBJSPACE 1104    /* rb_vm_t.objspace */
 #define VT_RB_RACTOR_HOOKS 16     /* rb_ractor_t.pub.hooks: the global hooks (rb_hook_list_t) */

@@ -29,8 +29,6 @@ _Static_assert(offsetof(struct rb_trace_arg_struct, event) == VT_RB_TRACEARG_EVE
 _Static_assert(offsetof(struct rb_trace_arg_struct, ec) == VT_RB_TRACEARG_EC, "trace arg ec");
 _Static_assert(offsetof(struct rb_trace_arg_struct, data) == VT_RB_TRACEARG_DATA, "trace arg data");
 _Static_assert(offsetof(rb_vm_t, ractor.main_ractor) == VT_RB_VM_MAIN_RACTOR, "main ractor");
-_Static_assert(offsetof(struct rb_ractor_struct, threads.running_ec) == VT_RB_RACTOR_RUNNING_EC,
-	       "running context");
 _Static_assert(offsetof(rb_vm_t, objspace) == VT_RB_VM_OBJSPACE, "objspace");
 _Static_assert(offsetof(struct rb_ractor_struct, pub.hooks) == VT_RB_RACTOR_HOOKS, "ractor hooks");
 _Static_assert(offsetof(rb_hook_list_t, hooks) == VT_RB_HOOKS_HEAD && offsetof(rb_hook_list_t, events) ==

@@ -75,12 +75,12 @@ static VALUE sym_total;
 static struct vt_rb_sampler_stats stats;
 static uint64_t sampled_bytes;       /* of the objects counted: the mean size of one */
 
-/* Ruby's count of the objects it made; in the hook, counting the object
- * the hook is called for. */
-static uint64_t made(void)
+uint64_t vt_rb_objects_made(void)
 {
 	return (uint64_t)rb_gc_stat(sym_total);
 }
+
+#define made() vt_rb_objects_made()
 
 /* ---- the gate: Ruby 3.1's has_hook bit ---- */
 

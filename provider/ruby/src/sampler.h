@@ -13,6 +13,11 @@ void vt_rb_sampler_init(void);
 void vt_rb_sampler_start(void);
 void vt_rb_sampler_stop(void);
 
+/* Ruby's count of the objects it made (GC.stat(:total_allocated_objects));
+ * in a NEWOBJ hook, counting the object the hook is called for. GVL;
+ * after vt_rb_sampler_init. */
+uint64_t vt_rb_objects_made(void);
+
 struct vt_rb_sampler_stats {
 	uint64_t samples;              /* objects counted */
 	uint64_t late;                 /* sampling points found passed: not counted */

@@ -238,6 +238,13 @@ static const char *module_that(const struct vt_usdt_list *pl, bool (*is)(const c
 /* Attach the target's probes of table that events asks for: those that arm
  * counting (of VT_ARMING_EVENTS only), or all the others. Sets *armed_somewhere when
  * a module has sample__armed. 0, or a negative errno with errbuf set. */
+/* The sampling period for a command vmtrace starts, which libvmtrace reads
+ * from its environment as it loads (and removes). snprintf's result. */
+static int period_env(char *buf, size_t len, uint64_t period)
+{
+	return snprintf(buf, len, "VMTRACE_SAMPLE_PERIOD=%" PRIu64, period);
+}
+
 static int attach_probes(struct vmtrace_state *st, const struct probe_prog *table, size_t ntable,
 			 uint32_t events, const struct vt_attach_opts *opts, bool arming,
 			 bool *armed_somewhere, char *errbuf, size_t errlen)
@@ -509,8 +516,7 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 		/* a command not yet exec'd has no libvmtrace mapped to write
 		 * into: it gets the period in its environment (spawn_env) */
 		if (opts->spawned)
-			snprintf(st->period_env, sizeof(st->period_env), "VMTRACE_SAMPLE_PERIOD=%" PRIu64,
-				 opts->sample_period);
+			period_env(st->period_env, sizeof(st->period_env), opts->sample_period);
 		else
 			err = vt_sample_set_period(opts->pid, opts->probes, opts->sample_period);
 		if (err) {
@@ -621,7 +627,7 @@ static int vmtrace_spawn_early(const struct vt_attach_opts *opts, char *buf, siz
 	env[0] = buf;
 	used = strlen(buf) + 1;
 	if (opts->sample_period) {
-		int n = snprintf(buf + used, len - used, "VMTRACE_SAMPLE_PERIOD=%" PRIu64, opts->sample_period);
+		int n = period_env(buf + used, len - used, opts->sample_period);
 
 		if (n < 0 || (size_t)n >= len - used) {
 			snprintf(errbuf, errlen, "the command's environment for vmtrace is too long");

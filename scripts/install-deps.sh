@@ -26,6 +26,7 @@ PACKAGES=(
 	prometheus                                # a real server scrapes serve in the tests
 	help2man man-db                           # man pages from --help, and rendering them
 	libncurses-dev tmux                       # top's terminal, and a terminal to test it in
+	debootstrap                               # the version matrix's roots (scripts/matrix/roots.sh)
 )
 
 if [ "$(id -u)" -ne 0 ]; then

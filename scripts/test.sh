@@ -3,11 +3,14 @@
 #   build/       every test (unit, integration with real BPF, bpftrace, fuzz)
 #   build-asan/  the unit tests under AddressSanitizer + UBSan
 #   build-tsan/  the bus tests under ThreadSanitizer
+# and first makes the version matrix's roots (scripts/matrix/roots.sh).
 # Usage (root): scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
+# the version matrix's Debian roots, cached on the machine (tests/runtimes/versions_test.py)
+scripts/matrix/roots.sh
 
 jobs=$(nproc)
 build() { # dir, cmake options...

@@ -60,13 +60,21 @@ static void apply(void)
 
 /* Ruby 3.1's global serials (libruby exports them): the constant caches'
  * state, bumped when any constant changes, and the class serial, bumped
- * when a class is made or its methods change (its method caches go). */
-extern vt_rb_serial_t ruby_vm_global_constant_state, ruby_vm_class_serial;
+ * when a class is made or its methods change (its method caches go).
+ * Later Rubies keep their caches per class and constant, and export no
+ * such count: the probes stay silent there (docs/runtimes.md). */
 static vt_rb_serial_t seen_constant_state, seen_class_serial;
 
 /* While a tracer wants them, each change of the serials seen at a look
  * (every WATCH_NS: changes between two looks are one event, with the
  * latest serial). */
+#ifndef VT_RB_GLOBAL_SERIALS
+static void look_at_serials(void)
+{
+}
+#else
+extern vt_rb_serial_t ruby_vm_global_constant_state, ruby_vm_class_serial;
+
 static void look_at_serials(void)
 {
 	vt_rb_serial_t c = __atomic_load_n(&ruby_vm_global_constant_state, __ATOMIC_RELAXED);
@@ -79,6 +87,7 @@ static void look_at_serials(void)
 	seen_constant_state = c;
 	seen_class_serial = k;
 }
+#endif
 
 /* Without the GVL: until the gates want other hooks, or Ruby interrupts. */
 static void *wait_for_change(void *arg)

@@ -36,7 +36,7 @@
 #include "rb_stacks.h"
 #include "slots.h"
 
-static size_t slot_bytes = 40;   /* GC::INTERNAL_CONSTANTS[:RVALUE_SIZE], read at init */
+static size_t slot_bytes = 40;   /* GC::INTERNAL_CONSTANTS[:RVALUE_SIZE] (3.4: BASE_SLOT_SIZE), read at init */
 static VALUE sym_major_by, sym_heap_live_slots;
 static int gc_kind;              /* the running cycle's: VMTRACE_GC_MINOR or _MAJOR */
 
@@ -90,6 +90,7 @@ static VALUE ruby_frame(int *line)
 /* Bytes of an instance-variable buffer made with a plain object of klass:
  * Ruby gives one at birth when the class knows more ivars than fit in the
  * slot (rb_class_allocate_instance). */
+#ifdef VT_RB_EXT_IV_INDEX_TBL
 static uint64_t ivar_buffer_at_birth(VALUE klass)
 {
 	uintptr_t ext, tbl;
@@ -101,6 +102,11 @@ static uint64_t ivar_buffer_at_birth(VALUE klass)
 	n = (uint64_t)vt_rb_word(tbl, VT_RB_ST_NUM_ENTRIES);
 	return n > VT_RB_EMBED_LEN_MAX ? n * sizeof(VALUE) : 0;
 }
+#endif
+
+#ifdef VT_RB_SLOT_SIZE_CALL
+size_t rb_gc_obj_slot_size(VALUE obj); /* exported by libruby, declared in its internal gc.h */
+#endif
 
 static int stacks_armed(void)
 {
@@ -208,8 +214,12 @@ static inline void newobj_read(rb_trace_arg_t *arg, struct newobj *n)
 	n->ec = vt_rb_word((uintptr_t)arg, VT_RB_TRACEARG_EC);
 	n->where = ruby_where(n->ec);
 	n->s = vt_rb_site_find(n->klass, n->type, n->where);
+#ifdef VT_RB_SLOT_SIZE_CALL
+	n->bytes = rb_gc_obj_slot_size(n->obj);
+#else
 	if (n->type == T_OBJECT)
 		n->bytes += ivar_buffer_at_birth(n->klass);
+#endif
 }
 
 static void on_newobj(VALUE data, rb_trace_arg_t *arg)
@@ -256,8 +266,12 @@ static void on_freeobj(VALUE data, rb_trace_arg_t *arg)
 	 * class any more: its objects are counted as hidden ones */
 	if (type == T_IMEMO || (klass && !RB_TYPE_P(klass, T_CLASS)))
 		klass = 0;
+#ifdef VT_RB_SLOT_SIZE_CALL
+	bytes = rb_gc_obj_slot_size(obj); /* as at its birth: buffers grown since are not counted there */
+#else
 	if (type == T_OBJECT && !RB_FL_TEST_RAW(obj, ROBJECT_EMBED))
 		bytes += (uint64_t)ROBJECT(obj)->as.heap.numiv * sizeof(VALUE);
+#endif
 	c = vt_rb_class_of(klass, type);
 	if (VMTRACE_UNLIKELY(live_armed()) && (slot = vt_rb_slot_of(obj, 0)) && slot->word) {
 		uint64_t word = slot->word;
@@ -361,6 +375,8 @@ void vt_rb_hooks_init(void)
 	VALUE consts = rb_const_get(rb_mGC, rb_intern("INTERNAL_CONSTANTS"));
 	VALUE rvalue = rb_hash_aref(consts, ID2SYM(rb_intern("RVALUE_SIZE")));
 
+	if (NIL_P(rvalue)) /* 3.4 names it so */
+		rvalue = rb_hash_aref(consts, ID2SYM(rb_intern("BASE_SLOT_SIZE")));
 	if (RB_INTEGER_TYPE_P(rvalue))
 		slot_bytes = NUM2SIZET(rvalue);
 	vt_rb_slots_init(slot_bytes);

@@ -45,11 +45,16 @@ struct vt_rb_class {
 	struct vmtrace_key_cache free_cache;
 };
 
-/* The serial of a class (layout.h); 0 for no class. Inline: each object's
- * site lookup reads it. */
+/* What tells klass from another class once at its address (layout.h):
+ * its serial, or where there is none its path; 0 for no class. Inline:
+ * each object's site lookup reads it. */
 static inline uint64_t vt_rb_class_serial(VALUE klass)
 {
+#ifdef VT_RB_CLASS_SERIAL
 	return klass ? (uint64_t)vt_rb_word(klass, VT_RB_CLASS_SERIAL) : 0;
+#else
+	return klass ? (uint64_t)vt_rb_word(klass, VT_RB_CLASS_PATH) : 0;
+#endif
 }
 
 /* The sites by (class, place): open addressing from a multiplicative

@@ -89,12 +89,9 @@ static uint32_t *gate_events;          /* its hook_events */
 static uintptr_t gate_hooks;           /* the main ractor's hook list */
 static uintptr_t gate_ours;            /* the sampler's hook, the newest of that list */
 
-#if RUBY_API_VERSION_CODE < 30200
+#ifdef VT_RB_HAS_HOOK
 extern void *ruby_current_vm_ptr, *ruby_single_main_ractor;
 #define ONE_RACTOR() (ruby_single_main_ractor != NULL)
-#else
-#define ONE_RACTOR() 0
-#endif
 
 /* The sampler's hook is the only one: the newest in the list, the list's
  * events and the collector's its own; and one ractor (Ruby forgets its
@@ -117,6 +114,15 @@ static int gate(int open)
 		*gate_flags &= ~VT_RB_HAS_HOOK;
 	return 1;
 }
+#else
+/* a layout row without the collector's bit (layout.h): the hook counts
+ * every object down */
+static int gate(int open)
+{
+	(void)open;
+	return 0;
+}
+#endif
 
 /* ---- the hook ---- */
 
@@ -214,7 +220,7 @@ static void on_newobj_sampled(VALUE data, rb_trace_arg_t *arg)
  * twice, with the other flags in place unless a collection ran meanwhile
  * (adding allocates), and the count of objects where rb_gc_stat finds it.
  * The hook is left added. 0: no gate (the hook left removed). */
-#if RUBY_API_VERSION_CODE < 30200
+#ifdef VT_RB_HAS_HOOK
 /* flags is as before but for the bit, which is `on`; a collection that ran
  * since gc_count may have changed its own flags */
 static int only_the_bit(const uint32_t *flags, uint32_t before, size_t gc_count, int on)

@@ -70,6 +70,14 @@ const struct vt_runtime *vt_runtime_by_name(const char *name)
 	return NULL;
 }
 
+int vt_runtime_unprobed(pid_t pid, char *why, size_t len)
+{
+	for (size_t r = 0; r < NRUNTIMES; r++)
+		if (runtimes[r]->unprobed && runtimes[r]->unprobed(pid, why, len))
+			return 1;
+	return 0;
+}
+
 size_t vt_runtime_count(void)
 {
 	return NRUNTIMES;

@@ -104,6 +104,10 @@ struct vt_runtime {
 	/* Optional: what record --all cannot give in a process vmtrace did not
 	 * start (a setting only the process's start can make), said once. */
 	const char *all_note;
+	/* Optional: for a process with none of the probes vmtrace reads,
+	 * whether it runs this runtime: 1 with one line in why saying how to
+	 * trace it, else 0. */
+	int (*unprobed)(pid_t pid, char *why, size_t len);
 };
 
 /* The adapter whose provider has probes in the list (vmtrace first), or
@@ -111,6 +115,9 @@ struct vt_runtime {
 const struct vt_runtime *vt_runtime_detect(const struct vt_usdt_list *probes);
 /* The adapter named name, or NULL. */
 const struct vt_runtime *vt_runtime_by_name(const char *name);
+/* The line of the first runtime that knows pid's program as its own,
+ * though pid has none of its probes (unprobed): 1, or 0 when none does. */
+int vt_runtime_unprobed(pid_t pid, char *why, size_t len);
 /* The table itself, in detection order (for --runtime's list of names). */
 size_t vt_runtime_count(void);
 const struct vt_runtime *vt_runtime_at(size_t i); /* NULL past the end */

@@ -176,7 +176,9 @@ static int pick_runtime(struct vt_session *s, const struct vt_session_opts *o, c
 
 		runtime_names(names, sizeof(names));
 		describe_providers(&s->probes, providers, sizeof(providers));
-		if (providers[0])
+		if (!s->target.spawned && vt_runtime_unprobed(s->target.pid, err, errlen))
+			; /* a runtime of ours without its probes: how to trace it */
+		else if (providers[0])
 			snprintf(err, errlen,
 				 "%s has no vmtrace probes nor those of a known runtime (%s); "
 				 "its USDT providers: %s", what, names, providers);

@@ -47,7 +47,9 @@ static const char *type_name(int t)
 	return t >= 0 && t < (int)(sizeof(names) / sizeof(names[0])) && names[t] ? names[t] : "?";
 }
 
+#if RUBY_API_VERSION_CODE < 30200
 static ID attached_id;
+#endif
 
 /* The path Ruby keeps for a class (no allocation), into buf; 0 when it has
  * none (an anonymous class). */
@@ -69,9 +71,13 @@ static void owner_name(VALUE owner, char *buf, size_t len, const char **sep)
 	if (RB_TYPE_P(owner, T_CLASS) && RB_FL_TEST_RAW(owner, RUBY_FL_SINGLETON)) {
 		VALUE of;
 
+#if RUBY_API_VERSION_CODE >= 30200
+		of = rb_class_attached_object(owner); /* public from 3.2; no ivar holds it there */
+#else
 		if (!attached_id)
 			attached_id = rb_intern("__attached__");
 		of = rb_ivar_get(owner, attached_id);
+#endif
 		if ((RB_TYPE_P(of, T_CLASS) || RB_TYPE_P(of, T_MODULE)) && class_path(of, buf, len)) {
 			*sep = ".";
 			return;

@@ -19,6 +19,22 @@ def grow
   LATE.clear
 end
 
+# --armed (vmtrace's extension loaded, recorded by pid): waits for the
+# tracer to have armed it first, and prints one JSON line after the last
+# collection: the bytes of a Kept and of a Late as made
+# (ObjectSpace.memsize_of, before Late grows); then waits for a line on stdin.
+armed = ARGV.include?("--armed")
+if armed
+  require "json"
+  require "objspace"
+  sleep 0.001 until Vmtrace.armed?
+end
 make
+born = { "Kept" => ObjectSpace.memsize_of(KEEP[0]), "Late" => ObjectSpace.memsize_of(LATE[0]) } if armed
 grow
 GC.start(full_mark: true, immediate_sweep: true)
+if armed
+  puts JSON.generate(born)
+  $stdout.flush
+  $stdin.gets
+end

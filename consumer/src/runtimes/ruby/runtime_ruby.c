@@ -41,6 +41,7 @@
 #include "runtimes/ruby/ruby_code.h"
 #include "runtimes/ruby/ruby_layout.h"
 #include "runtimes/ruby/ruby_stacks.h"
+#include "runtimes/ruby/ruby_unprobed.h"
 #include "runtimes/runtime.h"
 #include "runtimes/ruby/ruby_maps.h"
 #include "ruby.skel.h"
@@ -487,4 +488,5 @@ const struct vt_runtime vt_runtime_ruby = {
 	.close = ruby_close,
 	.poll = ruby_poll,
 	.spawn_env = ruby_spawn_env,
+	.unprobed = vt_ruby_unprobed,
 };

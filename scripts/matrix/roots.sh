@@ -2,7 +2,8 @@
 # Makes the version matrix's Debian roots, cached on the machine, each
 # entered as a container by the tests (tests/runtimes/versions_test.py):
 #   trixie  Debian 13: Ruby 3.3 with its headers and source (the
-#           extension's layout check), built with the root's own compiler
+#           extension's layout check), built with the root's own compiler;
+#           ruby-stackprof, bench/runtimes/run_rdoc_root.sh's peer
 #   sid     Debian's unstable with experimental: Ruby 3.4 likewise
 # A root is made once with debootstrap from Debian's archive and brought up
 # to the packages listed here on each run (idempotent: a second run
@@ -15,7 +16,7 @@ MIRROR=http://deb.debian.org/debian
 
 # suite -> packages inside; source packages unpacked under /usr/src/<name>
 declare -A PACKAGES=(
-	[trixie]="ruby3.3 ruby3.3-dev build-essential dpkg-dev"
+	[trixie]="ruby3.3 ruby3.3-dev build-essential dpkg-dev ruby-stackprof"
 	[sid]="ruby3.4 ruby3.4-dev build-essential dpkg-dev"
 )
 declare -A SOURCES=(

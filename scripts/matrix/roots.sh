@@ -5,6 +5,8 @@
 #           extension's layout check), built with the root's own compiler;
 #           ruby-stackprof, bench/runtimes/run_rdoc_root.sh's peer
 #   sid     Debian's unstable with experimental: Ruby 3.4 likewise
+#   bookworm  Debian 12's Ruby 3.1 in a container (its layout checked by
+#           its MJIT header, as on the host)
 # A root is made once with debootstrap from Debian's archive and brought up
 # to the packages listed here on each run (idempotent: a second run
 # installs nothing). Usage (root): scripts/matrix/roots.sh [SUITE...]
@@ -18,6 +20,7 @@ MIRROR=http://deb.debian.org/debian
 declare -A PACKAGES=(
 	[trixie]="ruby3.3 ruby3.3-dev build-essential dpkg-dev ruby-stackprof"
 	[sid]="ruby3.4 ruby3.4-dev build-essential dpkg-dev"
+	[bookworm]="ruby3.1 ruby3.1-dev build-essential"
 )
 declare -A SOURCES=(
 	[trixie]="ruby3.3"

@@ -86,6 +86,19 @@ void vt_usdt_list_free(struct vt_usdt_list *l)
 	l->n = l->cap = 0;
 }
 
+void vt_usdt_list_drop(struct vt_usdt_list *l, bool (*of_module)(const char *path))
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < l->n; i++) {
+		if (of_module(l->v[i].path))
+			probe_free(&l->v[i]);
+		else
+			l->v[kept++] = l->v[i];
+	}
+	l->n = kept;
+}
+
 /* Drop the entries appended after the first `keep`. */
 static void list_truncate(struct vt_usdt_list *l, size_t keep)
 {
@@ -103,6 +116,17 @@ static int list_grow(struct vt_usdt_list *l)
 		return -ENOMEM;
 	l->v = v;
 	l->cap = cap;
+	return 0;
+}
+
+int vt_usdt_list_take(struct vt_usdt_list *l, struct vt_usdt_probe *p)
+{
+	int err = list_grow(l);
+
+	if (err)
+		return err;
+	l->v[l->n++] = *p;
+	memset(p, 0, sizeof(*p));
 	return 0;
 }
 
@@ -327,6 +351,11 @@ static int read_fd(int fd, const char *path, struct vt_usdt_list *out)
 	err = read_elf_notes(elf, path, out);
 	elf_end(elf);
 	return err;
+}
+
+int vt_usdt_read_fd(int fd, const char *path, struct vt_usdt_list *out)
+{
+	return read_fd(fd, path, out);
 }
 
 int vt_usdt_read_file(const char *path, struct vt_usdt_list *out)

@@ -6,6 +6,7 @@
 #ifndef VMTRACE_USDT_NOTES_H
 #define VMTRACE_USDT_NOTES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -34,11 +35,18 @@ int vt_usdt_parse_notes(const void *data, size_t len, const char *path, struct v
  * -ENOEXEC when the file is not an ELF file or is malformed. */
 int vt_usdt_read_file(const char *path, struct vt_usdt_list *out);
 
+/* Every USDT probe of the ELF file open at fd, each with path. */
+int vt_usdt_read_fd(int fd, const char *path, struct vt_usdt_list *out);
+
 /* Every USDT probe of every ELF module mapped by pid (each module once).
  * Paths are the ones in /proc/PID/maps. -ESRCH when pid does not exist. */
 int vt_usdt_read_pid(pid_t pid, struct vt_usdt_list *out);
 
 void vt_usdt_list_free(struct vt_usdt_list *l); /* accepts NULL; leaves l empty */
+/* p moved to the end of l (p left empty): 0, or -ENOMEM (p kept). */
+int vt_usdt_list_take(struct vt_usdt_list *l, struct vt_usdt_probe *p);
+/* The probes of the modules of_module says yes to taken out of l. */
+void vt_usdt_list_drop(struct vt_usdt_list *l, bool (*of_module)(const char *path));
 
 /* The file offset and link-time address of the dynamic or static symbol
  * `name` in the ELF file at path. 0, or -ENOENT when absent. */

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #define VT_RUBY_EXT_FILE "vmtrace_ext.so"
 
@@ -29,5 +30,14 @@ int vt_ruby_ext_dlopened(const char *exe, char *path, size_t len);
  * vmtrace_preload), and a Ruby that cannot see DIR or load the extension
  * runs as without vmtrace. 0, -EINVAL (DIR holds a ':'), or -ENAMETOOLONG. */
 int vt_ruby_ext_rubylib(const char *path, char *buf, size_t len);
+
+/* vmtrace's gem for the Ruby pid runs (its program rubyX.Y), installed
+ * below pid's root (a container's: /var/lib/gems/X.Y.0 or
+ * /usr/local/lib/ruby/gems/X.Y.0), reached from that root with no link
+ * followed. Its extension's path as vmtrace and the kernel reach it
+ * (/proc/PID/root/...: that same file, by its inode) into ext, the gem's
+ * lib directory as the process names it into lib, and the extension opened
+ * read-only into *ext_fd (the caller closes it). 0, or -ENOENT. */
+int vt_ruby_ext_in_root(pid_t pid, char *ext, size_t elen, char *lib, size_t llen, int *ext_fd);
 
 #endif

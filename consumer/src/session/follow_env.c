@@ -15,6 +15,8 @@
 #include "runtimes/ruby_ext.h"
 #include "session/follow_env.h"
 
+#define RUBYLIB_ROOM 256
+
 /* What a followed command's environment gets for the runtimes it may start:
  * set before the first exec, as no adapter is open yet to say it. */
 void vt_follow_env(const char **env, size_t max, const char *runtime)
@@ -26,8 +28,16 @@ void vt_follow_env(const char **env, size_t max, const char *runtime)
 	/* a Ruby it runs loads vmtrace's extension (ruby_ext.h), unless
 	 * another runtime's path was asked for */
 	if ((!runtime || strcmp(runtime, "vmtrace") == 0) && n < max &&
-	    !vt_ruby_ext_find(ext, sizeof(ext)) && !vt_ruby_ext_rubylib(ext, rubylib, sizeof(rubylib)))
+	    !vt_ruby_ext_find(ext, sizeof(ext)) &&
+	    !vt_ruby_ext_rubylib(ext, rubylib, sizeof(rubylib) - RUBYLIB_ROOM)) {
+		/* room for the longer value of a gem in a container's root
+		 * (gem_in_root): Ruby skips empty entries of RUBYLIB */
+		size_t len = strlen(rubylib);
+
+		memset(rubylib + len, ':', RUBYLIB_ROOM);
+		rubylib[len + RUBYLIB_ROOM] = '\0';
 		env[n++] = rubylib;
+	}
 
 	/* --runtime vmtrace: a Python it runs imports vmtrace's extension */
 	if (runtime && strcmp(runtime, "vmtrace") == 0 && n < max &&
@@ -71,16 +81,47 @@ static bool provider_reachable(pid_t pid, const struct vt_usdt_list *probes, boo
 	return yes;
 }
 
+/* A Ruby below another root (a container's) that cannot reach vmtrace's
+ * own extension, with vmtrace's gem installed for it there: its RUBYLIB
+ * loads the gem's (rewritten in place, within the room follow_env left),
+ * and the probes are the gem extension's instead. */
+static bool gem_in_root(pid_t pid, struct vt_usdt_list *probes)
+{
+	char ext[PATH_MAX + 64], lib[PATH_MAX], value[2 * PATH_MAX + 64];
+	const char *old = getenv("RUBYLIB");
+	struct vt_usdt_list gem = { 0 };
+	int fd, n;
+	bool ok;
+
+	if (vt_ruby_ext_in_root(pid, ext, sizeof(ext), lib, sizeof(lib), &fd))
+		return false;
+	ok = !vt_usdt_read_fd(fd, ext, &gem) && gem.n > 0;
+	close(fd);
+	n = snprintf(value, sizeof(value), "%s/vmtrace_preload:%s%s%s", lib, lib, old && *old ? ":" : "",
+		     old ? old : "");
+	ok = ok && n > 0 && (size_t)n < sizeof(value) && !strchr(lib, ':') &&
+	     !vt_exec_env_put(pid, "RUBYLIB", value);
+	if (ok) {
+		vt_usdt_list_drop(probes, vt_ruby_ext_is);
+		for (size_t i = 0; i < gem.n; i++)
+			if (vt_usdt_list_take(probes, &gem.v[i]))
+				ok = false;
+	}
+	vt_usdt_list_free(&gem);
+	return ok;
+}
+
 /* The process taken at its exec keeps what its runtime uses of what
  * follow_env put into the environment; the rest is as the command had it
  * (exec_env.h), so the program sees its own environment. */
-void vt_give_back_env(pid_t pid, const char *runtime, const struct vt_usdt_list *probes)
+void vt_give_back_env(pid_t pid, const char *runtime, struct vt_usdt_list *probes)
 {
 	static const char *const names[] = { "RUBYLIB", "PYTHONPATH", "PYTHONTRACEMALLOC",
 					     "USE_ZEND_DTRACE" };
 	bool ours = strcmp(runtime, "vmtrace") == 0;
-	bool used[] = { ours && provider_reachable(pid, probes, vt_ruby_ext_is,
-						   "vmtrace_preload/rubygems.rb", NULL),
+	bool used[] = { ours && (provider_reachable(pid, probes, vt_ruby_ext_is,
+						    "vmtrace_preload/rubygems.rb", NULL) ||
+				 gem_in_root(pid, probes)),
 			ours && provider_reachable(pid, probes, vt_python_ext_is,
 						   "autoload/sitecustomize.py",
 						   "vmtrace_autoload/autoload/sitecustomize.py"),

@@ -18,7 +18,9 @@ void vt_follow_env(const char **env, size_t max, const char *runtime);
 /* The process pid, taken at its exec for the runtime named runtime (its
  * probes those), keeps what that runtime uses of vt_follow_env's entries
  * and can reach below its root; the rest is put back as the command had it
- * (exec_env.h). */
-void vt_give_back_env(pid_t pid, const char *runtime, const struct vt_usdt_list *probes);
+ * (exec_env.h). A Ruby below a root that holds vmtrace's gem for it, but
+ * not vmtrace's own extension, loads the gem's instead: probes then holds
+ * that extension's probes in place of the other's. */
+void vt_give_back_env(pid_t pid, const char *runtime, struct vt_usdt_list *probes);
 
 #endif /* VMTRACE_FOLLOW_ENV_H */

@@ -60,6 +60,8 @@ int vt_ruby_ext_rubylib(const char *path, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+#define GEMS_MAX 100000 /* entries of a gem directory looked at */
+
 /* The newest vmtrace-VERSION gem in the gem directory dir (below t's
  * root) whose lib holds the extension and its preload: its lib directory
  * into lib, the extension opened (no link followed) into *fd. */
@@ -75,7 +77,8 @@ static int gem_in(const struct vt_tfs *t, const char *dir, char *lib, size_t len
 			close(dfd);
 		return -ENOENT;
 	}
-	while ((e = readdir(d)))
+	/* the root's to fill: a bounded look */
+	for (unsigned seen = 0; seen < GEMS_MAX && (e = readdir(d)); seen++)
 		if (!strncmp(e->d_name, "vmtrace-", 8) && strverscmp(e->d_name, best) > 0)
 			snprintf(best, sizeof(best), "%s", e->d_name);
 	closedir(d);

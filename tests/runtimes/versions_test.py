@@ -16,9 +16,10 @@ each in a root made by scripts/matrix/roots.sh and entered as a container
                (ObjectSpace.memsize_of); its hooks off once the recording
                ended; the report gives the host's pid
   RUBY-stack   the same with --stack vm: each object under its whole stack
-  RUBY-spawn   record -- unshare ... chroot ROOT RUBY, and -- nsenter into a
-               running container: the root's gem loaded in a Ruby that never
-               asked for it, equal to ObjectSpace, its environment its own
+  RUBY-spawn   record -- unshare ... chroot ROOT RUBY, and --stack vm --
+               nsenter into a running container: the root's gem loaded in a
+               Ruby that never asked for it, equal to ObjectSpace, its
+               environment its own
   RUBY-unprobed  (3.3, 3.4) a Ruby that never loaded the gem (Debian's
                have no USDT probes): record -p says in one line how to
                trace it
@@ -27,7 +28,7 @@ each in a root made by scripts/matrix/roots.sh and entered as a container
   RUBY-bus     Vmtrace.events from Ruby code: tests/ruby/events_test.rb
   RUBY-rdoc    that Ruby's rdoc over uri by pid, held until armed: its rows
                and what Ruby had made when counting began add up to
-               GC.stat at its exit
+               GC.stat at its exit; its collections' pauses recorded
 
 Usage: versions_test.py VMTRACE CASE
 Roots in $VMTRACE_ROOTS (default /var/cache/vmtrace/roots).
@@ -304,6 +305,7 @@ def case_rdoc(vmtrace, tmp, runtime):
     check(want > 0 and got + before == want and len(j["allocations"]) > 200,
           f"{runtime} rdoc: every object: vmtrace {got} in {len(j['allocations'])} rows + {before} made "
           f"before counting began == Ruby's GC.stat {want}")
+    check(j["gc"]["pauses"] > 0, f"{runtime} rdoc: the collector's pauses recorded: {j['gc']['pauses']}")
 
 
 def case_spawn(vmtrace, tmp, runtime):
@@ -324,11 +326,13 @@ def case_spawn(vmtrace, tmp, runtime):
             "nsenter": ["nsenter", "-t", str(ns), "-m", "-p", "-r", "-w"],
         }
         for how, enter in entries.items():
-            mode = f"{runtime} spawned through {how}"
+            # through nsenter with whole stacks
+            extra = ["--stack", "vm"] if how == "nsenter" else []
+            mode = f"{runtime} spawned through {how} {' '.join(extra)}".rstrip()
             data = os.path.join(tmp, "spawn.data")
             argv = [*enter, ruby, "-e", 'puts "RUBYLIB=#{ENV["RUBYLIB"].inspect}"; load ARGV[0]', workload, "--armed"]
-            r = subprocess.run([vmtrace, "record", "-o", data, "--force", "--", *argv], capture_output=True,
-                               text=True, timeout=300)
+            r = subprocess.run([vmtrace, "record", "-o", data, "--force", *extra, "--", *argv],
+                               capture_output=True, text=True, timeout=300)
             check(r.returncode == 0 and "never loaded" not in r.stderr,
                   f"{mode}: record exits 0, the gem loaded: {r.stderr.strip()[-300:]}")
             check(r.stdout.startswith("RUBYLIB=nil\n"), f"{mode}: the program sees its own environment: "

@@ -131,6 +131,15 @@ int vt_batch_finish(const struct vt_batch_end *e, bool exited, int (*poll)(void 
 	return 1;
 }
 
+/* pid's provider has a flush thread (it counted a batched event). */
+static bool flusher_running(pid_t pid, const struct vt_usdt_list *probes)
+{
+	int flusher = FLUSHER_NONE;
+
+	return !vt_provider_read(pid, probes, FLUSHER_SYMBOL, &flusher, sizeof(flusher)) &&
+	       flusher != FLUSHER_NONE;
+}
+
 uint64_t vt_batch_finish_all(struct vt_batch_end *e, struct vt_proc_table *procs,
 			     int (*poll)(void *, int), void *ctx, int timeout_ms)
 {
@@ -149,7 +158,9 @@ uint64_t vt_batch_finish_all(struct vt_batch_end *e, struct vt_proc_table *procs
 			sent |= e->kind[k] && bp.batches[k];
 			unended |= e->kind[k] && bp.batches[k] && !bp.exits[k];
 		}
-		if (!sent)
+		/* a process whose first round has not come yet may still hold
+		 * counts: asked like the others when its flush thread runs */
+		if (!sent && !flusher_running(pi->pid, e->probes))
 			continue;
 		if (vt_proc_table_current(procs, s)) {
 			e->pid = pi->pid;

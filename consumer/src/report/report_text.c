@@ -7,6 +7,7 @@
  * there, and each cut table says what it left out.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +60,8 @@ static const char *human_bytes(double v, char *buf, size_t len)
 
 	while (v >= 1024 && u < 5)
 		v /= 1024, u++;
-	snprintf(buf, len, u && v != (double)(uint64_t)v ? "%.2f %s" : "%.0f %s", v, unit[u]);
+	/* whole: no decimals (floor, not a cast: v may pass any integer type) */
+	snprintf(buf, len, u && v != floor(v) ? "%.2f %s" : "%.0f %s", v, unit[u]);
 	return buf;
 }
 

@@ -47,7 +47,7 @@ static struct vmtrace_key_cache oom_cache;
 /* Where the innermost frame running Ruby code is executing (its pc), read
  * from the frames of the execution context ec (layout.h); 0 when no frame
  * runs Ruby code. Objects a C method makes belong to its Ruby caller. */
-static uintptr_t ruby_where(uintptr_t ec)
+static uintptr_t where_frame(uintptr_t ec)
 {
 	uintptr_t cfp, end;
 
@@ -56,13 +56,29 @@ static uintptr_t ruby_where(uintptr_t ec)
 	cfp = vt_rb_word(ec, VT_RB_EC_CFP);
 	end = vt_rb_word(ec, VT_RB_EC_STACK) + vt_rb_word(ec, VT_RB_EC_STACK_SIZE) * sizeof(VALUE);
 	/* a C frame is pushed with no pc and never gets one (rb_stacks.c) */
-	for (; cfp && cfp + VT_RB_CFP_SIZE <= end; cfp += VT_RB_CFP_SIZE) {
-		uintptr_t pc = vt_rb_word(cfp, VT_RB_CFP_PC);
-
-		if (pc)
-			return pc;
-	}
+	for (; cfp && cfp + VT_RB_CFP_SIZE <= end; cfp += VT_RB_CFP_SIZE)
+		if (vt_rb_word(cfp, VT_RB_CFP_PC))
+			return cfp;
 	return 0;
+}
+
+static uintptr_t ruby_where(uintptr_t ec)
+{
+	uintptr_t cfp = where_frame(ec);
+
+	return cfp ? vt_rb_word(cfp, VT_RB_CFP_PC) : 0;
+}
+
+/* The instruction sequence where points into, which the site keeps alive
+ * so no other code comes to that address: it may be a frame that
+ * rb_profile_frames does not show (a file being required runs its
+ * top level under the require's line), and so not the frame that names
+ * the site. */
+static VALUE where_code(uintptr_t ec)
+{
+	uintptr_t cfp = where_frame(ec);
+
+	return cfp ? (VALUE)vt_rb_word(cfp, VT_RB_CFP_ISEQ) : Qnil;
 }
 
 /* The innermost frame running Ruby code and its line: C methods have line
@@ -163,7 +179,8 @@ static struct vt_rb_site *site_and_stack(VALUE klass, int type, uintptr_t ec, ui
 
 	if (VMTRACE_UNLIKELY(!s)) {
 		frame = ruby_frame(&line);
-		s = vt_rb_site_add(klass, type, where, where ? frame : Qnil, line);
+		s = vt_rb_site_add(klass, type, where, where ? frame : Qnil, line,
+				   where ? where_code(ec) : Qnil);
 	}
 	if (VMTRACE_UNLIKELY(stacks_armed()))
 		vt_rb_take_stack(ec);

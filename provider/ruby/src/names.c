@@ -216,7 +216,8 @@ static int sites_grow(void)
 	return 0;
 }
 
-struct vt_rb_site *vt_rb_site_add(VALUE klass, int type, uintptr_t where, VALUE frame, int line)
+struct vt_rb_site *vt_rb_site_add(VALUE klass, int type, uintptr_t where, VALUE frame, int line,
+				  VALUE code)
 {
 	struct vt_rb_site *s;
 	size_t j;
@@ -236,6 +237,7 @@ struct vt_rb_site *vt_rb_site_add(VALUE klass, int type, uintptr_t where, VALUE 
 		.klass = klass,
 		.where = where,
 		.frame = frame,
+		.code = code,
 		.serial = vt_rb_site_serial(klass, type),
 		.klass_name = class_name_of(klass, type),
 		.method = frame_name_of(frame),
@@ -247,6 +249,8 @@ struct vt_rb_site *vt_rb_site_add(VALUE klass, int type, uintptr_t where, VALUE 
 	}
 	sites_n++;
 	vt_rb_kept_more(frame);
+	if (RB_TYPE_P(code, T_IMEMO))
+		vt_rb_kept_more(code);
 	return s;
 }
 
@@ -350,15 +354,19 @@ const struct vt_rb_frame *vt_rb_frame_of(VALUE frame)
 	return f ? &f->names : NULL;
 }
 
-/* Every frame the tables name, and the frame each site was named from. */
+/* Every frame the tables name, and the frame each site was named from
+ * with the instructions its address is in. */
 static void mark_names(void)
 {
 	for (size_t j = 0; j < frames_cap; j++)
 		if (frames[j].names.name)
 			rb_gc_mark(frames[j].frame);
 	for (size_t j = 0; vt_rb_sites.slots && j <= vt_rb_sites.mask; j++)
-		if (vt_rb_sites.slots[j].klass_name)
+		if (vt_rb_sites.slots[j].klass_name) {
 			rb_gc_mark(vt_rb_sites.slots[j].frame);
+			if (RB_TYPE_P(vt_rb_sites.slots[j].code, T_IMEMO))
+				rb_gc_mark(vt_rb_sites.slots[j].code);
+		}
 }
 
 void vt_rb_names_init(void)

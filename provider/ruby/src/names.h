@@ -30,7 +30,8 @@
 struct vt_rb_site {
 	VALUE klass;
 	uintptr_t where;
-	VALUE frame;                  /* named from; kept alive, so where stays its (keep.h) */
+	VALUE frame;                  /* named from; kept alive (keep.h) */
+	VALUE code;                   /* the instructions where is in; kept alive, so where stays theirs */
 	uint64_t serial;              /* the class's serial: another class at klass's address misses
 					 (vt_rb_site_serial: a hidden object's type) */
 	const char *klass_name, *method, *site;
@@ -99,8 +100,10 @@ static inline struct vt_rb_site *vt_rb_site_find(VALUE klass, int type, uintptr_
 }
 
 /* ... made, of Ruby type `type`, named from frame:line (rb_profile_frames;
- * Qnil: no Ruby frame). NULL only when memory ran out. */
-struct vt_rb_site *vt_rb_site_add(VALUE klass, int type, uintptr_t where, VALUE frame, int line);
+ * Qnil: no Ruby frame), where pointing into the instruction sequence code
+ * (kept alive with frame). NULL only when memory ran out. */
+struct vt_rb_site *vt_rb_site_add(VALUE klass, int type, uintptr_t where, VALUE frame, int line,
+				  VALUE code);
 
 /* The class entry of klass (for frees), or NULL when memory ran out. */
 struct vt_rb_class *vt_rb_class_of(VALUE klass, int type);

@@ -67,7 +67,7 @@ int vt_ruby_ext_rubylib(const char *path, char *buf, size_t len)
  * into lib, the extension opened (no link followed) into *fd. */
 static int gem_in(const struct vt_tfs *t, const char *dir, char *lib, size_t len, int *fd)
 {
-	char best[NAME_MAX + 1] = "", path[PATH_MAX];
+	char best[NAME_MAX + 1] = "", path[PATH_MAX + 64];
 	struct dirent *e;
 	DIR *d;
 	int dfd = vt_tfs_openat(t, t->root, dir, O_RDONLY | O_DIRECTORY, 0), n;
@@ -88,20 +88,20 @@ static int gem_in(const struct vt_tfs *t, const char *dir, char *lib, size_t len
 	if (n < 0 || (size_t)n >= len)
 		return -ENAMETOOLONG;
 	snprintf(path, sizeof(path), "%s/vmtrace_preload/rubygems.rb", lib);
-	*fd = vt_tfs_openat(t, t->root, path, O_RDONLY, 0);
-	if (*fd < 0)
+	n = vt_tfs_openat(t, t->root, path, O_RDONLY, 0);
+	if (n < 0)
 		return -ENOENT;
-	close(*fd);
+	close(n);
 	snprintf(path, sizeof(path), "%s/" VT_RUBY_EXT_FILE, lib);
 	*fd = vt_tfs_openat(t, t->root, path, O_RDONLY, 0);
 	return *fd < 0 ? -ENOENT : 0;
 }
 
-int vt_ruby_ext_in_root(pid_t pid, char *ext, size_t elen, char *lib, size_t llen, int *ext_fd)
+int vt_ruby_ext_in_root(pid_t pid, char *ext, size_t elen, int *ext_fd)
 {
 	/* where Debian's and a source build's RubyGems install gems */
 	static const char *const dirs[] = { "var/lib/gems/%s.0/gems", "usr/local/lib/ruby/gems/%s.0/gems" };
-	char exe[PATH_MAX], link[64], dir[128];
+	char exe[PATH_MAX], link[64], dir[128], ver[16], lib[PATH_MAX];
 	unsigned major, minor;
 	struct stat a, b;
 	struct vt_tfs t;
@@ -117,12 +117,10 @@ int vt_ruby_ext_in_root(pid_t pid, char *ext, size_t elen, char *lib, size_t lle
 	base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
 	if (sscanf(base, "ruby%u.%u", &major, &minor) != 2 || vt_tfs_open(&t, pid))
 		return -ENOENT;
+	snprintf(ver, sizeof(ver), "%u.%u", major, minor);
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && err; i++) {
-		char ver[16];
-
-		snprintf(ver, sizeof(ver), "%u.%u", major, minor);
 		snprintf(dir, sizeof(dir), dirs[i], ver);
-		err = gem_in(&t, dir, lib, llen, &fd);
+		err = gem_in(&t, dir, lib, sizeof(lib), &fd);
 	}
 	vt_tfs_close(&t);
 	if (err)

@@ -35,9 +35,9 @@ int vt_ruby_ext_rubylib(const char *path, char *buf, size_t len);
  * below pid's root (a container's: /var/lib/gems/X.Y.0 or
  * /usr/local/lib/ruby/gems/X.Y.0), reached from that root with no link
  * followed. Its extension's path as vmtrace and the kernel reach it
- * (/proc/PID/root/...: that same file, by its inode) into ext, the gem's
- * lib directory as the process names it into lib, and the extension opened
- * read-only into *ext_fd (the caller closes it). 0, or -ENOENT. */
-int vt_ruby_ext_in_root(pid_t pid, char *ext, size_t elen, char *lib, size_t llen, int *ext_fd);
+ * (/proc/PID/root/...: that same file, by its inode; vt_tfs_maps_path gives
+ * the process's name for it) into ext, and the extension opened read-only
+ * into *ext_fd (the caller closes it). 0, or -ENOENT. */
+int vt_ruby_ext_in_root(pid_t pid, char *ext, size_t elen, int *ext_fd);
 
 #endif

@@ -87,20 +87,19 @@ static bool provider_reachable(pid_t pid, const struct vt_usdt_list *probes, boo
  * and the probes are the gem extension's instead. */
 static bool gem_in_root(pid_t pid, struct vt_usdt_list *probes)
 {
-	char ext[PATH_MAX + 64], lib[PATH_MAX], value[2 * PATH_MAX + 64];
-	const char *old = getenv("RUBYLIB");
+	static const char name[] = "RUBYLIB=";
+	char ext[PATH_MAX + 64], rubylib[2 * PATH_MAX + 64];
 	struct vt_usdt_list gem = { 0 };
-	int fd, n;
+	int fd;
 	bool ok;
 
-	if (vt_ruby_ext_in_root(pid, ext, sizeof(ext), lib, sizeof(lib), &fd))
+	if (vt_ruby_ext_in_root(pid, ext, sizeof(ext), &fd))
 		return false;
 	ok = !vt_usdt_read_fd(fd, ext, &gem) && gem.n > 0;
 	close(fd);
-	n = snprintf(value, sizeof(value), "%s/vmtrace_preload:%s%s%s", lib, lib, old && *old ? ":" : "",
-		     old ? old : "");
-	ok = ok && n > 0 && (size_t)n < sizeof(value) && !strchr(lib, ':') &&
-	     !vt_exec_env_put(pid, "RUBYLIB", value);
+	/* the entry as for vmtrace's own, the gem named as the process sees it */
+	ok = ok && !vt_ruby_ext_rubylib(vt_tfs_maps_path(pid, ext), rubylib, sizeof(rubylib)) &&
+	     !vt_exec_env_put(pid, "RUBYLIB", rubylib + sizeof(name) - 1);
 	if (ok) {
 		vt_usdt_list_drop(probes, vt_ruby_ext_is);
 		for (size_t i = 0; i < gem.n; i++)

@@ -50,8 +50,7 @@ int vt_ruby_unprobed(pid_t pid, char *why, size_t len)
 	if (f)
 		fclose(f);
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-	n = readlink(path, exe, sizeof(exe) - 1);
-	if (!is_ruby && n > 0) {
+	if (!is_ruby && (n = readlink(path, exe, sizeof(exe) - 1)) > 0) {
 		const char *base;
 
 		exe[n] = '\0';

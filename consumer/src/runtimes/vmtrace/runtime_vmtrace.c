@@ -235,9 +235,6 @@ static const char *module_that(const struct vt_usdt_list *pl, bool (*is)(const c
 	return "";
 }
 
-/* Attach the target's probes of table that events asks for: those that arm
- * counting (of VT_ARMING_EVENTS only), or all the others. Sets *armed_somewhere when
- * a module has sample__armed. 0, or a negative errno with errbuf set. */
 /* The sampling period for a command vmtrace starts, which libvmtrace reads
  * from its environment as it loads (and removes). snprintf's result. */
 static int period_env(char *buf, size_t len, uint64_t period)
@@ -245,6 +242,9 @@ static int period_env(char *buf, size_t len, uint64_t period)
 	return snprintf(buf, len, "VMTRACE_SAMPLE_PERIOD=%" PRIu64, period);
 }
 
+/* Attach the target's probes of table that events asks for: those that arm
+ * counting (of VT_ARMING_EVENTS only), or all the others. Sets *armed_somewhere when
+ * a module has sample__armed. 0, or a negative errno with errbuf set. */
 static int attach_probes(struct vmtrace_state *st, const struct probe_prog *table, size_t ntable,
 			 uint32_t events, const struct vt_attach_opts *opts, bool arming,
 			 bool *armed_somewhere, char *errbuf, size_t errlen)

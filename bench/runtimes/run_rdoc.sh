@@ -72,30 +72,10 @@ run_config() {
 	ext_sampled) timed "$VMTRACE" record --sample 32K -o "$TMP/r.data" --force -- "${RDOC[@]}" ;;
 	esac
 }
-CONFIGS=(base dormant objspace stackprof uprobes ext ext_stack ext_live ext_sampled)
-NAMES=("untraced" "ext dormant" "ObjectSpace" "stackprof object" "vmtrace uprobes" "vmtrace ext"
-       "vmtrace ext --stack vm" "vmtrace ext --live" "vmtrace ext --sample 32K")
-# round robin, each configuration's run right after an untraced one (an
-# interleaved pair): a change in the machine's load touches both alike
-for _ in $(seq "$REPEATS"); do
-	for c in "${CONFIGS[@]:1}"; do
-		b=$(run_config base)
-		t=$(run_config "$c")
-		echo "$b" >>"$TMP/base"
-		echo "$t" >>"$TMP/$c"
-		echo "$t $b" >>"$TMP/$c.pairs"
-	done
-done
-echo "1 1" >"$TMP/base.pairs"
-stat() { sort -n "$TMP/$1" | awk '{ v[NR] = $1 } END { print v[1], v[int((NR + 1) / 2)] }'; }
-# each run over the untraced run just before it, the median of those
-pairs() { awk '{ print $1 / $2 }' "$TMP/$1.pairs" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-read -r base_min base_med <<<"$(stat base)"
+. "$HERE/pairs.sh"
+pairs_run "$REPEATS" base dormant objspace stackprof uprobes ext ext_stack ext_live ext_sampled
 echo "rdoc over ${FOLDERS[*]}; ruby $(ruby -e 'print RUBY_VERSION'); wall time, $REPEATS pairs each (the untraced" \
 	"run before each), round robin"
-printf "%-24s %9s %9s %16s %14s\n" configuration "min s" "median s" "median/untraced" "median of pairs"
-for i in "${!CONFIGS[@]}"; do
-	read -r mn md <<<"$(stat "${CONFIGS[$i]}")"
-	awk -v n="${NAMES[$i]}" -v a="$mn" -v b="$md" -v u="$base_med" -v p="$(pairs "${CONFIGS[$i]}")" \
-		'BEGIN { printf "%-24s %9.3f %9.3f %15.2fx %13.3fx\n", n, a / 1e6, b / 1e6, b / u, p }'
-done
+pairs_table base base=untraced "dormant=ext dormant" objspace=ObjectSpace "stackprof=stackprof object" \
+	"uprobes=vmtrace uprobes" "ext=vmtrace ext" "ext_stack=vmtrace ext --stack vm" "ext_live=vmtrace ext --live" \
+	"ext_sampled=vmtrace ext --sample 32K"

@@ -92,29 +92,12 @@ run_config() {
 	ext_sampled) traced --sample 32K ;;
 	esac
 }
-CONFIGS=(base dormant objspace stackprof ext ext_stack ext_live ext_sampled)
-NAMES=("untraced" "gem dormant" "ObjectSpace" "stackprof object" "vmtrace -p exact"
-       "vmtrace -p --stack vm" "vmtrace -p --live" "vmtrace -p --sample 32K")
-for _ in $(seq "$REPEATS"); do
-	for c in "${CONFIGS[@]:1}"; do
-		[ "$c" != stackprof ] || [ "$STACKPROF" = 1 ] || continue
-		b=$(run_config base)
-		t=$(run_config "$c")
-		echo "$b" >>"$TMP/base"
-		echo "$t" >>"$TMP/$c"
-		echo "$t $b" >>"$TMP/$c.pairs"
-	done
-done
-echo "1 1" >"$TMP/base.pairs"
-stat() { sort -n "$TMP/$1" | awk '{ v[NR] = $1 } END { print v[1], v[int((NR + 1) / 2)] }'; }
-pairs() { awk '{ print $1 / $2 }' "$TMP/$1.pairs" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-read -r base_min base_med <<<"$(stat base)"
+. "$HERE/pairs.sh"
+configs=(dormant objspace stackprof ext ext_stack ext_live ext_sampled)
+[ "$STACKPROF" = 1 ] || configs=(dormant objspace ext ext_stack ext_live ext_sampled)
+pairs_run "$REPEATS" base "${configs[@]}"
 echo "rdoc over uri and net; $RUBY $(in_root "$RUBY" -e 'print RUBY_VERSION') in a $SUITE container;" \
 	"wall time, $REPEATS pairs each (the untraced run before each), round robin"
-printf "%-24s %9s %9s %16s %14s\n" configuration "min s" "median s" "median/untraced" "median of pairs"
-for i in "${!CONFIGS[@]}"; do
-	[ -f "$TMP/${CONFIGS[$i]}" ] || { printf "%-24s %s\n" "${NAMES[$i]}" "(not in this root)"; continue; }
-	read -r mn md <<<"$(stat "${CONFIGS[$i]}")"
-	awk -v n="${NAMES[$i]}" -v a="$mn" -v b="$md" -v u="$base_med" -v p="$(pairs "${CONFIGS[$i]}")" \
-		'BEGIN { printf "%-24s %9.3f %9.3f %15.2fx %13.3fx\n", n, a / 1e6, b / 1e6, b / u, p }'
-done
+pairs_table base base=untraced "dormant=gem dormant" objspace=ObjectSpace "stackprof=stackprof object" \
+	"ext=vmtrace -p exact" "ext_stack=vmtrace -p --stack vm" "ext_live=vmtrace -p --live" \
+	"ext_sampled=vmtrace -p --sample 32K"

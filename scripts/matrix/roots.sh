@@ -3,8 +3,10 @@
 # entered as a container by the tests (tests/runtimes/versions_test.py):
 #   trixie  Debian 13: Ruby 3.3 with its headers and source (the
 #           extension's layout check), built with the root's own compiler;
-#           ruby-stackprof, bench/runtimes/run_rdoc_root.sh's peer
-#   sid     Debian's unstable with experimental: Ruby 3.4 likewise
+#           ruby-stackprof, bench/runtimes/run_rdoc_root.sh's peer;
+#           OpenJDK 21
+#   sid     Debian's unstable with experimental: Ruby 3.4 likewise;
+#           OpenJDK 25
 #   bookworm  Debian 12's Ruby 3.1 in a container (its layout checked by
 #           its MJIT header, as on the host)
 # A root is made once with debootstrap from Debian's archive and brought up
@@ -18,8 +20,8 @@ MIRROR=http://deb.debian.org/debian
 
 # suite -> packages inside; source packages unpacked under /usr/src/<name>
 declare -A PACKAGES=(
-	[trixie]="ruby3.3 ruby3.3-dev build-essential dpkg-dev ruby-stackprof"
-	[sid]="ruby3.4 ruby3.4-dev build-essential dpkg-dev"
+	[trixie]="ruby3.3 ruby3.3-dev build-essential dpkg-dev ruby-stackprof openjdk-21-jdk-headless"
+	[sid]="ruby3.4 ruby3.4-dev build-essential dpkg-dev openjdk-25-jdk-headless"
 	[bookworm]="ruby3.1 ruby3.1-dev build-essential"
 )
 declare -A SOURCES=(
@@ -67,7 +69,9 @@ make_root() { # suite
 	if [ ${#missing[@]} -gt 0 ]; then
 		echo "roots: $suite: installing ${missing[*]}"
 		chroot "$dir" apt-get update -qq
-		chroot "$dir" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		# with its own /proc, which a JDK's set-up runs java in
+		unshare --mount --pid --fork --mount-proc="$dir/proc" chroot "$dir" \
+			env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 			"${missing[@]}" >/dev/null
 	fi
 	for p in ${SOURCES[$suite]:-}; do

@@ -366,9 +366,11 @@ def case_jvm_container(vmtrace, scene):
     vmtrace chown the victim file or write into the victim directory.
     First both triggers (the working directory's and /tmp's) as links to
     the victim file, then /tmp itself as a link to the victim directory:
-    one line each, nothing of the host's touched. Then, the links gone,
-    the attach goes as far as the JVM can go: it cannot open the agent at
-    the host's path, and says so in one line."""
+    one line each, nothing of the host's touched. Then, the links gone
+    but the name the agent's copy would take first planted as a link, the
+    attach loads the agent from a copy in the container's /tmp made under
+    the next name, the JVM user's and writable by no one; the link and the
+    host's files untouched."""
     root = os.path.join(scene.tmp, "container")
     os.mkdir(root)
     for d in ("usr", "etc", "classes", "proc", "tmp", "app"):
@@ -414,9 +416,20 @@ def case_jvm_container(vmtrace, scene):
         attempt("container, /tmp linked to the host's directory", [tmp])
         os.unlink(tmp)
         as_user("mv", os.path.join(root, "tmp.away"), tmp)
-        lines = attempt("container, clean", [])
-        check("cannot open shared object file" in lines[0],
-              f"container, clean: the JVM took the trigger and answered: {lines[0]}")
+        # the name the agent's copy would take first, planted as a link
+        first = os.path.join(tmp, f"libvmtrace_jvm-{pid}-0.so")
+        as_user("ln", "-s", scene.victim, first)
+        victims = scene.victims()
+        rc, lines = attach(vmtrace, scene.tmp, jvm)
+        check_outcome("container, clean", rc, lines, True)
+        check(os.readlink(first) == scene.victim, "container, clean: the planted link unchanged")
+        check(scene.victims() == victims, f"container, clean: the host's victims untouched {scene.victims()}")
+        copy = os.path.join(tmp, f"libvmtrace_jvm-{pid}-1.so")
+        st = os.lstat(copy) if os.path.lexists(copy) else None
+        check(st is not None and stat.S_ISREG(st.st_mode) and st.st_uid == USER and
+              stat.S_IMODE(st.st_mode) == 0o500,
+              f"container, clean: the agent copied under the next name, the JVM user's, writable by none: "
+              f"{st and (oct(st.st_mode), st.st_uid)}")
         check(not any(os.path.lexists(t) for t in triggers), "container, clean: no trigger left")
     finally:
         # the JVM is its namespace's first process: ended by its host pid

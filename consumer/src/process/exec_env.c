@@ -1,5 +1,6 @@
 /*
- * exec_env.c: the environment of a process stopped at its exec (exec_env.h).
+ * exec_env.c: the arguments and environment of a process stopped at its
+ * exec (exec_env.h).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -61,42 +62,52 @@ static int put_value(pid_t pid, uint64_t addr, const char *name, const char *val
 	return err;
 }
 
+/* The new program's initial stack at regs->rsp: argc, argv and its NULL,
+ * envp and its NULL, the auxiliary vector up to AT_NULL's pair; read into
+ * *w (malloc'd), env0 the index of envp[0], end one past AT_NULL's pair. */
+static int read_table(pid_t pid, const struct user_regs_struct *regs, uint64_t **w, size_t *env0,
+		      size_t *end)
+{
+	size_t n, i;
+	ssize_t got;
+
+	*w = malloc(MAX_WORDS * sizeof(**w));
+	if (!*w)
+		return -ENOMEM;
+	/* the stack's top may end the read early: what it holds is enough */
+	got = mem_io(pid, regs->rsp, *w, MAX_WORDS * sizeof(**w), 0);
+	if (got < (ssize_t)sizeof(**w))
+		return got < 0 ? (int)got : -EIO;
+	n = (size_t)got / sizeof(**w);
+	*env0 = (*w)[0] < n ? (size_t)(*w)[0] + 2 : SIZE_MAX; /* past argc, argv and its NULL */
+	if (*env0 >= n || (*w)[*env0 - 1])
+		return -E2BIG;
+	for (i = *env0; i < n && (*w)[i]; i++)
+		;
+	/* the auxiliary vector: (type, value) pairs up to AT_NULL's */
+	for (i++; i + 1 < n && (*w)[i]; i += 2)
+		;
+	if (i + 1 >= n)
+		return -E2BIG;
+	*end = i + 2;
+	return 0;
+}
+
 int vt_exec_env_put(pid_t pid, const char *name, const char *value)
 {
 	struct user_regs_struct regs;
-	size_t len = strlen(name), n, env0, i, found = SIZE_MAX, end;
-	uint64_t *w;
+	size_t len = strlen(name), env0, i, found = SIZE_MAX, end;
+	uint64_t *w = NULL;
 	ssize_t got;
-	int err = 0;
+	int err;
 
 	if (ptrace(PTRACE_GETREGS, pid, NULL, &regs))
 		return -errno;
-	w = malloc(MAX_WORDS * sizeof(*w));
-	if (!w)
-		return -ENOMEM;
-	/* the stack's top may end the read early: what it holds is enough */
-	got = mem_io(pid, regs.rsp, w, MAX_WORDS * sizeof(*w), 0);
-	if (got < (ssize_t)sizeof(*w)) {
-		free(w);
-		return got < 0 ? (int)got : -EIO;
-	}
-	n = (size_t)got / sizeof(*w);
-	env0 = w[0] < n ? (size_t)w[0] + 2 : SIZE_MAX; /* past argc, argv and its NULL */
-	if (env0 >= n || w[env0 - 1]) {
-		err = -E2BIG;
+	if ((err = read_table(pid, &regs, &w, &env0, &end)))
 		goto out;
-	}
-	for (i = env0; i < n && w[i]; i++)
-		if (found == SIZE_MAX && named(pid, w[i], name, len))
+	for (i = env0; w[i] && found == SIZE_MAX; i++)
+		if (named(pid, w[i], name, len))
 			found = i;
-	/* the auxiliary vector: (type, value) pairs up to AT_NULL's */
-	for (i++; i + 1 < n && w[i]; i += 2)
-		;
-	if (i + 1 >= n) {
-		err = -E2BIG;
-		goto out;
-	}
-	end = i + 2;
 	if (found == SIZE_MAX)
 		goto out;
 	if (value) {
@@ -108,6 +119,48 @@ int vt_exec_env_put(pid_t pid, const char *name, const char *value)
 	got = mem_io(pid, regs.rsp + found * sizeof(*w), &w[found], (end - found) * sizeof(*w), 1);
 	if (got != (ssize_t)((end - found) * sizeof(*w)))
 		err = got < 0 ? (int)got : -EIO;
+out:
+	free(w);
+	return err;
+}
+
+int vt_exec_arg_insert(pid_t pid, size_t at, const char *arg)
+{
+	struct user_regs_struct regs;
+	size_t env0, end, len = strlen(arg) + 1;
+	uint64_t *w = NULL, str, table;
+	ssize_t got;
+	int err;
+
+	if (len > MAX_STRING)
+		return -E2BIG;
+	if (ptrace(PTRACE_GETREGS, pid, NULL, &regs))
+		return -errno;
+	if ((err = read_table(pid, &regs, &w, &env0, &end)))
+		goto out;
+	if (at < 1 || at > w[0]) {
+		err = -EINVAL;
+		goto out;
+	}
+	/* below the old table, in the room the kernel maps under a new
+	 * stack: the string, then the table one word longer, 16-aligned as
+	 * the ABI has the stack at entry */
+	str = (regs.rsp - len) & ~(uint64_t)15;
+	table = (str - (end + 1) * sizeof(*w)) & ~(uint64_t)15;
+	memmove(&w[at + 2], &w[at + 1], (end - at - 1) * sizeof(*w));
+	w[at + 1] = str;
+	w[0]++;
+	got = mem_io(pid, str, (void *)arg, len, 1);
+	if (got == (ssize_t)len)
+		got = mem_io(pid, table, w, (end + 1) * sizeof(*w), 1) == (ssize_t)((end + 1) * sizeof(*w))
+			      ? 0 : -EIO;
+	if (got) {
+		err = got < 0 ? (int)got : -EIO;
+		goto out;
+	}
+	regs.rsp = table;
+	if (ptrace(PTRACE_SETREGS, pid, NULL, &regs))
+		err = -errno;
 out:
 	free(w);
 	return err;

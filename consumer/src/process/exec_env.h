@@ -22,4 +22,12 @@
  * larger than this reads), or -errno. */
 int vt_exec_env_put(pid_t pid, const char *name, const char *value);
 
+/* In pid (stopped at its exec, traced by us), arg inserted as argv[at]
+ * (1 <= at <= argc), for the new program to find among its arguments: the
+ * string and a table one entry longer are written below the stack the
+ * kernel made, and the stack pointer moved to it (the old table and
+ * strings stay, so /proc/PID/cmdline still reads as exec'd). 0, -EINVAL
+ * (at out of range), -E2BIG, or -errno. */
+int vt_exec_arg_insert(pid_t pid, size_t at, const char *arg);
+
 #endif /* VMTRACE_EXEC_ENV_H */

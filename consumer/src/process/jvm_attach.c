@@ -69,10 +69,10 @@ static int read_proc(struct jvm *j)
 	return j->nspid > 0 ? 0 : -EIO;
 }
 
-/* True when the JVM's command line or its JAVA_TOOL_OPTIONS turn attach off. */
-static int attach_disabled(pid_t pid)
+/* True when the JVM's command line or its environment (JAVA_TOOL_OPTIONS,
+ * JDK_JAVA_OPTIONS) give flag. */
+static int flag_given(pid_t pid, const char *flag)
 {
-	static const char flag[] = "-XX:+DisableAttachMechanism";
 	const char *files[] = { "cmdline", "environ" };
 	char path[64], buf[65536];
 
@@ -326,9 +326,15 @@ int vt_jvm_attach_load(pid_t pid, const char *path, const char *options, char *e
 		snprintf(err, errlen, "cannot attach to JVM %d: %s", (int)pid, strerror(-r));
 		return r;
 	}
-	if (attach_disabled(pid)) {
+	if (flag_given(pid, "-XX:+DisableAttachMechanism")) {
 		snprintf(err, errlen, "cannot attach to JVM %d: it runs with -XX:+DisableAttachMechanism",
 			 (int)pid);
+		return -EPERM;
+	}
+	/* JDK 21+ (JEP 451): no agent loaded into it while it runs */
+	if (flag_given(pid, "-XX:-EnableDynamicAgentLoading")) {
+		snprintf(err, errlen, "cannot load vmtrace's agent into JVM %d: it runs with "
+			 "-XX:-EnableDynamicAgentLoading", (int)pid);
 		return -EPERM;
 	}
 	if ((r = vt_tfs_open(&j.fs, pid))) {

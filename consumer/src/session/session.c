@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "runtimes/uprobe_multi.h"
-#include "process/jvm_attach.h"
 #include "runtimes/jvm_agent.h"
 #include "runtimes/python_ext.h"
 #include "runtimes/ruby_ext.h"
@@ -227,8 +226,17 @@ static bool take_program(pid_t pid, const char *exe, void *ctx)
 	if (vt_program_probes(exe, &f->s->probes) ||
 	    add_dlopened_probes(exe, &f->s->probes, err, sizeof(err)) ||
 	    (f->o->runtime && strcmp(f->o->runtime, "vmtrace") == 0 && vt_python_ext_program(exe) &&
-	     use_python_ext(f->s, f->o, err, sizeof(err))) ||
-	    pick_runtime(f->s, f->o, exe, err, sizeof(err)))
+	     use_python_ext(f->s, f->o, err, sizeof(err))))
+		return false;
+	/* a JDK launcher: vmtrace's agent among its arguments (in its root) */
+	if ((!f->o->runtime || strcmp(f->o->runtime, "vmtrace") == 0) &&
+	    has_provider(&f->s->probes, "hotspot") && !has_provider(&f->s->probes, "vmtrace")) {
+		char agent[PATH_MAX];
+
+		if (!vt_jvm_agent_find(agent, sizeof(agent)))
+			vt_jvm_agent_at_exec(pid, exe, agent, f->o->no_methods, &f->s->probes);
+	}
+	if (pick_runtime(f->s, f->o, exe, err, sizeof(err)))
 		return false;
 	vt_give_back_env(pid, f->s->rt->name, &f->s->probes);
 	return true;
@@ -253,7 +261,7 @@ static int use_jvm_agent(struct vt_session *s, const struct vt_session_opts *o, 
 		return 0; /* HotSpot's own probes */
 	}
 	if (!s->target.spawned) {
-		r = vt_jvm_attach_load(s->target.pid, agent, NULL, why, whylen);
+		r = vt_jvm_agent_load(s->target.pid, agent, why, whylen);
 		if (r) {
 			if (o->runtime) {
 				snprintf(err, errlen, "%s", why);

@@ -16,6 +16,7 @@
  * table lookups and a count. When the last consumer goes the events are
  * turned off and the JVM runs as if the agent were not there.
  */
+#include <dlfcn.h>
 #include <jni.h>
 #include <jvmti.h>
 #include <limits.h>
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "names.h"
 #include "vmtrace/vmtrace.h"
@@ -32,6 +34,9 @@
 
 static jvmtiEnv *jv;
 static int started;                 /* the agent is set up in this JVM */
+/* the agent's own file, a copy a consumer placed for this JVM alone (in a
+ * container's /tmp), removed as the JVM ends; NULL for any other */
+static char *remove_at_exit;
 
 /* Written by a consumer that counts classes alone (record --no-methods),
  * through /proc/PID/mem, or set from VMTRACE_JVM_NO_METHODS=1 in a JVM it
@@ -168,6 +173,8 @@ static void JNICALL on_vm_death(jvmtiEnv *j, JNIEnv *env)
 {
 	(void)j;
 	jvm_window_last_look(env);
+	if (remove_at_exit)
+		unlink(remove_at_exit);
 }
 
 /* Only raw monitors may be used here (JVMTI): libvmtrace's probes are.
@@ -212,7 +219,7 @@ static void apply(JNIEnv *env)
 		else
 			jvm_window_close();
 		set_events(env && !period, JVMTI_EVENT_THREAD_END);
-		set_events(env && !period, JVMTI_EVENT_VM_DEATH);
+		set_events((env && !period) || remove_at_exit, JVMTI_EVENT_VM_DEATH);
 		alloc_period = period;
 		(*jv)->SetHeapSamplingInterval(jv, (jint)period);
 		if (!alloc_on)
@@ -223,7 +230,7 @@ static void apply(JNIEnv *env)
 		alloc_on = 0;
 		set_events(0, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
 		set_events(0, JVMTI_EVENT_THREAD_END);
-		set_events(0, JVMTI_EVENT_VM_DEATH);
+		set_events(remove_at_exit != NULL, JVMTI_EVENT_VM_DEATH);
 		jvm_window_close();
 		vmtrace_host_armed(0);
 	}
@@ -357,20 +364,56 @@ static int setup(JavaVM *vm, int live)
 	return start_watcher(env) ? JNI_ERR : JNI_OK;
 }
 
+/* Whether options (the agent's, "a,b,...") hold word. */
+static int has_option(const char *options, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = options; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (strncmp(p, word, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+			return 1;
+	return 0;
+}
+
+/* A copy a consumer placed for this JVM alone (in a container's /tmp),
+ * removed as the JVM ends: the file is its user's. */
+static void keep_remove_at_exit(const char *options)
+{
+	Dl_info self;
+
+	if (has_option(options, "remove-at-exit") && dladdr((void *)setup, &self) && self.dli_fname)
+		remove_at_exit = strdup(self.dli_fname);
+}
+
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 {
 	const char *no_methods = getenv("VMTRACE_JVM_NO_METHODS");
+	jint r;
 
 	(void)reserved;
 	/* -agentpath:...=no-methods, or (through JAVA_TOOL_OPTIONS) the
 	 * variable vmtrace sets beside it */
-	if ((options && strcmp(options, "no-methods") == 0) || (no_methods && strcmp(no_methods, "1") == 0))
+	if (has_option(options, "no-methods") || (no_methods && strcmp(no_methods, "1") == 0))
 		vmtrace_jvm_no_methods = 1;
-	return setup(vm, 0);
+	keep_remove_at_exit(options);
+	r = setup(vm, 0);
+	if (r == JNI_OK && remove_at_exit)
+		set_events(1, JVMTI_EVENT_VM_DEATH);
+	return r;
 }
 
 JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
 {
-	(void)options, (void)reserved;
-	return setup(vm, 1);
+	jint r;
+
+	(void)reserved;
+	if (started)
+		return JNI_OK;
+	keep_remove_at_exit(options);
+	r = setup(vm, 1);
+	if (r == JNI_OK && remove_at_exit)
+		set_events(1, JVMTI_EVENT_VM_DEATH);
+	else if (r != JNI_OK && remove_at_exit)
+		unlink(remove_at_exit); /* it stays loaded, but unused */
+	return r;
 }

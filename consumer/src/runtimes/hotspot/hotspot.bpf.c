@@ -33,6 +33,8 @@
 
 /* Set before load (runtime_hotspot.c). */
 const volatile struct vt_hs_layout layout = {};
+/* object__alloc's size argument is the object's (JDK 18+) */
+const volatile bool size_arg_right = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -377,7 +379,8 @@ int BPF_USDT(hs_object_alloc, long jtid, const char *name, long name_len, long a
 		*pending = 0;
 	} else {
 		size = arg_size > 0 ? (__u64)arg_size : 0;
-		add(VT_HS_L_SIZE_FROM_ARG, 1);
+		if (!size_arg_right)
+			add(VT_HS_L_SIZE_FROM_ARG, 1);
 	}
 	f = site(&key, tid);
 	if (targ_all && !all_qualify(&key.klass, &key.site_class, &key.site_method))

@@ -125,7 +125,9 @@ int vt_jvm_process_flags(pid_t pid, const char *path, struct jvm_flags *out, cha
 	unsigned char b;
 	int err, fd;
 
-	if (vt_elf_symbol(path, SYM_ALLOC_BASE, &fn_vaddr, &fn_off) ||
+	/* a function of the file's (JDK 17's, or 18 and later's) places it in memory */
+	if ((vt_elf_symbol(path, SYM_ALLOC_BASE, &fn_vaddr, &fn_off) &&
+	     vt_elf_symbol(path, SYM_ALLOC_SIZED, &fn_vaddr, &fn_off)) ||
 	    vt_elf_symbol(path, "DTraceAllocProbes", &alloc_vaddr, &off) ||
 	    vt_elf_symbol(path, "DTraceMethodProbes", &meth_vaddr, &off)) {
 		/* a stripped libjvm.so: cannot tell, so trust the user */

@@ -12,6 +12,8 @@
 
 /* the allocation probe's site in libjvm.so, whose entry the adapter probes */
 #define SYM_ALLOC_BASE "_ZN13SharedRuntime24dtrace_object_alloc_baseEP6ThreadP7oopDesci"
+/* JDK 18+: the site takes the object's size (size_t), right in the probe */
+#define SYM_ALLOC_SIZED "_ZN13SharedRuntime19dtrace_object_allocEP10JavaThreadP7oopDescm"
 
 /* The flags that switch HotSpot's probes on. */
 struct jvm_flags {

@@ -2,7 +2,7 @@
  * runtime_hotspot.c: the adapter for HotSpot's own USDT probes (provider
  * "hotspot", in libjvm.so), with no change to the JVM.
  *
- * What HotSpot fires, and when (OpenJDK 17):
+ * What HotSpot fires, and when (OpenJDK 17; 21 and 25 alike):
  *  - gc__begin(full) / gc__end: always. The profile's kind 0 ("minor") is a
  *    collection that is not full, kind 1 ("major") a full one.
  *  - object__alloc(tid, name, name_len, size): only with
@@ -28,8 +28,11 @@
  * on the entry of dtrace_object_alloc_base reads the object (its second
  * argument) and computes its size the way HotSpot does, from the class's
  * layout helper (and an array's length), and hands it to object__alloc,
- * which fires next on the same thread. When libjvm.so lacks the symbols
- * this needs, the probe's argument is used and counted as a loss.
+ * which fires next on the same thread. JDK 18 and later pass the size
+ * down to the probe (SharedRuntime::dtrace_object_alloc(JavaThread *,
+ * oopDesc *, size_t), seen in libjvm.so), so there the argument is taken as
+ * it is; elsewhere, when libjvm.so lacks the symbols this needs, the
+ * probe's argument is used and counted as a loss.
  */
 #include <errno.h>
 #include <libgen.h>
@@ -352,6 +355,11 @@ static int hotspot_open(const struct vt_attach_opts *opts, void **state, char *e
 		goto fail;
 	}
 	sizes = set_layout(st->skel, path, &func_off);
+	if (!sizes) {
+		uint64_t fn, off;
+
+		st->skel->rodata->size_arg_right = !vt_elf_symbol(path, SYM_ALLOC_SIZED, &fn, &off);
+	}
 	vt_adapter_size_map(st->skel->maps.allocs, opts->map_entries, VT_ALLOC_MAP_CEILING);
 	vt_adapter_size_map(st->skel->maps.methods, opts->map_entries, VT_COUNT_MAP_DEFAULT);
 	vt_adapter_size_map(st->skel->maps.names, opts->map_entries, VT_COUNT_MAP_DEFAULT);

@@ -21,6 +21,7 @@ PACKAGES=(
 	libmicrohttpd-dev libcurl4-openssl-dev    # serve's /metrics endpoint, record --push
 	curl python3-prometheus-client            # scrape /metrics and parse it in the tests
 	openjdk-17-jdk-headless php8.2-cli       # stock HotSpot (javac builds the test program) and PHP
+	php8.2-dev                                # PHP 8.2's headers: its layout row checked against them
 	heaptrack bc                              # bench/live and run_pydoc_ext.sh: a peer of record --live
 	python3-scalene                           # bench/runtimes/run_pydoc_ext.sh: the Python peer that samples
 	prometheus                                # a real server scrapes serve in the tests

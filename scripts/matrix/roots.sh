@@ -4,7 +4,8 @@
 #   trixie  Debian 13: Ruby 3.3 with its headers and source (the
 #           extension's layout check), built with the root's own compiler;
 #           ruby-stackprof, bench/runtimes/run_rdoc_root.sh's peer;
-#           OpenJDK 21
+#           OpenJDK 21; PHP 8.4 with its headers (vmtrace's PHP extension
+#           is built there)
 #   sid     Debian's unstable with experimental: Ruby 3.4 likewise;
 #           OpenJDK 25
 #   bookworm  Debian 12's Ruby 3.1 in a container (its layout checked by
@@ -20,7 +21,7 @@ MIRROR=http://deb.debian.org/debian
 
 # suite -> packages inside; source packages unpacked under /usr/src/<name>
 declare -A PACKAGES=(
-	[trixie]="ruby3.3 ruby3.3-dev build-essential dpkg-dev ruby-stackprof openjdk-21-jdk-headless"
+	[trixie]="ruby3.3 ruby3.3-dev build-essential dpkg-dev ruby-stackprof openjdk-21-jdk-headless php8.4-cli php8.4-dev"
 	[sid]="ruby3.4 ruby3.4-dev build-essential dpkg-dev openjdk-25-jdk-headless"
 	[bookworm]="ruby3.1 ruby3.1-dev build-essential"
 )

@@ -78,6 +78,22 @@ int vt_runtime_unprobed(pid_t pid, char *why, size_t len)
 	return 0;
 }
 
+int vt_runtime_claim(const char *exe, struct vt_usdt_list *probes)
+{
+	for (size_t r = 0; r < NRUNTIMES; r++)
+		if (runtimes[r]->claim && runtimes[r]->claim(exe, probes))
+			return 1;
+	return 0;
+}
+
+void vt_runtime_at_exec(pid_t pid, const char *exe, const char *asked, bool no_methods,
+			struct vt_usdt_list *probes)
+{
+	for (size_t r = 0; r < NRUNTIMES; r++)
+		if (runtimes[r]->at_exec)
+			runtimes[r]->at_exec(pid, exe, asked, no_methods, probes);
+}
+
 size_t vt_runtime_count(void)
 {
 	return NRUNTIMES;

@@ -108,6 +108,18 @@ struct vt_runtime {
 	 * whether it runs this runtime: 1 with one line in why saying how to
 	 * trace it, else 0. */
 	int (*unprobed)(pid_t pid, char *why, size_t len);
+	/* Optional: the program exe runs this runtime though it has none of
+	 * its probes, and the adapter traces it by what it exports: a marker
+	 * probe of the runtime's provider (naming exe) added to probes, 1;
+	 * else 0. */
+	int (*claim)(const char *exe, struct vt_usdt_list *probes);
+	/* Optional: a process vmtrace follows, stopped at its exec of exe
+	 * (follow.h), given this runtime's provider (an argument inserted, a
+	 * file placed in its root) when probes show the runtime and the
+	 * runtime asked for (NULL: any) allows it; the provider's probes added
+	 * to probes. Nothing changed when it does not apply or fails. */
+	void (*at_exec)(pid_t pid, const char *exe, const char *asked, bool no_methods,
+			struct vt_usdt_list *probes);
 };
 
 /* The adapter whose provider has probes in the list (vmtrace first), or
@@ -118,6 +130,12 @@ const struct vt_runtime *vt_runtime_by_name(const char *name);
 /* The line of the first runtime that knows pid's program as its own,
  * though pid has none of its probes (unprobed): 1, or 0 when none does. */
 int vt_runtime_unprobed(pid_t pid, char *why, size_t len);
+/* The first runtime that claims exe (claim): 1 with its marker probe in
+ * probes, or 0. */
+int vt_runtime_claim(const char *exe, struct vt_usdt_list *probes);
+/* Every runtime's at_exec, in table order. */
+void vt_runtime_at_exec(pid_t pid, const char *exe, const char *asked, bool no_methods,
+			struct vt_usdt_list *probes);
 /* The table itself, in detection order (for --runtime's list of names). */
 size_t vt_runtime_count(void);
 const struct vt_runtime *vt_runtime_at(size_t i); /* NULL past the end */

@@ -153,8 +153,12 @@ static int add_dlopened_probes(const char *exe, struct vt_usdt_list *probes, cha
 static int pick_runtime(struct vt_session *s, const struct vt_session_opts *o, const char *what,
 			char *err, size_t errlen)
 {
-	char names[256];
+	char names[256], exe[64];
+	/* the program, for a runtime known by what it exports (claim) */
+	const char *program = s->target.spawned ? (s->target.interp ? s->target.interp : s->target.exe) : exe;
 
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)s->target.pid);
+	vt_runtime_claim(program, &s->probes);
 	if (o->runtime) {
 		s->rt = vt_runtime_by_name(o->runtime);
 		if (!s->rt) {
@@ -228,14 +232,10 @@ static bool take_program(pid_t pid, const char *exe, void *ctx)
 	    (f->o->runtime && strcmp(f->o->runtime, "vmtrace") == 0 && vt_python_ext_program(exe) &&
 	     use_python_ext(f->s, f->o, err, sizeof(err))))
 		return false;
-	/* a JDK launcher: vmtrace's agent among its arguments (in its root) */
-	if ((!f->o->runtime || strcmp(f->o->runtime, "vmtrace") == 0) &&
-	    has_provider(&f->s->probes, "hotspot") && !has_provider(&f->s->probes, "vmtrace")) {
-		char agent[PATH_MAX];
-
-		if (!vt_jvm_agent_find(agent, sizeof(agent)))
-			vt_jvm_agent_at_exec(pid, exe, agent, f->o->no_methods, &f->s->probes);
-	}
+	/* a runtime known by its exports; a provider given at the exec (a
+	 * JDK launcher's agent, PHP's extension) */
+	vt_runtime_claim(exe, &f->s->probes);
+	vt_runtime_at_exec(pid, exe, f->o->runtime, f->o->no_methods, &f->s->probes);
 	if (pick_runtime(f->s, f->o, exe, err, sizeof(err)))
 		return false;
 	vt_give_back_env(pid, f->s->rt->name, &f->s->probes);

@@ -50,6 +50,7 @@
 #include "process/elf_code.h"
 #include "runtimes/hotspot/java_names.h"
 #include "runtimes/hotspot/jvm_flags.h"
+#include "runtimes/jvm_agent.h"
 #include "runtimes/proc_table.h"
 #include "profile/profile.h"
 #include "runtimes/runtime.h"
@@ -443,6 +444,18 @@ static int hotspot_spawn_env(void *state, const char **env, const char **note, c
 
 /* The java launcher (and every tool in a JDK's bin/) dlopens
  * ../lib/server/libjvm.so beside it. */
+/* A JDK launcher vmtrace follows: vmtrace's agent among its arguments (in
+ * its root), unless HotSpot's own probes were asked for. */
+static void hotspot_at_exec(pid_t pid, const char *exe, const char *asked, bool no_methods,
+			    struct vt_usdt_list *probes)
+{
+	char agent[PATH_MAX];
+
+	if ((!asked || strcmp(asked, "vmtrace") == 0) && vt_usdt_probe_path(probes, PROVIDER, "gc__begin") &&
+	    !vt_usdt_probe_path(probes, "vmtrace", "alloc__batch") && !vt_jvm_agent_find(agent, sizeof(agent)))
+		vt_jvm_agent_at_exec(pid, exe, agent, no_methods, probes);
+}
+
 static int hotspot_dlopened(const char *exe, char *path, size_t len)
 {
 	char real[PATH_MAX], lib[PATH_MAX + 32];
@@ -466,6 +479,7 @@ const struct vt_runtime vt_runtime_hotspot = {
 	.poll = hotspot_poll,
 	.spawn_env = hotspot_spawn_env,
 	.dlopened = hotspot_dlopened,
+	.at_exec = hotspot_at_exec,
 	.all_note = "a JVM started without -XX:+DTraceAllocProbes fires no allocation probe, "
 		    "and without -XX:+DTraceMethodProbes no method probe (vmtrace cannot set flags "
 		    "in processes it did not start): such a JVM gives its collections only",

@@ -15,6 +15,12 @@
  * classes with their own handler (Closure, ArrayObject, DateTime, ...)
  * call; zend_objects_new inlines its own copy, so none is counted twice.
  *
+ * A PHP built without DTrace probes (Debian's 8.4) has no function
+ * probes: an object's function is read where the engine keeps it, the
+ * executor's current frame (executor_globals, which the php binary
+ * exports), passing the internal functions' frames up to the user function
+ * that called them, as function__entry would have it.
+ *
  * record --all (targ_all): an object's key carries its process's slot
  * (php_maps.h); names are copied, so calls need none.
  */
@@ -26,16 +32,8 @@
 #include "runtimes/procs.bpf.h"
 #include "runtimes/php/php_maps.h"
 
-/* PHP 8.2 on x86-64: zend_class_entry's name, ce_flags and
- * default_properties_count; zend_string's val; sizeof(zend_object) and of
- * a zval; ZEND_ACC_USE_GUARDS. */
-#define CE_NAME 8
-#define CE_FLAGS 28
-#define CE_PROPS 32
-#define ZSTR_VAL_OFF 24
-#define ZEND_OBJECT_SIZE 56
-#define ZVAL_SIZE 16
-#define ACC_USE_GUARDS (1u << 11)
+/* Set before load (runtime_php.c, from php_layout.c's row). */
+const volatile struct vt_php_layout layout = {};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -161,8 +159,41 @@ int BPF_USDT(php_function_return)
 	return 0;
 }
 
-/* One object of class ce, of size bytes (0: not known). */
-static __always_inline void count_object(const void *ce, __u64 size)
+/* The user function the executor runs at eg (executor_globals in the
+ * process), its class and name into key: the current frame's, or its
+ * caller's while the frame is an internal function's. Top-level code has
+ * no name, as with function__entry. */
+static __always_inline void eg_site(struct vt_php_obj_key *key, __u64 eg)
+{
+	__u64 ex = 0, fn = 0, zstr = 0, scope = 0;
+	__u8 type = 0;
+
+	if (bpf_probe_read_user(&ex, sizeof(ex), (void *)(eg + layout.eg_current_execute_data)))
+		return;
+	for (int i = 0; i < VT_PHP_EG_DEPTH && ex; i++) {
+		if (bpf_probe_read_user(&fn, sizeof(fn), (void *)(ex + layout.ex_func)) || !fn ||
+		    bpf_probe_read_user(&type, sizeof(type), (void *)(fn + layout.fn_type)))
+			return;
+		if (type == layout.user_function) {
+			if (bpf_probe_read_user(&zstr, sizeof(zstr), (void *)(fn + layout.fn_name)) || !zstr)
+				return;
+			copy(key->site_func, sizeof(key->site_func), (const char *)(zstr + layout.zstr_val));
+			if (!bpf_probe_read_user(&scope, sizeof(scope), (void *)(fn + layout.fn_scope)) && scope &&
+			    !bpf_probe_read_user(&zstr, sizeof(zstr), (void *)(scope + layout.ce_name)) && zstr)
+				copy(key->site_class, sizeof(key->site_class),
+				     (const char *)(zstr + layout.zstr_val));
+			return;
+		}
+		if (bpf_probe_read_user(&ex, sizeof(ex), (void *)(ex + layout.ex_prev)))
+			return;
+	}
+	if (ex)
+		add(VT_PHP_L_EG_DEEP, 1);
+}
+
+/* One object of class ce, of size bytes (0: not known); eg: where
+ * executor_globals is in the process (layout.eg_frames). */
+static __always_inline void count_object(const void *ce, __u64 size, __u64 eg)
 {
 	struct vt_php_obj_key *key;
 	struct vt_php_obj_val one = { .count = 1, .bytes = size }, *v;
@@ -184,16 +215,17 @@ static __always_inline void count_object(const void *ce, __u64 size)
 	if (!key)
 		return;
 	__builtin_memset(key, 0, sizeof(*key));
-	if (!bpf_probe_read_user(&zstr, sizeof(zstr), ce + CE_NAME) && zstr)
-		name = (const char *)(zstr + ZSTR_VAL_OFF);
+	if (!bpf_probe_read_user(&zstr, sizeof(zstr), ce + layout.ce_name) && zstr)
+		name = (const char *)(zstr + layout.zstr_val);
 	if (targ_all) {
 		copy(key->klass, VT_PHP_PROC_AT, name);
 		*(__u32 *)(key->klass + VT_PHP_PROC_AT) = (__u32)slot;
 	} else {
 		copy(key->klass, sizeof(key->klass), name);
 	}
-	st = stack_of(vt_tid(), false);
-	if (st && st->depth) {
+	if (layout.eg_frames) {
+		eg_site(key, eg);
+	} else if ((st = stack_of(vt_tid(), false)) && st->depth) {
 		if (st->depth > VT_PHP_DEPTH) {
 			add(VT_PHP_L_TOO_DEEP, 1);
 		} else {
@@ -230,15 +262,16 @@ int BPF_KPROBE(php_objects_new, const void *ce)
 	__s32 props = 0;
 	__u64 size = 0;
 
-	if (!bpf_probe_read_user(&flags, sizeof(flags), ce + CE_FLAGS) &&
-	    !bpf_probe_read_user(&props, sizeof(props), ce + CE_PROPS) && props >= 0) {
+	if (!bpf_probe_read_user(&flags, sizeof(flags), ce + layout.ce_flags) &&
+	    !bpf_probe_read_user(&props, sizeof(props), ce + layout.ce_props) && props >= 0) {
 		/* zend_object holds one zval of the table already */
-		__s64 n = ZEND_OBJECT_SIZE +
-			  ((__s64)props - ((flags & ACC_USE_GUARDS) ? 0 : 1)) * ZVAL_SIZE;
+		__s64 n = layout.object_size +
+			  ((__s64)props - ((flags & layout.acc_use_guards) ? 0 : 1)) * layout.zval_size;
 
 		size = n > 0 ? (__u64)n : 0;
 	}
-	count_object(ce, size);
+	/* the probed address less the function's link-time one: the bias */
+	count_object(ce, size, PT_REGS_IP(ctx) - layout.objects_new_vaddr + layout.eg_vaddr);
 	return 0;
 }
 
@@ -247,7 +280,7 @@ int BPF_KPROBE(php_objects_new, const void *ce)
 SEC("uprobe")
 int BPF_KPROBE(php_object_std_init, const void *obj, const void *ce)
 {
-	count_object(ce, 0);
+	count_object(ce, 0, PT_REGS_IP(ctx) - layout.std_init_vaddr + layout.eg_vaddr);
 	return 0;
 }
 

@@ -55,6 +55,28 @@ struct vt_php_stack {
 	struct vt_php_frame f[VT_PHP_DEPTH];
 };
 
+/* The Zend engine's layout the programs read (php_layout.c: a row per
+ * PHP API version, checked against that version's headers), and where a
+ * PHP with no USDT probes keeps its executor's globals. */
+struct vt_php_layout {
+	__u32 ce_name, ce_flags, ce_props;     /* zend_class_entry's name, ce_flags, default_properties_count */
+	__u32 zstr_val;                        /* zend_string's val */
+	__u32 object_size, zval_size;          /* sizeof(zend_object), sizeof(zval) */
+	__u32 acc_use_guards;                  /* ZEND_ACC_USE_GUARDS */
+	__u32 eg_current_execute_data;         /* zend_executor_globals' current_execute_data */
+	__u32 ex_func, ex_prev;                /* zend_execute_data's func, prev_execute_data */
+	__u32 fn_type, fn_name, fn_scope;      /* zend_function's common.type, .function_name, .scope */
+	__u32 user_function;                   /* ZEND_USER_FUNCTION */
+	/* frames from executor_globals (a PHP with no function probes): the
+	 * link-time addresses of it and of the two probed functions, whose
+	 * difference to the probed address gives the load bias */
+	__u32 eg_frames;
+	__u32 api;                             /* the extension API version the row is for */
+	__u64 eg_vaddr, objects_new_vaddr, std_init_vaddr;
+};
+
+#define VT_PHP_EG_DEPTH 16 /* internal frames passed to find the user function an object is made in */
+
 /* Slots of the per-CPU counters array. */
 enum vt_php_counter {
 	VT_PHP_C_CALLS,            /* function__entry hits */
@@ -67,6 +89,7 @@ enum vt_php_counter {
 	VT_PHP_L_STACK_MAP_FULL,   /* a thread's frames not kept: its objects have no function */
 	VT_PHP_L_TOO_DEEP,         /* an object below more than VT_PHP_DEPTH frames: no function */
 	VT_PHP_L_PROC_FULL,        /* record --all: process table full, the object not counted */
+	VT_PHP_L_EG_DEEP,          /* an object below more internal frames than VT_PHP_EG_DEPTH: no function */
 	VT_PHP_COUNTERS,
 };
 

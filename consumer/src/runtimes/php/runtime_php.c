@@ -1,6 +1,8 @@
 /*
  * runtime_php.c: the adapter for PHP 8.2's own USDT probes (provider
- * "php", in the php binary: Debian's php8.2-cli), with no change to PHP.
+ * "php", in the php binary: Debian's php8.2-cli), with no change to PHP,
+ * and for a PHP built without them (Debian's php8.4-cli), known by what its
+ * binary exports (php_layout.h: its version's layout, vt_php_claim).
  *
  * What PHP gives, and when:
  *  - function__entry / function__return(func, file, line, class, scope):
@@ -11,6 +13,11 @@
  *    says so (objects are still counted).
  *  - no allocation probe: objects are counted by uprobes on the engine's
  *    constructors (php.bpf.c), exactly, whatever the environment.
+ *  - a PHP without probes: the function an object is made in is read from
+ *    the executor's current frame (executor_globals), so a process
+ *    attached by pid has it too; calls come from vmtrace's PHP extension
+ *    (provider/php), which fires the same function probes through the
+ *    observer API, when the process loaded it.
  *  - compile__file, request, error, exception probes: not used (the report
  *    has no rows for them).
  *  - no GC probe.
@@ -29,6 +36,8 @@
 #include "runtimes/proc_table.h"
 #include "profile/profile.h"
 #include "runtimes/runtime.h"
+#include "runtimes/php/php_ext.h"
+#include "runtimes/php/php_layout.h"
 #include "runtimes/php/php_maps.h"
 #include "php.skel.h"
 
@@ -43,6 +52,7 @@ static const char *const loss_names[] = {
 	[VT_PHP_L_STACK_MAP_FULL] = "thread stack map full (no function)",
 	[VT_PHP_L_TOO_DEEP] = "object below more than 64 PHP frames (no function)",
 	[VT_PHP_L_PROC_FULL] = "process table full (objects)",
+	[VT_PHP_L_EG_DEEP] = "object below more internal frames than vmtrace passes (no function)",
 };
 
 struct php_state {
@@ -50,6 +60,7 @@ struct php_state {
 	struct php_bpf *skel;
 	char probes_used[256];
 	bool set_env;            /* a spawned php: USE_ZEND_DTRACE=1 to be set */
+	bool ext_arg;            /* a spawned php without probes: vmtrace's extension to be loaded */
 	bool all;                /* record --all: objects' keys carry their process's slot */
 	struct vt_proc_table procs; /* ... and these are the processes */
 };
@@ -185,6 +196,10 @@ static int php_open(const struct vt_attach_opts *opts, void **state, char *errbu
 {
 	struct php_state *st;
 	const char *path = vt_usdt_probe_path(opts->probes, PROVIDER, "function__entry");
+	/* a PHP without probes of its own (Debian's 8.4): the binary vt_php_claim named */
+	const char *bare = vt_usdt_probe_path(opts->probes, PROVIDER, VT_PHP_EXPORTS_PROBE);
+	struct vt_php_layout layout;
+	char ext[128];
 	bool calls;
 	int err;
 
@@ -194,17 +209,34 @@ static int php_open(const struct vt_attach_opts *opts, void **state, char *errbu
 			 "(sampling needs vmtrace's provider)");
 		return -ENOTSUP;
 	}
-	if (!path) {
+	if (!path && !bare) {
 		snprintf(errbuf, errlen, "pid %d has no php:function__entry probe (is it PHP built "
 			 "with DTrace probes, such as Debian's php8.2?)", (int)opts->pid);
 		return -ENOENT;
 	}
+	if ((err = vt_php_layout_of(bare ? bare : path, &layout, errbuf, errlen)))
+		return err;
+	/* a PHP with no probes of its own: frames from the executor's
+	 * globals, calls from vmtrace's extension if it loaded it */
+	layout.eg_frames = bare != NULL;
+	if (bare && opts->all) {
+		snprintf(errbuf, errlen, "record --all: a PHP without its own probes is traced by pid or "
+			 "started by vmtrace");
+		return -ENOTSUP;
+	}
+	/* a php vmtrace starts: the extension installed for it, loaded by an
+	 * argument (spawn_env) */
+	if (bare && !path && opts->spawned && opts->argv && !opts->no_methods &&
+	    !vt_php_ext_in_root(opts->pid, layout.api, ext, sizeof(ext)))
+		path = ext;
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
-	st->set_env = opts->argv && !getenv("USE_ZEND_DTRACE");
-	/* record --all: each php's own environment decides whether they fire */
-	calls = opts->argv || opts->all || started_with_dtrace(opts->pid);
+	st->set_env = opts->argv && !getenv("USE_ZEND_DTRACE") && !layout.eg_frames;
+	st->ext_arg = path == ext;
+	/* record --all: each php's own environment decides whether they fire;
+	 * the extension's fire whenever traced */
+	calls = path && (bare || opts->argv || opts->all || started_with_dtrace(opts->pid));
 	err = vt_adapter_init(&st->a, PROVIDER, PROVIDER ":", opts->pid, 0, 0, errbuf, errlen);
 	if (err)
 		goto fail;
@@ -217,6 +249,7 @@ static int php_open(const struct vt_attach_opts *opts, void **state, char *errbu
 	vt_adapter_size_map(st->skel->maps.objects, opts->map_entries, VT_ALLOC_MAP_CEILING);
 	st->all = opts->all;
 	st->skel->rodata->targ_all = st->all;
+	memcpy((void *)&st->skel->rodata->layout, &layout, sizeof(layout));
 	VT_PROCS_AUTOLOAD(st->skel, st->all);
 	vt_adapter_before_load(&st->a, st->skel->obj);
 	err = php_bpf__load(st->skel);
@@ -233,15 +266,20 @@ static int php_open(const struct vt_attach_opts *opts, void **state, char *errbu
 				 sizeof(struct vt_php_obj_val), NULL, NULL, NULL, errbuf, errlen);
 	if (err)
 		goto fail;
-	err = vt_adapter_attach_uprobe(&st->a, st->skel->progs.php_objects_new, path,
+	err = vt_adapter_attach_uprobe(&st->a, st->skel->progs.php_objects_new, bare ? bare : path,
 				       "zend_objects_new", 0, 0, 0, errbuf, errlen);
 	if (!err)
-		err = vt_adapter_attach_uprobe(&st->a, st->skel->progs.php_object_std_init, path,
+		err = vt_adapter_attach_uprobe(&st->a, st->skel->progs.php_object_std_init, bare ? bare : path,
 					       "zend_object_std_init", 0, 0, 0, errbuf, errlen);
 	if (err)
 		goto fail;
 	note_probe(st, "zend_objects_new,zend_object_std_init");
-	if (calls && !opts->no_methods) {
+	if (layout.eg_frames)
+		note_probe(st, "executor_globals");
+	if (!path && !opts->no_methods) {
+		note_probe(st, "function__entry(none: a PHP built without DTrace; load vmtrace's PHP "
+			   "extension for calls)");
+	} else if (calls && !opts->no_methods) {
 		err = vt_adapter_attach(&st->a, st->skel->progs.php_function_entry, path,
 					"function__entry", 0, errbuf, errlen);
 		if (!err)
@@ -268,9 +306,16 @@ static int php_spawn_env(void *state, const char **env, const char **note, char 
 
 	(void)errbuf;
 	(void)errlen;
-	*env = st->set_env ? DTRACE_ENV : NULL;
-	*note = st->set_env ? "set USE_ZEND_DTRACE=1 in the spawned php so its function probes fire"
-			    : NULL;
+	*env = NULL;
+	*note = NULL;
+	if (st->set_env) {
+		*env = DTRACE_ENV;
+		*note = "set USE_ZEND_DTRACE=1 in the spawned php so its function probes fire";
+	} else if (st->ext_arg) {
+		*env = VT_SPAWN_ARG VT_PHP_EXT_ARG;
+		*note = "loading vmtrace's PHP extension (" VT_PHP_EXT_ARG " after the command's name) for "
+			"its function probes";
+	}
 	return 0;
 }
 
@@ -282,6 +327,8 @@ const struct vt_runtime vt_runtime_php = {
 	.close = php_close,
 	.poll = php_poll,
 	.spawn_env = php_spawn_env,
+	.claim = vt_php_claim,
+	.at_exec = vt_php_at_exec,
 	.all_note = "a php started without USE_ZEND_DTRACE=1 fires no function probes (vmtrace "
 		    "cannot set it in processes it did not start): its objects are counted per "
 		    "class only, with no function and no calls",

@@ -10,6 +10,9 @@ JVMTI agent built here. Counts are known by construction (workloads/*.java).
                 and method (jvm_test.EXPECTED) from the JVM's start; the
                 program's output its own, no "Picked up" line, the copy gone
                 once the JVM ended
+  JDK-spawn-sampled  the same command with --sample 64K (the period given
+                to the agent as an option at the exec): Sampled.java's
+                estimates within 5%
   JDK-pid-exact a JVM started with no flag, attached by host pid with
                 --sample 0: the agent loaded through the attach mechanism in
                 the JVM's namespaces; counted bytes and the stated unseen
@@ -108,6 +111,19 @@ def case_spawn(vmtrace, tmp, jdk):
     for key, want in jvm_test.EXPECTED.items():
         check(got.get(key) == want, f"{mode}: {key[0]} from {key[1]}: {got.get(key)} == {want}")
     check(j["lost_total"] == 0, f"{mode}: nothing lost ({j['lost_total']})")
+    check_gone(root, mode)
+
+
+def case_spawn_sampled(vmtrace, tmp, jdk):
+    root, cp = compiled(jdk)
+    data = os.path.join(tmp, "sampled.data")
+    r = subprocess.run([vmtrace, "record", "--sample", "64K", "-o", data, "--", *enter(root), "java", "-Xmx256m",
+                        "-cp", cp, "Sampled"], input="\n\n", capture_output=True, text=True, timeout=300)
+    mode = f"{jdk} spawn sampled"
+    check(r.returncode == 0, f"{mode}: record exits 0: {r.stderr.strip()[-300:]}")
+    j = report(vmtrace, data)
+    check(j["sample_period"] == 65536, f"{mode}: period 64K ({j['sample_period']})")
+    jvm_agent_test.check_sampled(j, mode)
     check_gone(root, mode)
 
 
@@ -260,7 +276,7 @@ def case_refused(vmtrace, tmp, jdk):
 
 CASES = {}
 for _jdk in JDKS:
-    for _name, _fn in (("spawn", case_spawn), ("pid-exact", case_pid_exact), ("pid-sampled", case_pid_sampled),
+    for _name, _fn in (("spawn", case_spawn), ("spawn-sampled", case_spawn_sampled), ("pid-exact", case_pid_exact), ("pid-sampled", case_pid_sampled),
                        ("virtual", case_virtual), ("hotspot", case_hotspot), ("refused", case_refused)):
         CASES[f"{_jdk}-{_name}"] = lambda vmtrace, tmp, j=_jdk, f=_fn: f(vmtrace, tmp, j)
 

@@ -142,18 +142,26 @@ int vt_jvm_agent_load(pid_t pid, const char *path, char *err, size_t errlen)
 }
 
 int vt_jvm_agent_at_exec(pid_t pid, const char *exe, const char *path, bool no_methods,
-			 struct vt_usdt_list *probes)
+			 uint64_t sample_period, struct vt_usdt_list *probes)
 {
 	struct vt_tfs_made made = { .dir = -1 };
 	struct vt_tfs t = { .root = -1, .cwd = -1 };
 	struct vt_usdt_list agent = { 0 };
 	char inside[PATH_MAX], reach[PATH_MAX + 64], arg[PATH_MAX + 128];
-	char options[64], why[256];
+	char options[96], why[256];
 	bool placed = !same_root(pid);
+	size_t n = 0;
 	int r;
 
-	snprintf(options, sizeof(options), "%s%s%s", placed ? VT_JVM_AGENT_REMOVE : "",
-		 placed && no_methods ? "," : "", no_methods ? "no-methods" : "");
+	/* "remove-at-exit,no-methods,sample=N", as they apply */
+	options[0] = '\0';
+	if (placed)
+		n += (size_t)snprintf(options + n, sizeof(options) - n, "%s", VT_JVM_AGENT_REMOVE);
+	if (no_methods)
+		n += (size_t)snprintf(options + n, sizeof(options) - n, "%sno-methods", n ? "," : "");
+	if (sample_period)
+		snprintf(options + n, sizeof(options) - n, "%ssample=%llu", n ? "," : "",
+			 (unsigned long long)sample_period);
 	snprintf(inside, sizeof(inside), "%s", path);
 	snprintf(reach, sizeof(reach), "%s", path);
 	/* a JDK launcher's argument, checked before anything is placed */

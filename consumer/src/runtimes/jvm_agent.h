@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "process/usdt_notes.h"
@@ -37,13 +38,14 @@ bool vt_jvm_agent_is(const char *path);
 int vt_jvm_agent_load(pid_t pid, const char *path, char *err, size_t errlen);
 
 /* A JDK launcher (exe) stopped at its exec, traced (follow.h), given the
- * agent at path at its start: -agentpath (or -J-agentpath) inserted as its
- * first argument, the agent placed in its /tmp as for vt_jvm_agent_load
+ * agent at path at its start, counting every allocation or sampled at
+ * sample_period bytes: -agentpath (or -J-agentpath) inserted as its first
+ * argument, the agent placed in its /tmp as for vt_jvm_agent_load
  * when its root is another, and the agent's probes added to probes. 0;
  * -ENOENT for a program that is no JDK launcher; or -errno (nothing
  * changed in the process, the placed copy removed). */
 int vt_jvm_agent_at_exec(pid_t pid, const char *exe, const char *path, bool no_methods,
-			 struct vt_usdt_list *probes);
+			 uint64_t sample_period, struct vt_usdt_list *probes);
 
 /* "JAVA_TOOL_OPTIONS=-agentpath:PATH[ old]" that loads the agent at path
  * into a JVM about to start, in buf. 0, or -EINVAL (a path with white

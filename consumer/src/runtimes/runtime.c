@@ -86,12 +86,12 @@ int vt_runtime_claim(const char *exe, struct vt_usdt_list *probes)
 	return 0;
 }
 
-void vt_runtime_at_exec(pid_t pid, const char *exe, const char *asked, bool no_methods,
+void vt_runtime_at_exec(pid_t pid, const char *exe, const struct vt_exec_opts *o,
 			struct vt_usdt_list *probes)
 {
 	for (size_t r = 0; r < NRUNTIMES; r++)
 		if (runtimes[r]->at_exec)
-			runtimes[r]->at_exec(pid, exe, asked, no_methods, probes);
+			runtimes[r]->at_exec(pid, exe, o, probes);
 }
 
 size_t vt_runtime_count(void)

@@ -63,6 +63,13 @@ struct vt_attach_opts {
 #define VT_SPAWN_ENV_MAX 4                /* entries a spawn_env gives at most */
 #define VT_SPAWN_ARG "\x01"               /* ... the start of one that is an argument */
 
+/* What a provider given at a followed process's exec (at_exec) is told. */
+struct vt_exec_opts {
+	const char *asked;       /* --runtime, or NULL */
+	bool no_methods;         /* --no-methods */
+	uint64_t sample_period;  /* --sample: bytes, 0 for every allocation */
+};
+
 struct vt_runtime {
 	const char *name;        /* "vmtrace", "ruby", "python": --runtime and the report */
 	const char *provider;    /* the USDT provider that identifies it */
@@ -118,7 +125,7 @@ struct vt_runtime {
 	 * file placed in its root) when probes show the runtime and the
 	 * runtime asked for (NULL: any) allows it; the provider's probes added
 	 * to probes. Nothing changed when it does not apply or fails. */
-	void (*at_exec)(pid_t pid, const char *exe, const char *asked, bool no_methods,
+	void (*at_exec)(pid_t pid, const char *exe, const struct vt_exec_opts *o,
 			struct vt_usdt_list *probes);
 };
 
@@ -134,7 +141,7 @@ int vt_runtime_unprobed(pid_t pid, char *why, size_t len);
  * probes, or 0. */
 int vt_runtime_claim(const char *exe, struct vt_usdt_list *probes);
 /* Every runtime's at_exec, in table order. */
-void vt_runtime_at_exec(pid_t pid, const char *exe, const char *asked, bool no_methods,
+void vt_runtime_at_exec(pid_t pid, const char *exe, const struct vt_exec_opts *o,
 			struct vt_usdt_list *probes);
 /* The table itself, in detection order (for --runtime's list of names). */
 size_t vt_runtime_count(void);

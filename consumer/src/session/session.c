@@ -235,7 +235,8 @@ static bool take_program(pid_t pid, const char *exe, void *ctx)
 	/* a runtime known by its exports; a provider given at the exec (a
 	 * JDK launcher's agent, PHP's extension) */
 	vt_runtime_claim(exe, &f->s->probes);
-	vt_runtime_at_exec(pid, exe, f->o->runtime, f->o->no_methods, &f->s->probes);
+	vt_runtime_at_exec(pid, exe, &(struct vt_exec_opts){ f->o->runtime, f->o->no_methods, f->o->sample_period },
+			   &f->s->probes);
 	if (pick_runtime(f->s, f->o, exe, err, sizeof(err)))
 		return false;
 	vt_give_back_env(pid, f->s->rt->name, &f->s->probes);
@@ -327,9 +328,9 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 
 		if (!s->target.spawned)
 			return r;
-		if (o->sample_period || o->live) {
-			snprintf(err, errlen, "%s is no runtime itself; --sample and --live need the "
-				 "runtime's own command, not one that starts it", what);
+		if (o->live) {
+			snprintf(err, errlen, "%s is no runtime itself; --live needs the runtime's own "
+				 "command, not one that starts it", what);
 			return -ENOTSUP;
 		}
 		vt_follow_env(env, 4, o->runtime);
@@ -337,6 +338,12 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 		if (r)
 			return r;
 		followed = true;
+		/* a period reaches only a JVM agent given at the exec (sample=N) */
+		if (o->sample_period && !vt_jvm_agent_is(provider_path(&s->probes, "vmtrace"))) {
+			snprintf(err, errlen, "%s is no runtime itself; --sample needs the runtime's own "
+				 "command, not one that starts it (a JVM excepted)", what);
+			return -ENOTSUP;
+		}
 	} else if (r) {
 		return r;
 	}

@@ -395,6 +395,11 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	 * variable vmtrace sets beside it */
 	if (has_option(options, "no-methods") || (no_methods && strcmp(no_methods, "1") == 0))
 		vmtrace_jvm_no_methods = 1;
+	/* sample=N: the period a consumer that followed the command here asks
+	 * (one that starts java itself passes VMTRACE_SAMPLE_PERIOD) */
+	for (const char *p = options; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (strncmp(p, "sample=", 7) == 0)
+			vmtrace_sample_period = strtoull(p + 7, NULL, 10);
 	keep_remove_at_exit(options);
 	r = setup(vm, 0);
 	if (r == JNI_OK && remove_at_exit)

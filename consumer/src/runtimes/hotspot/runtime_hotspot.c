@@ -446,14 +446,14 @@ static int hotspot_spawn_env(void *state, const char **env, const char **note, c
  * ../lib/server/libjvm.so beside it. */
 /* A JDK launcher vmtrace follows: vmtrace's agent among its arguments (in
  * its root), unless HotSpot's own probes were asked for. */
-static void hotspot_at_exec(pid_t pid, const char *exe, const char *asked, bool no_methods,
+static void hotspot_at_exec(pid_t pid, const char *exe, const struct vt_exec_opts *o,
 			    struct vt_usdt_list *probes)
 {
 	char agent[PATH_MAX];
 
-	if ((!asked || strcmp(asked, "vmtrace") == 0) && vt_usdt_probe_path(probes, PROVIDER, "gc__begin") &&
+	if ((!o->asked || strcmp(o->asked, "vmtrace") == 0) && vt_usdt_probe_path(probes, PROVIDER, "gc__begin") &&
 	    !vt_usdt_probe_path(probes, "vmtrace", "alloc__batch") && !vt_jvm_agent_find(agent, sizeof(agent)))
-		vt_jvm_agent_at_exec(pid, exe, agent, no_methods, probes);
+		vt_jvm_agent_at_exec(pid, exe, agent, o->no_methods, o->sample_period, probes);
 }
 
 static int hotspot_dlopened(const char *exe, char *path, size_t len)

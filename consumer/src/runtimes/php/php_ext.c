@@ -36,7 +36,7 @@ int vt_php_ext_in_root(pid_t pid, unsigned api, char *path, size_t len)
 	return r;
 }
 
-void vt_php_at_exec(pid_t pid, const char *exe, const char *asked, bool no_methods,
+void vt_php_at_exec(pid_t pid, const char *exe, const struct vt_exec_opts *o,
 		    struct vt_usdt_list *probes)
 {
 	const char *bare = vt_usdt_probe_path(probes, "php", VT_PHP_EXPORTS_PROBE);
@@ -46,7 +46,7 @@ void vt_php_at_exec(pid_t pid, const char *exe, const char *asked, bool no_metho
 	int r;
 
 	(void)exe;
-	if (!bare || no_methods || (asked && strcmp(asked, "php")) ||
+	if (!bare || o->no_methods || (o->asked && strcmp(o->asked, "php")) ||
 	    vt_usdt_probe_path(probes, "php", "function__entry") ||
 	    vt_php_layout_of(bare, &l, err, sizeof(err)) || vt_php_ext_in_root(pid, l.api, path, sizeof(path)))
 		return;

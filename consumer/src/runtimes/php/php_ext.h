@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "process/usdt_notes.h"
+#include "runtimes/runtime.h"
 
 #define VT_PHP_EXT_ARG "-dextension=vmtrace"
 
@@ -24,7 +25,7 @@ int vt_php_ext_in_root(pid_t pid, unsigned api, char *path, size_t len);
  * marker in probes) stopped at its exec, with the extension installed for
  * it: VT_PHP_EXT_ARG inserted as its first argument, the extension's probes
  * added to probes. */
-void vt_php_at_exec(pid_t pid, const char *exe, const char *asked, bool no_methods,
+void vt_php_at_exec(pid_t pid, const char *exe, const struct vt_exec_opts *o,
 		    struct vt_usdt_list *probes);
 
 #endif

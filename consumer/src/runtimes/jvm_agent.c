@@ -34,8 +34,8 @@ bool vt_jvm_agent_is(const char *path)
 
 	/* its own name, or a copy placed in a container's root (agent_place) */
 	return vt_provider_is(path, VT_JVM_AGENT_FILE) ||
-	       (n > sizeof(VT_JVM_AGENT_PLACED) + 2 && !strncmp(base, VT_JVM_AGENT_PLACED, sizeof(VT_JVM_AGENT_PLACED) - 1) &&
-		!strcmp(base + n - 3, ".so"));
+	       (n > sizeof(VT_JVM_AGENT_PLACED) + 2 &&
+		!strncmp(base, VT_JVM_AGENT_PLACED, sizeof(VT_JVM_AGENT_PLACED) - 1) && !strcmp(base + n - 3, ".so"));
 }
 
 /* Whether pid's root is this process's: then the agent's own path is one

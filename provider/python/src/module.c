@@ -26,6 +26,9 @@
 #include <Python.h>
 #include "internal/pycore_frame.h"
 #include "internal/pycore_pystate.h"
+#if PY_VERSION_HEX >= 0x030E0000
+#include "internal/pycore_interpframe.h"
+#endif
 
 #include <pthread.h>
 #include <signal.h>
@@ -36,6 +39,7 @@
 
 #include "vmtrace/vmtrace.h"
 #include "batch_table.h" /* libvmtrace's count of events it could not count */
+#include "frames.h"
 #include "intern.h"
 
 #define WATCH_NS 2000000L
@@ -114,7 +118,7 @@ static const char *keep(const char *s)
 
 static struct site *site_of(_PyInterpreterFrame *f)
 {
-	const void *code = f ? (const void *)f->f_code : NULL, *instr = f ? (const void *)f->prev_instr : NULL;
+	const void *code = f ? (const void *)VT_FRAME_CODE(f) : NULL, *instr = f ? VT_FRAME_INSTR(f) : NULL;
 	size_t j;
 	char buf[1200];
 	const char *name = "(no Python frame)", *file = NULL;
@@ -128,7 +132,7 @@ static struct site *site_of(_PyInterpreterFrame *f)
 	if (2 * (sites_n + 1) > sites_cap && sites_grow())
 		return NULL;
 	if (f) {
-		PyCodeObject *co = f->f_code;
+		PyCodeObject *co = VT_FRAME_CODE(f);
 		int lasti = _PyInterpreterFrame_LASTI(f);
 		PyObject *et, *ev, *tb;
 
@@ -161,7 +165,7 @@ static struct site *site_of(_PyInterpreterFrame *f)
 	 * freed (exec'd, compiled) never gives its address to another under
 	 * this one's name (a reference count, under the GIL: no allocation) */
 	if (f)
-		Py_INCREF(f->f_code);
+		Py_INCREF(VT_FRAME_CODE(f));
 	sites_n++;
 	return s;
 }
@@ -256,7 +260,7 @@ static struct leaf *leaf_at(struct pystack *st, int k, _PyInterpreterFrame *g)
 {
 	const struct pyframe *caller = k ? &st->frames[k - 1] : NULL;
 	uint64_t parent = caller ? caller->hash : 1;
-	const void *code = g->f_code, *instr = g->prev_instr;
+	const void *code = VT_FRAME_CODE(g), *instr = VT_FRAME_INSTR(g);
 	struct leaf *l = &st->leaves[vt_mix64(parent ^ (uint64_t)(uintptr_t)instr * 31 ^ (uint64_t)k) & (LEAVES - 1)];
 	struct site *s;
 
@@ -300,7 +304,9 @@ static struct pyframe *chain_of(struct pystack *st, _PyInterpreterFrame *f)
 			cut = 1;
 			break;
 		}
-		if (n && k >= 0 && (st->memo[k].code != f->f_code || st->memo[k].instr != f->prev_instr))
+		if (VT_FRAME_SHIM(f))
+			continue;
+		if (n && k >= 0 && (st->memo[k].code != VT_FRAME_CODE(f) || st->memo[k].instr != VT_FRAME_INSTR(f)))
 			from = k;
 		st->walk[n++] = f;
 	}
@@ -314,7 +320,7 @@ static struct pyframe *chain_of(struct pystack *st, _PyInterpreterFrame *f)
 	for (int d = from; d < n - 1; d++) {
 		_PyInterpreterFrame *g = st->walk[n - 1 - d];
 
-		if (frame_at(st, cut + d, g->f_code, g->prev_instr, g))
+		if (frame_at(st, cut + d, VT_FRAME_CODE(g), VT_FRAME_INSTR(g), g))
 			return NULL;
 	}
 	/* the callers' hashes from the outermost remade one in (or from the
@@ -441,9 +447,9 @@ static __attribute__((noinline)) void count_slow(int obj, size_t size, void *p)
 		return;
 	}
 	in_hook = 1;
-	ts = _PyThreadState_GET(); /* inline: the allocator's callers hold the GIL */
-	if (ts && ts->cframe)
-		f = ts->cframe->current_frame;
+	ts = VT_TSTATE(); /* inline: the allocator's callers hold the GIL */
+	if (ts)
+		f = vt_frame_python(VT_CURRENT_FRAME(ts));
 	if (VMTRACE_UNLIKELY(vmtrace__gate_table()[VMTRACE_PROBE_STACKS_ARMED].part.semaphore) &&
 	    (st = thread_stack()))
 		st->top = chain_of(st, f);

@@ -18,6 +18,9 @@ version's headers, its frames read as that version lays them out
               freed line's objects temporaries
   PY-sampled  workloads/py_sampled.py by host pid, exact and --sample 64K:
               each line's count and bytes as constructed, sampled within 5%
+  PY-types    workloads/py_types.py by host pid: each class's objects under
+              their type, function and line, as many as the collector finds,
+              each of sys.getsizeof bytes
 
 Usage: python_versions_test.py VMTRACE CASE
 Roots in $VMTRACE_ROOTS (default /var/cache/vmtrace/roots).
@@ -73,7 +76,7 @@ def install(vmtrace, tmp, runtime):
     shutil.rmtree(root + INSIDE, ignore_errors=True)
     os.makedirs(root + INSIDE)
     shutil.copy(sdist, root + INSIDE)
-    for w in ("py_lines.py", "py_stacks.py", "py_leak.py", "py_sampled.py"):
+    for w in ("py_lines.py", "py_stacks.py", "py_leak.py", "py_sampled.py", "py_types.py"):
         shutil.copy(os.path.join(HERE, "workloads", w), root + INSIDE)
     p = container(root, [python, "-m", "pip", "install", "--no-index", "--no-build-isolation",
                          "--break-system-packages", "--force-reinstall", "--root-user-action=ignore", "-q",
@@ -98,7 +101,9 @@ def start(root, runtime, argv):
     outer = container(root, [PYTHONS[runtime][1], *argv], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                       text=True)
     # a workload left waiting (its tracer failed) ends, and the reads on it fail
-    threading.Timer(300, outer.kill).start()
+    timer = threading.Timer(300, outer.kill)
+    timer.daemon = True
+    timer.start()
     # by the version's own name: the test's python3.11 forks the outer
     return outer, host_pid(outer, PYTHONS[runtime][1])
 
@@ -138,9 +143,10 @@ def case_lines(vmtrace, tmp, runtime):
     check(all(a["method"] == "make" for a in rows), f"{runtime} lines: in make: {rows[:2]}")
 
 
-def armed_run(vmtrace, tmp, runtime, script, name, extra=()):
+def armed_run(vmtrace, tmp, runtime, script, name, extra=(), printed=None):
     """script run by ARMED_THEN_RUN in the container, recorded by host pid
-    from before it starts to its end; the record's path."""
+    from before it starts to its end; the record's path. What the script
+    printed goes into the list printed, when given."""
     root = install(vmtrace, tmp, runtime)
     outer, pid = start(root, runtime, ["-c", ARMED_THEN_RUN, f"{INSIDE}/{script}"])
     try:
@@ -148,6 +154,8 @@ def armed_run(vmtrace, tmp, runtime, script, name, extra=()):
         rec, data, err = record(vmtrace, tmp, pid, name, extra)
         line = outer.stdout.readline().strip()
         while line and line != "done":
+            if printed is not None:
+                printed.append(line)
             line = outer.stdout.readline().strip()
         check(line == "done", f"{runtime} {name}: the workload ran")
         stop(rec, err, f"{runtime} {name}")
@@ -222,10 +230,31 @@ def case_sampled(vmtrace, tmp, runtime):
                       f"{count * size}")
 
 
+def case_types(vmtrace, tmp, runtime):
+    printed = []
+    data = armed_run(vmtrace, tmp, runtime, "py_types.py", "types", printed=printed)
+    truth = json.loads(printed[-1])
+    with open(os.path.join(HERE, "workloads", "py_types.py")) as f:
+        text = f.read().splitlines()
+    for klass, method, marker in (("Alpha", "make_alpha", "ALPHA_LINE"), ("Beta", "make_beta", "BETA_LINE")):
+        line = next(i for i, l in enumerate(text, 1) if marker in l)
+        rows = [a for a in report(vmtrace, data, "--by", "site")["allocations"]
+                if a["site"] == f"{INSIDE}/py_types.py:{line}"]
+        typed = [a for a in rows if a["class"] == klass]
+        count, size = truth[klass]
+        got = (sum(a["count"] for a in typed), sum(a["bytes"] for a in typed))
+        check(got == (count, count * size) and count == {"Alpha": 1000, "Beta": 300}[klass],
+              f"{runtime} types: {klass} at its line: {got} == the collector's {count} of {size} bytes")
+        check(all(a["method"] == method for a in typed), f"{runtime} types: {klass} in {method}: {typed}")
+        # (the first run of a line may make a few other objects: names, ints)
+        check(not [a for a in rows if a["class"].startswith("(")],
+              f"{runtime} types: no untyped block at {klass}'s line: {rows}")
+
+
 CASES = {}
 for _py in PYTHONS:
     for _name, _fn in (("sdist", case_sdist), ("lines", case_lines), ("stack", case_stack), ("live", case_live),
-                       ("sampled", case_sampled)):
+                       ("sampled", case_sampled), ("types", case_types)):
         CASES[f"{_py}-{_name}"] = lambda vmtrace, tmp, p=_py, f=_fn: f(vmtrace, tmp, p)
 
 if __name__ == "__main__":

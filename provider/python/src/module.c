@@ -1,7 +1,7 @@
 /*
  * module.c: vmtrace's CPython extension (`import vmtrace`): libvmtrace
- * inside CPython 3.11, counting the bytes Python's allocators give, by
- * function and line.
+ * inside CPython 3.11 to 3.14 (frames.h), counting the bytes Python's
+ * allocators give, by function and line.
  *
  * Dormant until a consumer arms it: importing installs nothing. A thread of
  * the extension's own (no Python thread, no GIL) reads the probes' gates
@@ -14,12 +14,14 @@
  * Armed, each allocation through those domains counts its requested size
  * (the bytes tracemalloc counts) under the Python function running and the
  * line it is at (the thread's innermost interpreter frame), through
- * libvmtrace's cached keys. Allocations are not typed: the allocator runs
- * before an object's type is set, so the class says which domain it was,
- * "(object memory)" or "(PyMem memory)", never a guessed type. A realloc
- * counts its new size. The hook makes no Python object: a site's names are
- * made once, at its first allocation, with the hook's own allocations
- * passed through uncounted.
+ * libvmtrace's cached keys. The allocator runs before an object's type is
+ * set: on 3.13 and newer the reference tracer, told of each new object,
+ * gives the type of the object made in the block just allocated (below,
+ * "held"); a block that becomes no object, and every block on 3.11 and
+ * 3.12, is counted under its domain, "(object memory)" or "(PyMem
+ * memory)", never a guessed type. A realloc counts its new size. The
+ * hook makes no Python object: a site's names are made once, at its first
+ * allocation, with the hook's own allocations passed through uncounted.
  */
 #define PY_SSIZE_T_CLEAN
 #define Py_BUILD_CORE 1
@@ -38,9 +40,10 @@
 #include <time.h>
 
 #include "vmtrace/vmtrace.h"
-#include "batch_table.h" /* libvmtrace's count of events it could not count */
+#include "blocks.h"
 #include "frames.h"
 #include "intern.h"
+#include "typed.h"
 
 #define WATCH_NS 2000000L
 #define OBJ_CLASS "(object memory)"
@@ -334,96 +337,8 @@ static struct pyframe *chain_of(struct pystack *st, _PyInterpreterFrame *f)
 	return &st->inner->frame;
 }
 
-/* ---- block sizes, while frees are wanted: a free is told only its pointer ---- */
-
-struct block {
-	uintptr_t ptr;                /* 0: empty */
-	uint64_t size_obj;            /* size << 1 | 1 for the object domain */
-	uint64_t word;                /* libvmtrace's word for the live heap (vmtrace_alloc_live) */
-};
-
-static struct block *blocks;
-static size_t blocks_cap, blocks_n;
-static int sizes_on;                  /* blocks holds what was allocated since frees were wanted */
-
-static size_t block_slot(uintptr_t ptr)
-{
-	return (size_t)(vt_mix64((uint64_t)ptr) & (blocks_cap - 1));
-}
-
-static int blocks_grow(void)
-{
-	size_t cap = blocks_cap ? blocks_cap * 2 : 1 << 16;
-	struct block *t = calloc(cap, sizeof(*t)), *old = blocks;
-	size_t old_cap = blocks_cap;
-
-	if (!t)
-		return -1;
-	blocks = t;
-	blocks_cap = cap;
-	for (size_t i = 0; i < old_cap; i++) {
-		size_t j;
-
-		if (!old[i].ptr)
-			continue;
-		for (j = block_slot(old[i].ptr); blocks[j].ptr; j = (j + 1) & (cap - 1))
-			;
-		blocks[j] = old[i];
-	}
-	free(old);
-	return 0;
-}
-
-static void block_put(void *p, uint64_t size, int obj, uint64_t word)
-{
-	size_t j;
-
-	if (2 * (blocks_n + 1) > blocks_cap && blocks_grow()) {
-		/* no memory to remember it: its free will be unseen, so it is
-		 * counted among the events the provider could not count */
-		atomic_fetch_add_explicit(&vmtrace__batch_lost, 1, memory_order_relaxed);
-		return;
-	}
-	for (j = block_slot((uintptr_t)p); blocks[j].ptr && blocks[j].ptr != (uintptr_t)p; j = (j + 1) & (blocks_cap - 1))
-		;
-	if (!blocks[j].ptr)
-		blocks_n++;
-	blocks[j] = (struct block){ (uintptr_t)p, size << 1 | (uint64_t)obj, word };
-}
-
-/* The block at p, taken out (linear probing: the entries after it move
- * back into the hole); 0 when p was allocated before frees were wanted. */
-static int block_take(void *p, uint64_t *size_obj, uint64_t *word)
-{
-	size_t j, k;
-
-	if (!blocks_cap)
-		return 0;
-	for (j = block_slot((uintptr_t)p); blocks[j].ptr != (uintptr_t)p; j = (j + 1) & (blocks_cap - 1))
-		if (!blocks[j].ptr)
-			return 0;
-	*size_obj = blocks[j].size_obj;
-	*word = blocks[j].word;
-	for (k = (j + 1) & (blocks_cap - 1); blocks[k].ptr; k = (k + 1) & (blocks_cap - 1)) {
-		size_t home = block_slot(blocks[k].ptr);
-
-		/* moves back unless its home lies cyclically in (j, k] */
-		if ((j < k) ? (home <= j || home > k) : (home <= j && home > k)) {
-			blocks[j] = blocks[k];
-			j = k;
-		}
-	}
-	blocks[j].ptr = 0;
-	blocks_n--;
-	return 1;
-}
-
-static void sizes_clear(void)
-{
-	free(blocks);
-	blocks = NULL;
-	blocks_cap = blocks_n = 0;
-}
+/* blocks are counted from when frees were wanted (blocks.h) */
+static int sizes_on;
 
 /* ---- the allocator wrappers ---- */
 
@@ -431,15 +346,116 @@ static PyMemAllocatorEx orig_obj, orig_mem;
 static int in_hook; /* under the GIL: the hook's own allocations pass through */
 static struct vmtrace_key_cache oom_cache, free_obj_cache, free_mem_cache;
 
+/* One allocation under its key; frees wanted, its block keeps the word of
+ * libvmtrace's live heap with its size (put after the names: making them
+ * may free blocks, which moves others in the table). */
+static void count_key(struct vmtrace_key_cache *cache, const char *klass, const char *method, size_t size,
+		      const char *site, void *p, int obj)
+{
+	if (sizes_on) {
+		uint64_t word = 0;
+
+		vmtrace_alloc_live(&word, cache, klass, method, size, site, p);
+		block_put(p, size, obj, word);
+	} else {
+		vmtrace_alloc_cached(cache, klass, method, size, site, p);
+	}
+}
+
+#if VT_TYPED
+/* An object-domain block counted in, its type not yet known: the reference
+ * tracer's next new object, when it is made in this block, gives it (no
+ * bytecode runs between the two, so the site and chain found at the
+ * allocation are still the thread's). Else the thread's next counted
+ * allocation, a free of the block, a flush or the thread's end counts it as
+ * object memory. Per thread: another thread may take the GIL between an
+ * allocation that becomes no object and that thread's next one. */
+struct held {
+	void *p;
+	size_t size;
+	struct site *site;
+	struct pyframe *top;          /* its chain, when stacks are wanted */
+	unsigned armed;               /* the arming it was made in (armings) */
+};
+static unsigned armings;              /* counts the wrappers put in: a block held from an earlier
+					 * arming, in a thread that made no allocation since, is dropped */
+static __thread struct held held __attribute__((tls_model("initial-exec")));
+static pthread_key_t held_key;        /* counts a thread's held block as it ends */
+static PyRefTracer prev_tracer;       /* the tracer found when armed, called on from ours */
+static void *prev_tracer_data;
+
+static const char *type_name(const void *type)
+{
+	/* a reference: while its name is kept, no other type takes its address */
+	Py_INCREF((PyObject *)type);
+	return keep(((PyTypeObject *)type)->tp_name);
+}
+
+static void held_count(PyTypeObject *type)
+{
+	struct held h = held;
+	struct typed *t = type && h.site ? typed_of(h.site, type, type_name) : NULL;
+	struct pystack *st = h.top ? self_stack : NULL;
+	int was_in_hook = in_hook;
+
+	held.p = NULL;
+	if (h.armed != armings)
+		return;
+	in_hook = 1;
+	if (st)
+		st->top = h.top;
+	count_key(t ? &t->cache : h.site ? &h.site->obj_cache : &oom_cache,
+		  t ? t->name : h.site ? OBJ_CLASS : OOM_CLASS, h.site ? h.site->method : NULL, h.size,
+		  h.site ? h.site->file_line : NULL, h.p, 1);
+	if (st)
+		st->top = NULL;
+	in_hook = was_in_hook;
+}
+
+/* The object starts at its block, or after its pre-header: the collector's
+ * links and the managed dict and weakref pointers (_PyType_PreHeaderSize). */
+#define PRE_HEADER_MAX (sizeof(PyGC_Head) + 2 * sizeof(PyObject *))
+
+static int ref_traced(PyObject *op, PyRefTracerEvent event, void *data)
+{
+	(void)data;
+	if (event == PyRefTracer_CREATE && held.p && !in_hook) {
+		uintptr_t off = (uintptr_t)op - (uintptr_t)held.p;
+
+		held_count(off <= PRE_HEADER_MAX && off + sizeof(PyObject) <= held.size ? Py_TYPE(op) : NULL);
+	}
+	return prev_tracer ? prev_tracer(op, event, prev_tracer_data) : 0;
+}
+
+static void held_at_thread_end(void *unused)
+{
+	(void)unused;
+	held.top = NULL; /* the chain goes with the thread */
+	if (held.p)
+		held_count(NULL);
+}
+
+/* a block going, or a flush: a block held is counted first */
+#define HELD_RESOLVE(blk) \
+	do { \
+		if (held.p && held.p == (blk)) \
+			held_count(NULL); \
+	} while (0)
+#else
+#define HELD_RESOLVE(blk) ((void)0)
+#endif
+
 static __attribute__((noinline)) void count_slow(int obj, size_t size, void *p)
 {
 	PyThreadState *ts;
 	_PyInterpreterFrame *f = NULL;
 	struct pystack *st = NULL;
 	struct site *s;
-	struct vmtrace_key_cache *cache;
-	const char *klass, *method, *site;
 
+#if VT_TYPED
+	if (held.p)
+		held_count(NULL); /* no object was made in it */
+#endif
 	/* count() let it through: a block, not the hook's own, and sampled in
 	 * unless frees are wanted, whose sizes are kept in any case */
 	if (sizes_on && vmtrace_alloc_skipped(size)) {
@@ -456,21 +472,19 @@ static __attribute__((noinline)) void count_slow(int obj, size_t size, void *p)
 	/* the chain's innermost frame has the allocation's site, unless f is
 	 * a frame not started, which the chain leaves out */
 	s = st && st->top && st->inner_from == f ? st->inner->site : site_of(f);
-	cache = !s ? &oom_cache : obj ? &s->obj_cache : &s->mem_cache;
-	klass = !s ? OOM_CLASS : obj ? OBJ_CLASS : MEM_CLASS;
-	method = s ? s->method : NULL;
-	site = s ? s->file_line : NULL;
-	if (sizes_on) {
-		/* frees wanted: the block keeps the word of libvmtrace's live
-		 * heap with its size (put after the names: making them may free
-		 * blocks, which moves others in the table) */
-		uint64_t word = 0;
-
-		vmtrace_alloc_live(&word, cache, klass, method, size, site, p);
-		block_put(p, size, obj, word);
-	} else {
-		vmtrace_alloc_cached(cache, klass, method, size, site, p);
+#if VT_TYPED
+	if (obj) {
+		if (!pthread_getspecific(held_key))
+			pthread_setspecific(held_key, &held);
+		held = (struct held){ p, size, s, st ? st->top : NULL, armings };
+		if (st)
+			st->top = NULL;
+		in_hook = 0;
+		return;
 	}
+#endif
+	count_key(!s ? &oom_cache : obj ? &s->obj_cache : &s->mem_cache, !s ? OOM_CLASS : obj ? OBJ_CLASS : MEM_CLASS,
+		  s ? s->method : NULL, size, s ? s->file_line : NULL, p, obj);
 	if (st)
 		st->top = NULL;
 	in_hook = 0;
@@ -520,14 +534,17 @@ static inline __attribute__((always_inline)) void uncount(void *p)
 	{                                                                                 \
 		void *p = orig.realloc(orig.ctx, old, n);                                 \
 		(void)ctx;                                                                \
-		if (p)                                                                    \
+		if (p) {                                                                  \
+			HELD_RESOLVE(old);                                                \
 			uncount(old);                                                     \
+		}                                                                         \
 		count(obj, n, p);                                                         \
 		return p;                                                                 \
 	}                                                                                 \
 	static void dom##_free(void *ctx, void *p)                                        \
 	{                                                                                 \
 		(void)ctx;                                                                \
+		HELD_RESOLVE(p);                                                          \
 		uncount(p);                                                               \
 		orig.free(orig.ctx, p);                                                   \
 	}
@@ -551,15 +568,28 @@ static int apply(void *arg)
 	if (frees != sizes_on) {
 		sizes_on = frees;
 		if (!frees)
-			sizes_clear();
+			blocks_clear();
 	}
 	if (want && !installed) {
 		PyMem_GetAllocator(PYMEM_DOMAIN_OBJ, &orig_obj);
 		PyMem_GetAllocator(PYMEM_DOMAIN_MEM, &orig_mem);
 		PyMem_SetAllocator(PYMEM_DOMAIN_OBJ, &ours_obj);
 		PyMem_SetAllocator(PYMEM_DOMAIN_MEM, &ours_mem);
+#if VT_TYPED
+		prev_tracer = PyRefTracer_GetTracer(&prev_tracer_data);
+		PyRefTracer_SetTracer(ref_traced, NULL);
+		armings++;
+#endif
 		installed = 1;
 	} else if (!want && installed) {
+#if VT_TYPED
+		void *data;
+
+		HELD_RESOLVE(held.p);
+		/* put back what was there, unless another tracer came after ours */
+		if (PyRefTracer_GetTracer(&data) == ref_traced)
+			PyRefTracer_SetTracer(prev_tracer, prev_tracer_data);
+#endif
 		PyMem_SetAllocator(PYMEM_DOMAIN_OBJ, &orig_obj);
 		PyMem_SetAllocator(PYMEM_DOMAIN_MEM, &orig_mem);
 		installed = 0;
@@ -617,6 +647,7 @@ static PyObject *armed(PyObject *self, PyObject *unused)
 static PyObject *flush(PyObject *self, PyObject *last)
 {
 	(void)self;
+	HELD_RESOLVE(held.p);
 	vmtrace_batch_flush(PyObject_IsTrue(last) > 0);
 	Py_RETURN_NONE;
 }
@@ -636,6 +667,9 @@ static struct PyModuleDef module = {
 static void at_fork_child(void)
 {
 	pending = 0;
+#if VT_TYPED
+	held.p = NULL; /* the parent counts it */
+#endif
 	start_watcher();
 }
 
@@ -657,6 +691,13 @@ PyMODINIT_FUNC PyInit_vmtrace(void)
 		vmtrace_frames_describe(&VMTRACE_FRAME_LAYOUT(struct pyframe, caller, name, file, line));
 		vmtrace_frames_hashed((int32_t)offsetof(struct pyframe, hash));
 	}
+#if VT_TYPED
+	if (pthread_key_create(&held_key, held_at_thread_end) != 0) {
+		PyErr_SetString(PyExc_ImportError, "vmtrace: no thread-specific key left for the allocations held");
+		Py_DECREF(m);
+		return NULL;
+	}
+#endif
 	cut_name = keep("(deeper frames cut)");
 	apply(NULL); /* a spawned process's tracer is there already */
 	start_watcher();

@@ -598,7 +598,8 @@ static int python_ext_env(const char *path, char *env, size_t len, const char **
 		return err;
 	}
 	*note = "loading vmtrace's CPython extension (PYTHONPATH, a sitecustomize that "
-		"imports vmtrace): bytes counted inside CPython by function and line";
+		"imports vmtrace): bytes counted inside CPython by function and line "
+		"(calls per function: --runtime python)";
 	return 0;
 }
 

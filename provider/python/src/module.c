@@ -346,12 +346,16 @@ static PyMemAllocatorEx orig_obj, orig_mem;
 static int in_hook; /* under the GIL: the hook's own allocations pass through */
 static struct vmtrace_key_cache oom_cache, free_obj_cache, free_mem_cache;
 
-/* One allocation under its key; frees wanted, its block keeps the word of
+/* One allocation at site s (NULL: no memory for its names) under its type
+ * t, or its domain when t is NULL; frees wanted, its block keeps the word of
  * libvmtrace's live heap with its size (put after the names: making them
  * may free blocks, which moves others in the table). */
-static void count_key(struct vmtrace_key_cache *cache, const char *klass, const char *method, size_t size,
-		      const char *site, void *p, int obj)
+static void count_at(struct site *s, struct typed *t, int obj, size_t size, void *p)
 {
+	struct vmtrace_key_cache *cache = t ? &t->cache : !s ? &oom_cache : obj ? &s->obj_cache : &s->mem_cache;
+	const char *klass = t ? t->name : !s ? OOM_CLASS : obj ? OBJ_CLASS : MEM_CLASS;
+	const char *method = s ? s->method : NULL, *site = s ? s->file_line : NULL;
+
 	if (sizes_on) {
 		uint64_t word = 0;
 
@@ -381,6 +385,7 @@ static unsigned armings;              /* counts the wrappers put in: a block hel
 					 * arming, in a thread that made no allocation since, is dropped */
 static __thread struct held held __attribute__((tls_model("initial-exec")));
 static pthread_key_t held_key;        /* counts a thread's held block as it ends */
+static __thread int held_keyed __attribute__((tls_model("initial-exec"))); /* held_key set */
 static PyRefTracer prev_tracer;       /* the tracer found when armed, called on from ours */
 static void *prev_tracer_data;
 
@@ -394,7 +399,6 @@ static const char *type_name(const void *type)
 static void held_count(PyTypeObject *type)
 {
 	struct held h = held;
-	struct typed *t = type && h.site ? typed_of(h.site, type, type_name) : NULL;
 	struct pystack *st = h.top ? self_stack : NULL;
 	int was_in_hook = in_hook;
 
@@ -404,9 +408,7 @@ static void held_count(PyTypeObject *type)
 	in_hook = 1;
 	if (st)
 		st->top = h.top;
-	count_key(t ? &t->cache : h.site ? &h.site->obj_cache : &oom_cache,
-		  t ? t->name : h.site ? OBJ_CLASS : OOM_CLASS, h.site ? h.site->method : NULL, h.size,
-		  h.site ? h.site->file_line : NULL, h.p, 1);
+	count_at(h.site, type && h.site ? typed_of(h.site, type, type_name) : NULL, 1, h.size, h.p);
 	if (st)
 		st->top = NULL;
 	in_hook = was_in_hook;
@@ -430,6 +432,7 @@ static int ref_traced(PyObject *op, PyRefTracerEvent event, void *data)
 static void held_at_thread_end(void *unused)
 {
 	(void)unused;
+	held_keyed = 0; /* an allocation in a later destructor sets it again */
 	held.top = NULL; /* the chain goes with the thread */
 	if (held.p)
 		held_count(NULL);
@@ -474,8 +477,8 @@ static __attribute__((noinline)) void count_slow(int obj, size_t size, void *p)
 	s = st && st->top && st->inner_from == f ? st->inner->site : site_of(f);
 #if VT_TYPED
 	if (obj) {
-		if (!pthread_getspecific(held_key))
-			pthread_setspecific(held_key, &held);
+		if (!held_keyed)
+			held_keyed = pthread_setspecific(held_key, &held) == 0;
 		held = (struct held){ p, size, s, st ? st->top : NULL, armings };
 		if (st)
 			st->top = NULL;
@@ -483,8 +486,7 @@ static __attribute__((noinline)) void count_slow(int obj, size_t size, void *p)
 		return;
 	}
 #endif
-	count_key(!s ? &oom_cache : obj ? &s->obj_cache : &s->mem_cache, !s ? OOM_CLASS : obj ? OBJ_CLASS : MEM_CLASS,
-		  s ? s->method : NULL, size, s ? s->file_line : NULL, p, obj);
+	count_at(s, NULL, obj, size, p);
 	if (st)
 		st->top = NULL;
 	in_hook = 0;

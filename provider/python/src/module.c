@@ -596,13 +596,21 @@ static int apply(void *arg)
 		PyMem_SetAllocator(PYMEM_DOMAIN_MEM, &orig_mem);
 		installed = 0;
 	}
+	vmtrace_host_armed(installed); /* what a tracer attaching waits for */
 	pending = 0;
 	return 0;
 }
 
+#if PY_VERSION_HEX >= 0x030d0000
+#define finalizing() Py_IsFinalizing()
+#else
+#define finalizing() _Py_IsFinalizing()
+#endif
+
 static void *watch(void *arg)
 {
 	struct timespec ts = { 0, WATCH_NS };
+	int looks = 0; /* since the call was asked for */
 
 	(void)arg;
 	for (;;) {
@@ -612,10 +620,20 @@ static void *watch(void *arg)
 		if ((want != __atomic_load_n(&installed, __ATOMIC_RELAXED) ||
 		     frees != __atomic_load_n(&sizes_on, __ATOMIC_RELAXED)) && !pending) {
 			pending = 1;
+			looks = 0;
 			if (Py_AddPendingCall(apply, NULL) < 0)
 				pending = 0; /* the queue was full: the next look asks again */
 		}
 		nanosleep(&ts, NULL);
+		/* 3.11 lets the main thread see a pending call only when the main
+		 * thread asked, or when it takes the GIL back: a program that
+		 * never lets go of the GIL (one thread, no I/O) would never run
+		 * it. Asking for the GIL once makes it let go, and look. */
+		if (pending && ++looks == 5 && !finalizing()) {
+			PyGILState_STATE g = PyGILState_Ensure();
+
+			PyGILState_Release(g);
+		}
 	}
 	return NULL;
 }
@@ -704,5 +722,6 @@ PyMODINIT_FUNC PyInit_vmtrace(void)
 	apply(NULL); /* a spawned process's tracer is there already */
 	start_watcher();
 	pthread_atfork(NULL, NULL, at_fork_child);
+	vmtrace_host_arms_later(); /* the watcher arms: the last step, so a loader sees it done */
 	return m;
 }

@@ -9,24 +9,5 @@ rescue LoadError
   require "vmtrace_ext"              # the gem's extension directory
 end
 require_relative "vmtrace/events"
-
-module Vmtrace
-  # A fork's child has only the forking thread: it starts its own watcher,
-  # so it follows the gates of its own consumers (Puma, Unicorn, Resque).
-  module ForkWatch
-    def _fork
-      pid = super
-      if pid == 0
-        Vmtrace._after_fork
-        Vmtrace.events.__send__(:after_fork) if Vmtrace.instance_variable_get(:@events)
-      end
-      pid
-    end
-  end
-  Process.singleton_class.prepend(ForkWatch)
-
-  # A death by a signal Ruby re-raises at its end skips the C exit where
-  # libvmtrace delivers its last counts: hand them over first. (exit!,
-  # which Unicorn's and Resque's children end with, is the extension's.)
-  at_exit { Vmtrace._flush(true) }
-end
+# The extension sets up all it needs itself (fork, exit): a tracer may load
+# it without this file (docs/runtimes.md, attaching).

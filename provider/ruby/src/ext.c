@@ -179,8 +179,8 @@ static VALUE sampler(VALUE self)
 	return h;
 }
 
-/* Vmtrace._after_fork: the child's own waiting thread (vmtrace.rb calls it
- * from Process._fork; the parent's died with the fork). */
+/* Vmtrace._after_fork: the child's own waiting thread (fork_watch calls
+ * it from Process._fork; the parent's died with the fork). */
 static VALUE after_fork(VALUE self)
 {
 	(void)self;
@@ -190,13 +190,38 @@ static VALUE after_fork(VALUE self)
 }
 
 /* Vmtrace._flush(last): every thread's counts to the tracer now; last:
- * the process ends (vmtrace.rb calls it from exit! and at_exit, which end
- * Ruby without the C exit that makes libvmtrace's last round). */
+ * the process ends (exit!, and Ruby's end after a fatal signal, skip the C
+ * exit that makes libvmtrace's last round: exit_bang, flush_at_end). */
 static VALUE flush(VALUE self, VALUE last)
 {
 	(void)self;
 	vmtrace_batch_flush(RTEST(last));
 	return Qnil;
+}
+
+/* Process._fork, prepended: a fork's child has only the forking thread, so
+ * it starts its own watcher and follows the gates of its own consumers
+ * (Puma, Unicorn, Resque), and so does the bus's thread (events.rb). */
+static VALUE fork_watch(VALUE self)
+{
+	VALUE pid = rb_call_super(0, NULL), mod = rb_const_get(rb_cObject, rb_intern("Vmtrace"));
+	ID events = rb_intern("@events");
+
+	(void)self;
+	if (pid == INT2FIX(0)) {
+		after_fork(mod);
+		if (rb_ivar_defined(mod, events) && RTEST(rb_ivar_get(mod, events)))
+			rb_funcall(rb_ivar_get(mod, events), rb_intern("after_fork"), 0);
+	}
+	return pid;
+}
+
+/* At Ruby's end: a death by a signal Ruby re-raises at its end skips the
+ * C exit where libvmtrace delivers its last counts; hand them over first. */
+static void flush_at_end(VALUE unused)
+{
+	(void)unused;
+	vmtrace_batch_flush(1);
 }
 
 /* exit!, prepended to Kernel and Process: the last counts to the tracer,
@@ -247,6 +272,11 @@ static VALUE gc_pauses(VALUE self)
 	return rb_ary_new_from_args(2, a, ULL2NUM(dropped));
 }
 
+/* The Ruby built for, 100 * major + minor: read from the file by a
+ * consumer that loads this extension into a running Ruby. */
+__attribute__((visibility("default"))) const unsigned vmtrace_ruby_built_for =
+	RUBY_API_VERSION_MAJOR * 100 + RUBY_API_VERSION_MINOR;
+
 /* Refuse a Ruby other than the one built for: the hooks read its layout. */
 static void check_version(void)
 {
@@ -260,10 +290,18 @@ static void check_version(void)
 			 RUBY_API_VERSION_MAJOR, RUBY_API_VERSION_MINOR, StringValueCStr(v));
 }
 
+/* Also called by a tracer that loads the extension into a running Ruby
+ * through Ruby's own loader (dln_load, from a postponed job: no Ruby code,
+ * no lock, no file read but the extension's), so all a loaded extension
+ * needs is set up here, in C; and once only, however it was loaded. */
 void Init_vmtrace_ext(void)
 {
+	static int done;
 	VALUE mod;
 
+	if (done)
+		return;
+	done = 1;
 	vmtrace_hold_until_attached(); /* a spawned Ruby boots while vmtrace attaches */
 	check_version();
 	mod = rb_define_module("Vmtrace");
@@ -278,6 +316,9 @@ void Init_vmtrace_ext(void)
 	rb_define_singleton_method(mod, "_gc_listen", gc_listen, 1);
 	rb_define_singleton_method(mod, "_gc_pauses", gc_pauses, 0);
 	flush_at_exit_bang(mod);
+	rb_define_method(rb_define_module_under(mod, "ForkWatch"), "_fork", fork_watch, 0);
+	rb_prepend_module(rb_singleton_class(rb_mProcess), rb_const_get(mod, rb_intern("ForkWatch")));
+	rb_set_end_proc(flush_at_end, Qnil);
 	vt_rb_hooks_init();
 	vt_rb_sampler_init();
 	rb_gc_register_address(&armed_at);

@@ -296,8 +296,9 @@ def case_py_hold(vmtrace, tmp):
 
 
 def case_hint(vmtrace, tmp):
-    """record -p of a Ruby without the extension: Ruby's own probes, and a
-    line saying how to get the in-process path."""
+    """record -p of a Ruby without the extension, blocked in a read (no
+    Ruby code runs to load it): Ruby's own probes, and a line saying why
+    and how to get the in-process path."""
     target = rt.Target([rt.RUBY, rt.ALLOCS_RB])
     err = os.path.join(tmp, "hint.err")
     with open(err, "w") as ef:
@@ -312,7 +313,7 @@ def case_hint(vmtrace, tmp):
     target.step()
     target.proc.wait(timeout=60)
     said = open(err).read()
-    check("-rvmtrace" in said and "ruby probes" in said,
+    check("-rvmtrace" in said and "ruby probes" in said and "not loaded into it" in said,
           f"hint: Ruby's own probes, and how to load the extension: {said.strip()[:400]}")
 
 

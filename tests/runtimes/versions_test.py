@@ -21,8 +21,9 @@ each in a root made by scripts/matrix/roots.sh and entered as a container
                Ruby that never asked for it, equal to ObjectSpace, its
                environment its own
   RUBY-unprobed  (3.3, 3.4) a Ruby that never loaded the gem (Debian's
-               have no USDT probes): record -p says in one line how to
-               trace it
+               have no USDT probes), with no gem in its root to load into
+               it (attach_test.py loads one): record -p says in one line
+               how to trace it
   RUBY-live    --live by pid (workloads/live.rb): objects held and freed
   RUBY-sampled --sample 16K by pid (workloads/sampled.rb): within 5%
   RUBY-bus     Vmtrace.events from Ruby code: tests/ruby/events_test.rb
@@ -352,6 +353,10 @@ def case_unprobed(vmtrace, tmp, runtime):
     """A Ruby with no USDT probes that never loaded the extension: record
     -p says in one line how to trace it, and exits non-zero."""
     root = root_of(runtime)
+    p = container(root, [RUBIES[runtime][2], "uninstall", "-a", "-x", "vmtrace"], stdout=subprocess.PIPE,
+                  stderr=subprocess.STDOUT, text=True)
+    out = p.communicate(timeout=120)[0]
+    check(p.returncode == 0, f"{runtime} unprobed: no gem left in the root: {out.strip()[-300:]}")
     outer = container(root, [RUBIES[runtime][1], "-e", "sleep 30"])
     pid = host_pid(outer, "ruby")
     try:
@@ -363,7 +368,8 @@ def case_unprobed(vmtrace, tmp, runtime):
         outer.wait()
     lines = r.stderr.strip().splitlines()
     check(r.returncode != 0 and len(lines) == 1 and f"runs Ruby {runtime[4:]}" in lines[0] and
-          "RUBYOPT=-rvmtrace" in lines[0], f"{runtime} unprobed: one line on how to trace it: {lines}")
+          "RUBYOPT=-rvmtrace" in lines[0] and "no vmtrace gem in the root" in lines[0],
+          f"{runtime} unprobed: one line on how to trace it: {lines}")
 
 
 CASES = {}

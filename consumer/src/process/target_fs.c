@@ -250,6 +250,15 @@ const char *vt_tfs_maps_path(pid_t pid, const char *module)
 	return n > 0 && !strncmp(module, root, (size_t)n) ? module + n - 1 : module;
 }
 
+bool vt_tfs_same_root(pid_t pid)
+{
+	char root[64];
+	struct stat a, b;
+
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+	return stat(root, &a) == 0 && stat("/", &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 int vt_tfs_openat(const struct vt_tfs *t, int base, const char *path, int flags, mode_t mode)
 {
 	struct creds c;

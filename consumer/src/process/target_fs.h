@@ -85,6 +85,10 @@ int vt_tfs_reach_mapped(pid_t pid, unsigned long start, unsigned long end, const
  * else module itself: for finding its mappings in maps. */
 const char *vt_tfs_maps_path(pid_t pid, const char *module);
 
+/* Whether pid's root is this process's: then a path of vmtrace's (a
+ * provider in its build tree) is one the process can open. */
+bool vt_tfs_same_root(pid_t pid);
+
 /* openat2 of path below base (t->root or t->cwd), as the target's user,
  * no symbolic link followed, with flags (O_CLOEXEC added) and mode. The
  * descriptor or -errno (ELOOP: a link on the way). */

@@ -38,17 +38,6 @@ bool vt_jvm_agent_is(const char *path)
 		!strncmp(base, VT_JVM_AGENT_PLACED, sizeof(VT_JVM_AGENT_PLACED) - 1) && !strcmp(base + n - 3, ".so"));
 }
 
-/* Whether pid's root is this process's: then the agent's own path is one
- * the JVM can open. */
-static bool same_root(pid_t pid)
-{
-	char root[64];
-	struct stat a, b;
-
-	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
-	return stat(root, &a) == 0 && stat("/", &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
 /* The agent's bytes from src to dst; the agent is vmtrace's own file,
  * bounded all the same. */
 static int copy_file(int src, int dst)
@@ -123,7 +112,7 @@ int vt_jvm_agent_load(pid_t pid, const char *path, char *err, size_t errlen)
 	char inside[PATH_MAX];
 	int r;
 
-	if (same_root(pid))
+	if (vt_tfs_same_root(pid))
 		return vt_jvm_attach_load(pid, path, NULL, err, errlen);
 	if ((r = vt_tfs_open(&t, pid))) {
 		vt_tfs_close(&t);
@@ -149,7 +138,7 @@ int vt_jvm_agent_at_exec(pid_t pid, const char *exe, const char *path, bool no_m
 	struct vt_usdt_list agent = { 0 };
 	char inside[PATH_MAX], reach[PATH_MAX + 64], arg[PATH_MAX + 128];
 	char options[96], why[256];
-	bool placed = !same_root(pid);
+	bool placed = !vt_tfs_same_root(pid);
 	size_t n = 0;
 	int r;
 

@@ -94,6 +94,17 @@ void vt_runtime_at_exec(pid_t pid, const char *exe, const struct vt_exec_opts *o
 			runtimes[r]->at_exec(pid, exe, o, probes);
 }
 
+int vt_runtime_load_provider(pid_t pid, char *note, size_t len)
+{
+	for (size_t r = 0; r < NRUNTIMES; r++) {
+		int got = runtimes[r]->load_provider ? runtimes[r]->load_provider(pid, note, len) : 0;
+
+		if (got)
+			return got;
+	}
+	return 0;
+}
+
 size_t vt_runtime_count(void)
 {
 	return NRUNTIMES;

@@ -127,6 +127,12 @@ struct vt_runtime {
 	 * to probes. Nothing changed when it does not apply or fails. */
 	void (*at_exec)(pid_t pid, const char *exe, const struct vt_exec_opts *o,
 			struct vt_usdt_list *probes);
+	/* Optional: load this runtime's provider (the one that lives inside
+	 * it) into pid, a running process that has not loaded it: 1 when its
+	 * module is mapped now, with a line saying what was done in note; 0
+	 * when pid does not run this runtime; -errno with a one-line reason
+	 * in note. */
+	int (*load_provider)(pid_t pid, char *note, size_t len);
 };
 
 /* The adapter whose provider has probes in the list (vmtrace first), or
@@ -143,6 +149,9 @@ int vt_runtime_claim(const char *exe, struct vt_usdt_list *probes);
 /* Every runtime's at_exec, in table order. */
 void vt_runtime_at_exec(pid_t pid, const char *exe, const struct vt_exec_opts *o,
 			struct vt_usdt_list *probes);
+/* The first runtime's load_provider that does not answer 0, its answer;
+ * 0 when none applies. */
+int vt_runtime_load_provider(pid_t pid, char *note, size_t len);
 /* The table itself, in detection order (for --runtime's list of names). */
 size_t vt_runtime_count(void);
 const struct vt_runtime *vt_runtime_at(size_t i); /* NULL past the end */

@@ -4,8 +4,6 @@
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,32 +15,6 @@
 #include "session/follow.h"
 #include "session/follow_env.h"
 #include "session/session.h"
-
-#define WAIT_SLICE_MS 100 /* how often the target's exit is checked */
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_stop_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
-
-void vt_session_catch_signals(void)
-{
-	struct sigaction sa = { .sa_handler = on_stop_signal };
-
-	/* no SA_RESTART: a wait in progress returns at once */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-}
-
-bool vt_session_stop_requested(void)
-{
-	return stop_requested;
-}
 
 /* "libc (37), rtld (10)": the providers in the list, with probe counts. */
 static void describe_providers(const struct vt_usdt_list *l, char *buf, size_t len)
@@ -286,6 +258,27 @@ static int use_jvm_agent(struct vt_session *s, const struct vt_session_opts *o, 
 	return r;
 }
 
+/* A running process whose runtime has a provider to live inside it, not
+ * loaded yet (a Ruby, a CPython): loaded now, its probes read again. When
+ * it cannot be, the runtime's own probes trace it, and the note says why,
+ * unless --runtime vmtrace asked for the provider. */
+static int load_provider(struct vt_session *s, const struct vt_session_opts *o, char *err, size_t errlen)
+{
+	int r = vt_runtime_load_provider(s->target.pid, s->load_note, sizeof(s->load_note));
+
+	if (r == 0)
+		return 0;
+	if (r < 0) {
+		if (o->runtime) {
+			snprintf(err, errlen, "--runtime vmtrace: %s", s->load_note);
+			return r;
+		}
+		return 0; /* the note stays: said with the runtime's own probes' recording */
+	}
+	vt_usdt_list_free(&s->probes);
+	return vt_target_probes(&s->target, &s->probes, err, errlen);
+}
+
 int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char *err, size_t errlen)
 {
 	char what[4200];
@@ -312,6 +305,10 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 	if (!r && s->target.spawned && (!o->runtime || strcmp(o->runtime, "vmtrace") == 0) &&
 	    vt_python_ext_program(s->target.interp ? s->target.interp : s->target.exe))
 		r = use_python_ext(s, o, err, errlen);
+	/* a running Ruby or CPython: vmtrace's provider loaded into it */
+	if (!s->target.spawned && (!o->runtime || strcmp(o->runtime, "vmtrace") == 0) &&
+	    !has_provider(&s->probes, "vmtrace"))
+		r = load_provider(s, o, err, errlen);
 	/* a java it starts, or a running JVM: vmtrace's agent inside it
 	 * (jvm_agent.h), unless another runtime's path is asked for */
 	if (!r && (!o->runtime || strcmp(o->runtime, "vmtrace") == 0) && has_provider(&s->probes, "hotspot") &&
@@ -320,6 +317,8 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 	target_label(s, what, sizeof(what));
 	if (!r)
 		r = pick_runtime(s, o, what, err, errlen);
+	if (r == -ENOENT && s->load_note[0] && !has_provider(&s->probes, "vmtrace"))
+		snprintf(err + strlen(err), errlen - strlen(err), "; and vmtrace's provider: %s", s->load_note);
 	if (r == -ENOENT || (r && r != -EINVAL && s->target.spawned)) {
 		/* a command that is no runtime itself (a shim, a wrapper, env,
 		 * make): the runtime is a program it runs (follow.h) */
@@ -472,93 +471,20 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 					"RUBYOPT=-rvmtrace, or require \"vmtrace\") is traced inside "
 					"itself, at a fraction of the cost of these probes";
 	}
+	/* what loading the provider did: done, or why the runtime's own
+	 * probes trace it instead */
+	if (s->load_note[0] && strcmp(s->rt->name, "vmtrace") == 0)
+		s->spawn_note = s->load_note;
+	else if (s->load_note[0]) {
+		snprintf(s->note_buf, sizeof(s->note_buf), "not loaded into it: %s; traced through its own probes",
+			 s->load_note);
+		s->spawn_note = s->note_buf;
+	}
 	r = vt_target_release(&s->target, env, err, errlen);
 	if (r)
 		return r;
 	s->cmdline = o->cmd ? join_argv(o->cmd) : vt_target_cmdline(s->target.pid);
 	return 0;
-}
-
-long long vt_session_ms_since(const struct timespec *t0)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - t0->tv_sec) * 1000LL + (now.tv_nsec - t0->tv_nsec) / 1000000L;
-}
-
-enum vt_wait_result vt_session_wait(struct vt_session *s, long long timeout_ms)
-{
-	struct timespec t0;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		long long left = timeout_ms < 0 ? WAIT_SLICE_MS : timeout_ms - vt_session_ms_since(&t0);
-		int slice = left < WAIT_SLICE_MS ? (int)(left > 0 ? left : 0) : WAIT_SLICE_MS;
-
-		if (stop_requested)
-			return VT_WAIT_SIGNAL;
-		/* the runtime drains what its BPF sent (it submits without
-		 * waking us) and the slice is spent waiting for the target's
-		 * exit, so a recording ends as its target does, not up to a
-		 * slice later */
-		if (s->rt->poll) {
-			int r = s->rt->poll(s->state, 0);
-
-			if (r < 0 && r != -EINTR)
-				return VT_WAIT_ERROR;
-		}
-		if (vt_target_exit_fd(&s->target) < 0)
-			poll(NULL, 0, slice); /* no pidfd to wait on: the slice is a sleep */
-		if (vt_target_wait_exit(&s->target, slice)) {
-			if (s->rt->poll)
-				s->rt->poll(s->state, 0); /* what it sent before it went */
-			return VT_WAIT_EXITED;
-		}
-		if (stop_requested)
-			return VT_WAIT_SIGNAL;
-		if (timeout_ms >= 0 && vt_session_ms_since(&t0) >= timeout_ms)
-			return VT_WAIT_TIMEOUT;
-	}
-}
-
-void vt_session_finish(struct vt_session *s, bool exited)
-{
-	if (s->rt->finish)
-		s->rt->finish(s->state, exited);
-}
-
-int vt_session_collect(struct vt_session *s, struct vt_profile *p)
-{
-	int r;
-
-	vt_profile_init(p);
-	r = s->rt->collect(s->state, p);
-	if (!r)
-		r = vt_profile_set_meta(p, s->rt->name, p->probes, s->cmdline ? s->cmdline : "",
-					(int32_t)s->target.pid);
-	/* the adapters' times are the kernel's monotonic clock: make them
-	 * relative to the moment the probes went live */
-	int64_t t0 = (int64_t)s->started.tv_sec * 1000000000 + s->started.tv_nsec;
-
-	for (size_t i = 0; i < p->gc_pauses.n; i++)
-		if (p->gc_pauses.v[i].tid)
-			p->gc_pauses.v[i].at_ns -= t0;
-	for (size_t i = 0; i < p->gc_fresh.n; i++)
-		if (p->gc_fresh.v[i].tid)
-			p->gc_fresh.v[i].at_ns -= t0;
-	for (size_t i = 0; i < p->events.n; i++)
-		p->events.v[i].at_ns -= t0;
-	if (p->live_info.peak_bytes)
-		p->live_info.peak_at_ns -= t0;
-	p->duration_s = vt_session_elapsed(s);
-	p->start_unix_ns = (uint64_t)s->started_wall.tv_sec * 1000000000ull + (uint64_t)s->started_wall.tv_nsec;
-	return r;
-}
-
-double vt_session_elapsed(const struct vt_session *s)
-{
-	return vt_session_ms_since(&s->started) / 1000.0;
 }
 
 void vt_session_close(struct vt_session *s)

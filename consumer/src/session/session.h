@@ -50,6 +50,7 @@ struct vt_session {
 	const char *spawn_note;    /* what the adapter changed in a spawned command, or a hint
 				      for the target (a cheaper path it could offer), or NULL */
 	char note_buf[640];        /* a note the session made itself (spawn_note may point here) */
+	char load_note[512];       /* what loading a provider into a running process did, or "" */
 	uint64_t sample_period;    /* the period in force: --sample's, or a runtime's default */
 	struct timespec started;   /* when the probes went live */
 	struct timespec started_wall; /* the same moment on the wall clock */

@@ -11,6 +11,9 @@
 #   its own between the two counts, so the two views cover the same objects.
 #   --tracepoint  enables an empty TracePoint on :call/:return first (Ruby
 #                 fires method__entry/method__return only under one).
+#   --attached    never required vmtrace: wait, before the first count, for
+#                 a tracer to have loaded the extension into this process
+#                 and armed it; then as --armed
 #   --armed       with vmtrace's Ruby extension loaded (-rvmtrace): instead
 #                 of stopping, wait for the tracer to have armed it before
 #                 the workload; after printing, wait for it to be disarmed
@@ -90,7 +93,9 @@ n = Integer(ENV.fetch("OBJECTS_N", "1000"))
 TracePoint.new(:call, :return) {}.enable if ARGV.include?("--tracepoint")
 GC.disable
 Wide.new(0) # its class learns its 5 ivars: later ones get their buffer at birth
-armed = ARGV.include?("--armed")
+armed = ARGV.include?("--armed") || ARGV.include?("--attached")
+# what loading the extension makes comes before the first count
+sleep 0.001 until Object.const_defined?(:Vmtrace) && Vmtrace.armed? if ARGV.include?("--attached")
 count_into(COUNTS_BEFORE)
 if armed
   sleep 0.001 until Vmtrace.armed?

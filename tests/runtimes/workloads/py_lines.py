@@ -4,15 +4,19 @@ extension, starts tracemalloc, makes N bytes objects of SIZE at one line and
 keeps them all, then prints one JSON line: that line's number and what
 tracemalloc's snapshot holds at it (statistics("lineno"), 1 frame). Then
 waits for the tracer to leave (disarmed) and exits.
+--attached: never imports vmtrace; waits for a tracer to load it into the
+process and arm it.
 """
 import json
 import sys
 import time
 import tracemalloc
 
-import vmtrace
-
-N = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+ATTACHED = "--attached" in sys.argv
+if not ATTACHED:
+    import vmtrace
+ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
+N = int(ARGS[0]) if ARGS else 2000
 SIZE = 1000
 
 
@@ -22,6 +26,9 @@ def make(keep):
 
 
 print("ready", flush=True)
+while ATTACHED and "vmtrace" not in sys.modules:
+    time.sleep(0.001)
+vmtrace = sys.modules["vmtrace"]
 while not vmtrace.armed():
     time.sleep(0.001)
 tracemalloc.start()

@@ -44,6 +44,7 @@
 #include "runtimes/adapter.h"
 #include "runtimes/python/python_calls.h"
 #include "runtimes/python/python_interp.h"
+#include "runtimes/python/python_load.h"
 #include "runtimes/python/python_stacks.h"
 #include "runtimes/proc_table.h"
 #include "profile/profile.h"
@@ -470,4 +471,5 @@ const struct vt_runtime vt_runtime_python = {
 	.close = python_close,
 	.poll = python_poll,
 	.spawn_env = python_spawn_env,
+	.load_provider = vt_python_load_provider,
 };

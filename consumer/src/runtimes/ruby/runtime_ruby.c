@@ -40,6 +40,7 @@
 #include "profile/profile.h"
 #include "runtimes/ruby/ruby_code.h"
 #include "runtimes/ruby/ruby_layout.h"
+#include "runtimes/ruby/ruby_load.h"
 #include "runtimes/ruby/ruby_stacks.h"
 #include "runtimes/ruby/ruby_unprobed.h"
 #include "runtimes/runtime.h"
@@ -489,4 +490,5 @@ const struct vt_runtime vt_runtime_ruby = {
 	.poll = ruby_poll,
 	.spawn_env = ruby_spawn_env,
 	.unprobed = vt_ruby_unprobed,
+	.load_provider = vt_ruby_load_provider,
 };

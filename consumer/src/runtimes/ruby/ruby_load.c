@@ -1,0 +1,120 @@
+/*
+ * ruby_load.c: vmtrace's Ruby extension loaded into a running Ruby
+ * (ruby_load.h).
+ */
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "process/elf_code.h"
+#include "process/inject.h"
+#include "process/target_fs.h"
+#include "process/usdt_notes.h"
+#include "runtimes/provider_load.h"
+#include "runtimes/ruby/ruby_load.h"
+#include "runtimes/ruby_ext.h"
+
+#define LOAD_MS 2000 /* from the queue to the extension loaded (0-3 ms when the runtime runs) */
+
+static const char *const provider_module[] = { "vmtrace_ext", NULL };
+
+static const char *const ruby_modules[] = { "libruby", "ruby", NULL };
+
+/* Ruby's postponed jobs (3.1: from a Ruby thread only, run in that thread;
+ * 3.3 and later: from any thread), running Ruby's own loader of
+ * extensions, dln_load(path): dlopen, then Init_vmtrace_ext, which sets up
+ * all the extension needs. A job runs in Ruby's trap context, where a
+ * require may take no lock (ThreadError), and every file a require reads
+ * would wait for the lock again in a busy Ruby: the loader reads none. A
+ * LoadError it raises ends in the job's runner, not in the program. */
+static const struct vt_runtime_queue ruby_queue = {
+	.modules = ruby_modules,
+	.thread_check = "ruby_native_thread_p",
+	.queue = "rb_postponed_job_register_one",
+	.run = "dln_load",
+	.flags_first = true,
+	.queued = 1,
+};
+
+/* The file name of the libruby pid maps ("libruby-3.1.so.3.1") into name. */
+static int libruby_of(pid_t pid, char *name, size_t len)
+{
+	char file[64], line[4096 + 256];
+	int found = -ENOENT;
+	FILE *f;
+
+	snprintf(file, sizeof(file), "/proc/%d/maps", (int)pid);
+	if (!(f = fopen(file, "re")))
+		return -ESRCH;
+	while (found && fgets(line, sizeof(line), f)) {
+		char *base = strrchr(line, '/');
+
+		if (base && !strncmp(base + 1, "libruby-", 8)) {
+			base[strcspn(base, "\n")] = '\0';
+			snprintf(name, len, "%s", base + 1);
+			found = 0;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* The directory, as pid names it, of an extension it can load: vmtrace's
+ * gem installed in its root, else, in this root, the one built here for
+ * the libruby it maps. */
+static int ext_dir(pid_t pid, char *dir, size_t len, char *err, size_t errlen)
+{
+	char ext[PATH_MAX + 64], lib[NAME_MAX + 1];
+	int fd, n;
+
+	if (!vt_ruby_ext_in_root(pid, ext, sizeof(ext), &fd)) {
+		close(fd);
+		snprintf(dir, len, "%s", vt_tfs_maps_path(pid, ext));
+		dirname(dir);
+		return 0;
+	}
+	if (vt_tfs_same_root(pid) && !libruby_of(pid, lib, sizeof(lib)) && !vt_ruby_ext_find(ext, sizeof(ext))) {
+		unsigned major, minor, built = 0;
+		uint64_t addr, off;
+
+		n = snprintf(dir, len, "%s", ext);
+		if (sscanf(lib, "libruby-%u.%u", &major, &minor) == 2 &&
+		    !vt_elf_symbol(ext, "vmtrace_ruby_built_for", &addr, &off) &&
+		    !vt_elf_code_at(ext, addr, (uint8_t *)&built, sizeof(built), &off) &&
+		    built == major * 100 + minor && n > 0 && (size_t)n < len) {
+			dirname(dir);
+			return 0;
+		}
+	}
+	snprintf(err, errlen, "no vmtrace gem in the root of Ruby %d, and no extension built here for its "
+		 "Ruby (gem install vmtrace in its image)", (int)pid);
+	return -ENOENT;
+}
+
+int vt_ruby_load_provider(pid_t pid, char *note, size_t len)
+{
+	char dir[PATH_MAX], ext[PATH_MAX + 32];
+	uint64_t addr;
+	long stop_us, waited_ms;
+	int r;
+
+	if (vt_inject_symbol(pid, ruby_modules, ruby_queue.queue, &addr))
+		return 0; /* no Ruby */
+	if ((r = ext_dir(pid, dir, sizeof(dir), note, len)))
+		return r;
+	snprintf(ext, sizeof(ext), "%s/" VT_RUBY_EXT_FILE, dir);
+	if ((r = vt_provider_queue(pid, &ruby_queue, ext, &stop_us, note, len)))
+		return r;
+	if ((r = vt_provider_wait_ready(pid, provider_module, LOAD_MS, &waited_ms))) {
+		snprintf(note, len, "Ruby %d took the job but has not loaded %s within %d ms (its threads run no "
+			 "Ruby code, or the load failed; RUBYOPT=-rvmtrace at its start loads it)", (int)pid, ext,
+			 LOAD_MS);
+		return r;
+	}
+	snprintf(note, len, "vmtrace's Ruby extension loaded into pid %d (%s; one thread stopped %.1f ms, "
+		 "loaded %ld ms later)", (int)pid, dir, stop_us / 1000.0, waited_ms);
+	return 1;
+}

@@ -9,7 +9,8 @@
 # vmtrace record -p of the program with vmtrace's CPython extension
 # imported: bytes by function and line, by whole Python stack (--stack vm),
 # sampled by bytes (--sample 512K), and with frees, what is still held
-# (--live).
+# (--live); and by line in a program that never imported it, the extension
+# loaded into it by vmtrace record -p (docs/runtimes.md, "Attaching").
 # Needs root.
 #
 # Usage: bench/runtimes/run_pydoc_ext.sh [VMTRACE] [REPEATS]
@@ -43,6 +44,7 @@ run_config() {
 	ext_stack) traced "--stack vm" ;;
 	ext_sampled) traced "--sample 512K" ;;
 	ext_live) traced "--live" ;;
+	ext_attached) attached ;;
 	esac
 	secs out
 }
@@ -55,10 +57,18 @@ traced() {
 	"$VMTRACE" record -p "$p" -o rec.data --force $1 >/dev/null 2>rec.err
 	wait "$p"
 }
-CONFIGS=(base dormant tm1 tm25 scalene heaptrack probes ext ext_stack ext_sampled ext_live)
+# the program never imported it: vmtrace record -p loads the extension into it
+attached() {
+	"$PY" "$HERE/pydoc_driver.py" --attached "${MODS[@]}" >out &
+	local p=$!
+	until grep -q ready out 2>/dev/null; do sleep 0.01; done
+	"$VMTRACE" record -p "$p" -o rec.data --force >/dev/null 2>rec.err
+	wait "$p"
+}
+CONFIGS=(base dormant tm1 tm25 scalene heaptrack probes ext ext_stack ext_sampled ext_live ext_attached)
 NAMES=("untraced" "ext dormant" "tracemalloc 1 frame" "tracemalloc 25 frames" "scalene --memory"
        "heaptrack" "vmtrace python probes" "vmtrace ext (by line)" "vmtrace ext --stack vm"
-       "vmtrace ext --sample 512K" "vmtrace ext --live")
+       "vmtrace ext --sample 512K" "vmtrace ext --live" "vmtrace ext loaded by -p")
 for _ in $(seq "$REPEATS"); do
 	for c in "${CONFIGS[@]}"; do
 		run_config "$c" >>"$TMP/$c.t"

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "process/proc_info.h"
 #include "runtimes/vmtrace/sampling.h"
 #include "session/target.h"
 #include "process/usdt_notes.h"

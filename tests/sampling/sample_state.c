@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "process/proc_info.h"
 #include "runtimes/vmtrace/sampling.h"
 #include "process/usdt_notes.h"
 

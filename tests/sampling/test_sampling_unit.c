@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 
+#include "process/proc_info.h"
 #include "runtimes/vmtrace/sampling.h"
 #include "process/usdt_notes.h"
 #include "vmtrace/vmtrace.h"

@@ -13,34 +13,11 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "process/elf_code.h"
 #include "process/inject.h"
-#include "process/target_fs.h"
-#include "process/usdt_notes.h"
+#include "process/proc_info.h"
 
 #define XSTATE_MAX (16 * 1024) /* larger than any xsave area (AVX-512: about 2.7 KiB) */
 #define RED_ZONE 128           /* below the stack pointer, the stopped code's own */
-#define MAPS_MAX 65536         /* mappings read at most: every read bounded */
-
-/* A field of /proc/PID/status ("TracerPid:"), as a number; -1 if absent. */
-static long status_field(pid_t pid, const char *field)
-{
-	char path[64], line[256];
-	size_t n = strlen(field);
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (!(f = fopen(path, "re")))
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, field, n)) {
-			v = strtol(line + n, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return v;
-}
 
 /* The state letter of a thread (R, S, D, T...), or 0. */
 static char thread_state(pid_t pid, pid_t tid)
@@ -109,7 +86,7 @@ static int get_xstate(struct vt_inject *in)
 
 int vt_inject_stop(struct vt_inject *in, pid_t pid, pid_t tid, char *err, size_t errlen)
 {
-	long tracer = status_field(pid, "TracerPid:");
+	long tracer = vt_proc_status_field(pid, "TracerPid:");
 	int status, r;
 
 	memset(in, 0, sizeof(*in));
@@ -118,7 +95,7 @@ int vt_inject_stop(struct vt_inject *in, pid_t pid, pid_t tid, char *err, size_t
 		snprintf(err, errlen, "pid %d is traced already (by pid %ld)", (int)pid, tracer);
 		return -EBUSY;
 	}
-	if (status_field(pid, "Seccomp:") == 1) {
+	if (vt_proc_status_field(pid, "Seccomp:") == 1) {
 		snprintf(err, errlen, "pid %d runs under seccomp's strict mode: it may make no call", (int)pid);
 		return -EPERM;
 	}
@@ -190,7 +167,7 @@ int vt_inject_call(struct vt_inject *in, uint64_t fn, const uint64_t *args, int 
 	/* past the red zone, 16-byte aligned, then the return address 0: at the
 	 * function's entry rsp + 8 is aligned, as a call leaves it */
 	regs.rsp = ((in->saved.rsp - RED_ZONE - 64) & ~15ULL) - 8;
-	if ((r = vt_inject_write(in->tid, regs.rsp, &zero, sizeof(zero)))) {
+	if ((r = vt_proc_mem_write(in->tid, regs.rsp, &zero, sizeof(zero)))) {
 		snprintf(err, errlen, "cannot write to the stack of thread %d: %s", (int)in->tid, strerror(-r));
 		return r;
 	}
@@ -258,108 +235,6 @@ void vt_inject_release(struct vt_inject *in)
 	free(in->xstate);
 	in->xstate = NULL;
 	in->tid = -1;
-}
-
-int vt_inject_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
-{
-	struct iovec local = { (void *)buf, len }, remote = { (void *)(uintptr_t)addr, len };
-	ssize_t n = process_vm_writev(pid, &local, 1, &remote, 1, 0);
-
-	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EFAULT;
-}
-
-int vt_inject_read(pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
-	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-
-	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EFAULT;
-}
-
-struct mapping {
-	unsigned long start, end, off, inode;
-	char *path;
-};
-
-/* pid's file mappings, at most MAPS_MAX; their number or -errno. */
-static int read_maps(pid_t pid, struct mapping **out)
-{
-	char file[64], *line = NULL;
-	size_t cap = 0;
-	struct mapping *m = NULL;
-	int n = 0, size = 0;
-	FILE *f;
-
-	snprintf(file, sizeof(file), "/proc/%d/maps", (int)pid);
-	if (!(f = fopen(file, "re")))
-		return -errno;
-	while (n < MAPS_MAX && getline(&line, &cap, f) > 0) {
-		unsigned long start, end, off, inode;
-		int at = 0;
-
-		if (sscanf(line, "%lx-%lx %*s %lx %*s %lu %n", &start, &end, &off, &inode, &at) < 4 || !at ||
-		    !inode || line[at] != '/')
-			continue;
-		if (n == size) {
-			struct mapping *g = realloc(m, (size_t)(size = size ? size * 2 : 64) * sizeof(*m));
-
-			if (!g)
-				break;
-			m = g;
-		}
-		line[strcspn(line, "\n")] = '\0';
-		char *path = strdup(line + at);
-
-		if (!path)
-			break;
-		m[n++] = (struct mapping){ start, end, off, inode, path };
-	}
-	free(line);
-	fclose(f);
-	*out = m;
-	return n;
-}
-
-static bool name_starts(const char *path, const char *const *prefixes)
-{
-	const char *base = strrchr(path, '/');
-
-	base = base ? base + 1 : path;
-	for (; *prefixes; prefixes++)
-		if (!strncmp(base, *prefixes, strlen(*prefixes)))
-			return true;
-	return false;
-}
-
-int vt_inject_symbol(pid_t pid, const char *const *prefixes, const char *name, uint64_t *addr)
-{
-	struct mapping *m = NULL;
-	int n = read_maps(pid, &m), r = -ENOENT;
-
-	for (int i = 0; i < n && r; i++) {
-		char reach[PATH_MAX + 64];
-		uint64_t vaddr, off, first;
-		bool seen = false;
-
-		for (int j = 0; j < i; j++)
-			seen = seen || m[j].inode == m[i].inode;
-		if (seen || !name_starts(m[i].path, prefixes) ||
-		    vt_tfs_reach_mapped(pid, m[i].start, m[i].end, m[i].path, m[i].inode, reach, sizeof(reach)) ||
-		    vt_elf_symbol(reach, name, &vaddr, &off))
-			continue;
-		/* the load bias: where the file's first page is mapped, less its
-		 * link-time address (0 for a fixed executable); .bss included */
-		for (int j = 0; j < n && r; j++)
-			if (m[j].inode == m[i].inode && !strcmp(m[j].path, m[i].path) && m[j].off == 0 &&
-			    !vt_elf_first_vaddr(reach, &first)) {
-				*addr = m[j].start - (first & ~4095ULL) + vaddr;
-				r = 0;
-			}
-	}
-	for (int i = 0; i < n; i++)
-		free(m[i].path);
-	free(m);
-	return n < 0 ? n : r;
 }
 
 int vt_inject_threads(pid_t pid, pid_t *tids, int max)

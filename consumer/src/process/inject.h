@@ -49,20 +49,6 @@ int vt_inject_call(struct vt_inject *in, uint64_t fn, const uint64_t *args, int 
 /* Put the thread back as it was and detach. Accepts one never stopped. */
 void vt_inject_release(struct vt_inject *in);
 
-/* Write len bytes at addr in pid's memory (process_vm_writev, all or
- * nothing). 0 or -errno. */
-int vt_inject_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
-
-/* Read len bytes at addr in pid's memory (process_vm_readv, all or
- * nothing). 0 or -errno. */
-int vt_inject_read(pid_t pid, uint64_t addr, void *buf, size_t len);
-
-/* The address in pid of the function or object name defined by a module
- * whose file name starts with one of prefixes (NULL-ended: "libruby",
- * "ruby"), the first such module that defines it. Each module is reached
- * in pid's root with no link followed (target_fs.h). 0, -ENOENT, -errno. */
-int vt_inject_symbol(pid_t pid, const char *const *prefixes, const char *name, uint64_t *addr);
-
 /* The threads of pid, running ones first, then the others (R state
  * first): up to max tids into tids, their number, or -errno. */
 int vt_inject_threads(pid_t pid, pid_t *tids, int max);

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "process/inject.h"
+#include "process/proc_info.h"
 #include "vmtrace/vmtrace.h"
 #include "runtimes/provider_load.h"
 
@@ -51,7 +52,7 @@ static int queue_in(struct vt_inject *in, pid_t pid, const uint64_t fn[4], const
 			 strerror((int)-(int64_t)page));
 		return (int)(int64_t)page;
 	}
-	if ((r = vt_inject_write(pid, page, text, strlen(text) + 1))) {
+	if ((r = vt_proc_mem_write(pid, page, text, strlen(text) + 1))) {
 		snprintf(err, errlen, "cannot write the text into pid %d: %s", (int)pid, strerror(-r));
 		return r;
 	}
@@ -79,13 +80,13 @@ int vt_provider_queue(pid_t pid, const struct vt_runtime_queue *q, const char *t
 		snprintf(err, errlen, "the text for pid %d's runtime is longer than a page", (int)pid);
 		return -E2BIG;
 	}
-	if (vt_inject_symbol(pid, q->modules, q->queue, &fn[1]) ||
-	    vt_inject_symbol(pid, q->modules, q->run, &fn[2]) ||
-	    (q->thread_check && vt_inject_symbol(pid, q->modules, q->thread_check, &fn[3]))) {
+	if (vt_proc_symbol_in(pid, q->modules, q->queue, &fn[1]) ||
+	    vt_proc_symbol_in(pid, q->modules, q->run, &fn[2]) ||
+	    (q->thread_check && vt_proc_symbol_in(pid, q->modules, q->thread_check, &fn[3]))) {
 		snprintf(err, errlen, "pid %d has no %s", (int)pid, q->queue);
 		return -ENOENT;
 	}
-	if ((r = vt_inject_symbol(pid, libc, "mmap", &fn[0]))) {
+	if ((r = vt_proc_symbol_in(pid, libc, "mmap", &fn[0]))) {
 		snprintf(err, errlen, "cannot find mmap in the C library of pid %d", (int)pid);
 		return r;
 	}
@@ -129,8 +130,8 @@ int vt_provider_wait_ready(pid_t pid, const char *const *module, int timeout_ms,
 		if (kill(pid, 0) && errno == ESRCH)
 			return -ESRCH;
 		/* the module mapped, its initialization through (its last step) */
-		if (!vt_inject_symbol(pid, module, "vmtrace_host_armings", &addr) &&
-		    !vt_inject_read(pid, addr, &armings, sizeof(armings)) && (armings & VMTRACE_HOST_ARMS_LATER)) {
+		if (!vt_proc_symbol_in(pid, module, "vmtrace_host_armings", &addr) &&
+		    !vt_proc_mem_read(pid, addr, &armings, sizeof(armings)) && (armings & VMTRACE_HOST_ARMS_LATER)) {
 			*waited_ms = (long)((now_us() - t0) / 1000);
 			return 0;
 		}

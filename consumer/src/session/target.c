@@ -47,6 +47,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "process/proc_info.h"
 #include "runtimes/runtime.h"
 #include "session/target.h"
 
@@ -81,19 +82,9 @@ static void target_init(struct vt_target *t)
 /* The thread group (process) of thread id tid, from /proc; 0 when unknown. */
 static pid_t thread_group_of(pid_t tid)
 {
-	char path[64], line[128];
-	pid_t tgid = 0;
-	FILE *f;
+	long tgid = vt_proc_status_field(tid, "Tgid:");
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid;
+	return tgid > 0 ? (pid_t)tgid : 0;
 }
 
 int vt_target_open_pid(struct vt_target *t, pid_t pid, char *err, size_t errlen)

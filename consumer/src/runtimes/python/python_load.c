@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "process/inject.h"
+#include "process/proc_info.h"
 #include "process/target_fs.h"
 #include "runtimes/provider_load.h"
 #include "runtimes/python/python_load.h"
@@ -21,14 +21,12 @@
 
 static const char *const provider_module[] = { "vmtrace.cpython-", NULL };
 
-static const char *const python_modules[] = { "python3", "libpython3", NULL };
-
 /* CPython's pending calls (any thread may add one; the main thread runs
  * them), running PyRun_SimpleString in __main__. Added from the main
  * thread: 3.11 sets the main thread's eval breaker for a call only when
  * the main thread adds it (another's waits for its next take of the GIL). */
 static const struct vt_runtime_queue python_queue = {
-	.modules = python_modules,
+	.modules = vt_python_modules,
 	.queue = "Py_AddPendingCall",
 	.run = "PyRun_SimpleString",
 	.main_first = true,
@@ -71,21 +69,14 @@ static int one_line(const char *source, char *out, size_t len)
 /* The minor version of the python3.N (or libpython3.N) pid maps. */
 static int version_minor(pid_t pid, unsigned *minor)
 {
-	char file[64], line[4096 + 256];
-	int found = -ENOENT;
-	FILE *f;
+	static const char *const named[] = { "python3.", "libpython3.", NULL };
+	char path[PATH_MAX];
+	const char *base;
 
-	snprintf(file, sizeof(file), "/proc/%d/maps", (int)pid);
-	if (!(f = fopen(file, "re")))
-		return -ESRCH;
-	while (found && fgets(line, sizeof(line), f)) {
-		char *base = strrchr(line, '/');
-
-		if (base && (sscanf(base + 1, "python3.%u", minor) == 1 || sscanf(base + 1, "libpython3.%u", minor) == 1))
-			found = 0;
-	}
-	fclose(f);
-	return found;
+	if (vt_proc_module_named(pid, named, path, sizeof(path)))
+		return -ENOENT;
+	base = strrchr(path, '/') + 1;
+	return sscanf(base, "python3.%u", minor) == 1 || sscanf(base, "libpython3.%u", minor) == 1 ? 0 : -ENOENT;
 }
 
 #define SITE_ENTRIES_MAX 100000 /* entries of a site directory looked at */
@@ -176,7 +167,7 @@ int vt_python_load_provider(pid_t pid, char *note, size_t len)
 	long stop_us, waited_ms;
 	int r;
 
-	if (vt_inject_symbol(pid, python_modules, python_queue.queue, &addr))
+	if (vt_proc_symbol_in(pid, vt_python_modules, python_queue.queue, &addr))
 		return 0; /* no CPython */
 	if (module_for(pid, module, sizeof(module))) {
 		snprintf(note, len, "no vmtrace package for the Python of pid %d in its root's site directories, and "

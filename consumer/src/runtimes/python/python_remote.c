@@ -6,19 +6,19 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "process/inject.h"
+#include "process/proc_info.h"
 #include "runtimes/python/python_debug_rows.h"
 #include "runtimes/python/python_remote.h"
 
 #define FIELD_MAX (1u << 20) /* an offset read from the target past this is no offset */
 #define PATH_SIZE_MAX 4096   /* nor a path buffer larger than this */
 
-static const char *const python_modules[] = { "python3", "libpython3", NULL };
+const char *const vt_python_modules[] = { "python3", "libpython3", NULL };
 
 /* A word of the target at addr. */
 static int word(pid_t pid, uint64_t addr, uint64_t *v)
 {
-	return vt_inject_read(pid, addr, v, sizeof(*v));
+	return vt_proc_mem_read(pid, addr, v, sizeof(*v));
 }
 
 /* The published offset at slot of _Py_DebugOffsets (at runtime), checked
@@ -64,8 +64,8 @@ int vt_py_remote_exec(struct vt_py_remote *rx, pid_t pid, const char *text, char
 	rx->tfs.root = rx->tfs.cwd = rx->made.dir = -1;
 	rx->pid = pid;
 	/* the cookie and the version: a runtime that publishes none is not ours to ask */
-	if (vt_inject_symbol(pid, python_modules, "_PyRuntime", &runtime) ||
-	    vt_inject_read(pid, runtime, head, sizeof(head)) || memcmp(head, "xdebugpy", 8) != 0)
+	if (vt_proc_symbol_in(pid, vt_python_modules, "_PyRuntime", &runtime) ||
+	    vt_proc_mem_read(pid, runtime, head, sizeof(head)) || memcmp(head, "xdebugpy", 8) != 0)
 		return -ENOTSUP;
 	for (size_t i = 0; i < VT_PY_DEBUG_ROWS; i++)
 		if (vt_py_debug_rows[i].version == (head[1] >> 16 & 0xffff))
@@ -85,12 +85,12 @@ int vt_py_remote_exec(struct vt_py_remote *rx, pid_t pid, const char *text, char
 		snprintf(err, errlen, "CPython %d's debug offsets do not lead to its main thread", (int)pid);
 		return r ? r : -EINVAL;
 	}
-	if ((r = vt_inject_read(pid, interp + off[4], &enabled, sizeof(int))) || !(int)enabled) {
+	if ((r = vt_proc_mem_read(pid, interp + off[4], &enabled, sizeof(int))) || !(int)enabled) {
 		snprintf(err, errlen, "CPython %d has remote debugging off (PYTHON_DISABLE_REMOTE_DEBUG, "
 			 "-X disable-remote-debug, or built without it)", (int)pid);
 		return r ? r : -EPERM;
 	}
-	if ((r = vt_inject_read(pid, tstate + off[3] + off[5], &pending, sizeof(int))))
+	if ((r = vt_proc_mem_read(pid, tstate + off[3] + off[5], &pending, sizeof(int))))
 		return r;
 	if ((int)pending) {
 		snprintf(err, errlen, "CPython %d has a remote script pending already", (int)pid);
@@ -105,14 +105,14 @@ int vt_py_remote_exec(struct vt_py_remote *rx, pid_t pid, const char *text, char
 	 * sys.remote_exec writes them in */
 	const int one = 1;
 
-	if ((r = vt_inject_write(pid, tstate + off[3] + off[6], path, strlen(path) + 1)) ||
-	    (r = vt_inject_write(pid, (rx->pending_at = tstate + off[3] + off[5]), &one, sizeof(one))) ||
+	if ((r = vt_proc_mem_write(pid, tstate + off[3] + off[6], path, strlen(path) + 1)) ||
+	    (r = vt_proc_mem_write(pid, (rx->pending_at = tstate + off[3] + off[5]), &one, sizeof(one))) ||
 	    (r = word(pid, tstate + off[2], &breaker))) {
 		snprintf(err, errlen, "cannot write into CPython %d: %s", (int)pid, strerror(-r));
 		return r;
 	}
 	breaker |= row->please_stop_bit;
-	if ((r = vt_inject_write(pid, tstate + off[2], &breaker, sizeof(breaker)))) {
+	if ((r = vt_proc_mem_write(pid, tstate + off[2], &breaker, sizeof(breaker)))) {
 		snprintf(err, errlen, "cannot write into CPython %d: %s", (int)pid, strerror(-r));
 		return r;
 	}
@@ -124,7 +124,7 @@ void vt_py_remote_done(struct vt_py_remote *rx, bool ran)
 	const int zero = 0;
 
 	if (!ran && rx->pending_at)
-		vt_inject_write(rx->pid, rx->pending_at, &zero, sizeof(zero));
+		vt_proc_mem_write(rx->pid, rx->pending_at, &zero, sizeof(zero));
 	vt_tfs_remove(&rx->tfs, &rx->made);
 	if (rx->made.dir >= 0)
 		close(rx->made.dir);

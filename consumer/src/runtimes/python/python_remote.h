@@ -18,6 +18,10 @@
 
 #include "process/target_fs.h"
 
+/* The file names (prefixes) of the modules that hold CPython itself: the
+ * python3.N program, or libpython3.N for a program that embeds it. */
+extern const char *const vt_python_modules[];
+
 /* A script file placed in the target's root, removed by vt_py_remote_done. */
 struct vt_py_remote {
 	struct vt_tfs tfs;

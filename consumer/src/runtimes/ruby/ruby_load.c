@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "process/elf_code.h"
-#include "process/inject.h"
+#include "process/proc_info.h"
 #include "process/target_fs.h"
 #include "process/usdt_notes.h"
 #include "runtimes/provider_load.h"
@@ -39,35 +39,13 @@ static const struct vt_runtime_queue ruby_queue = {
 	.queued = 1,
 };
 
-/* The file name of the libruby pid maps ("libruby-3.1.so.3.1") into name. */
-static int libruby_of(pid_t pid, char *name, size_t len)
-{
-	char file[64], line[4096 + 256];
-	int found = -ENOENT;
-	FILE *f;
-
-	snprintf(file, sizeof(file), "/proc/%d/maps", (int)pid);
-	if (!(f = fopen(file, "re")))
-		return -ESRCH;
-	while (found && fgets(line, sizeof(line), f)) {
-		char *base = strrchr(line, '/');
-
-		if (base && !strncmp(base + 1, "libruby-", 8)) {
-			base[strcspn(base, "\n")] = '\0';
-			snprintf(name, len, "%s", base + 1);
-			found = 0;
-		}
-	}
-	fclose(f);
-	return found;
-}
-
 /* The directory, as pid names it, of an extension it can load: vmtrace's
  * gem installed in its root, else, in this root, the one built here for
  * the libruby it maps. */
 static int ext_dir(pid_t pid, char *dir, size_t len, char *err, size_t errlen)
 {
-	char ext[PATH_MAX + 64], lib[NAME_MAX + 1];
+	static const char *const libruby[] = { "libruby-", NULL };
+	char ext[PATH_MAX + 64], lib[PATH_MAX];
 	int fd, n;
 
 	if (!vt_ruby_ext_in_root(pid, ext, sizeof(ext), &fd)) {
@@ -76,12 +54,13 @@ static int ext_dir(pid_t pid, char *dir, size_t len, char *err, size_t errlen)
 		dirname(dir);
 		return 0;
 	}
-	if (vt_tfs_same_root(pid) && !libruby_of(pid, lib, sizeof(lib)) && !vt_ruby_ext_find(ext, sizeof(ext))) {
+	if (vt_tfs_same_root(pid) && !vt_proc_module_named(pid, libruby, lib, sizeof(lib)) &&
+	    !vt_ruby_ext_find(ext, sizeof(ext))) {
 		unsigned major, minor, built = 0;
 		uint64_t addr, off;
 
 		n = snprintf(dir, len, "%s", ext);
-		if (sscanf(lib, "libruby-%u.%u", &major, &minor) == 2 &&
+		if (sscanf(strrchr(lib, '/') + 1, "libruby-%u.%u", &major, &minor) == 2 &&
 		    !vt_elf_symbol(ext, "vmtrace_ruby_built_for", &addr, &off) &&
 		    !vt_elf_code_at(ext, addr, (uint8_t *)&built, sizeof(built), &off) &&
 		    built == major * 100 + minor && n > 0 && (size_t)n < len) {
@@ -101,7 +80,7 @@ int vt_ruby_load_provider(pid_t pid, char *note, size_t len)
 	long stop_us, waited_ms;
 	int r;
 
-	if (vt_inject_symbol(pid, ruby_modules, ruby_queue.queue, &addr))
+	if (vt_proc_symbol_in(pid, ruby_modules, ruby_queue.queue, &addr))
 		return 0; /* no Ruby */
 	if ((r = ext_dir(pid, dir, sizeof(dir), note, len)))
 		return r;

@@ -46,8 +46,4 @@ int vt_provider_read(pid_t pid, const struct vt_usdt_list *probes, const char *s
 int vt_provider_locate(pid_t pid, const struct vt_usdt_list *probes, const char *symbol, uint64_t *addr);
 int vt_provider_read_at(pid_t pid, uint64_t addr, void *buf, size_t len);
 
-/* The runtime address in pid of the dynamic or static symbol `name` of the
- * module at `module` (a path as /proc/PID/maps names it). */
-int vt_proc_symbol_address(pid_t pid, const char *module, const char *name, uint64_t *addr);
-
 #endif /* VMTRACE_SAMPLING_H */

@@ -57,7 +57,6 @@
 #define LIVE_TICK_NS (1ull << VMTRACE__TICK_SHIFT) /* ... while a recording follows words: their clock */
 #define FLUSH_EVERY_NS 200000000ull   /* a round at least this often while batching */
 
-enum { REC_FREE, REC_LIVE };
 
 __attribute__((visibility("hidden"))) volatile uint64_t vmtrace__batch_request_store;
 extern volatile uint64_t vmtrace_batch_request __attribute__((alias("vmtrace__batch_request_store")));
@@ -586,31 +585,6 @@ static void at_fork_child(void)
 	atomic_store(&flusher_stop, 0);
 	/* the child's next cached event starts its flush thread (batch_key) */
 	vmtrace__keyed = NULL;
-	for (struct vt_thread *t = atomic_load(&registry); t; t = t->next) {
-		struct vt_flush none = { &t->buf, 0, 0, 0, NULL, NULL }; /* deliver nothing */
-		struct vt_keyed *kd = atomic_load(&t->keyed);
-
-		atomic_store(&t->lock, 0);
-		/* counts by key are the parent's in every record: delivered */
-		for (int k = 0; kd && k < VT_KINDS; k++)
-			vt_keyed_flush(kd, k + 1, &none);
-		if (t == self) {
-			/* the parent's counts: never the child's to deliver */
-			for (int k = 0; k < VT_KINDS; k++) {
-				if (t->tab[k])
-					vt_table_flush(t->tab[k], &none);
-				/* closes the hot path: the next event starts the
-				 * child's flush thread (count_slow) */
-				t->slots[k] = NULL;
-			}
-			continue;
-		}
-		for (int k = 0; k < VT_KINDS; k++) {
-			vt_table_free(t->tab[k]);
-			vt_thread_set_table(t, k, NULL);
-		}
-		t->dhead = 0;
-		atomic_store(&t->dtail, 0);
-		atomic_store(&t->state, REC_FREE);
-	}
+	for (struct vt_thread *t = atomic_load(&registry); t; t = t->next)
+		vt_thread_after_fork(t, t == self);
 }

@@ -59,3 +59,32 @@ void vt_thread_flush_own(struct vt_thread *t)
 
 	vt_thread_flush(t, bufs, &t->buf, 0);
 }
+
+void vt_thread_after_fork(struct vt_thread *t, int mine)
+{
+	struct vt_flush none = { &t->buf, 0, 0, 0, NULL, NULL }; /* deliver nothing */
+	struct vt_keyed *kd = atomic_load(&t->keyed);
+
+	atomic_store(&t->lock, 0);
+	/* counts by key are the parent's in every record: delivered */
+	for (int k = 0; kd && k < VT_KINDS; k++)
+		vt_keyed_flush(kd, k + 1, &none);
+	if (mine) {
+		/* the parent's counts: never the child's to deliver */
+		for (int k = 0; k < VT_KINDS; k++) {
+			if (t->tab[k])
+				vt_table_flush(t->tab[k], &none);
+			/* closes the hot path: the next event starts the
+			 * child's flush thread (count_slow) */
+			t->slots[k] = NULL;
+		}
+		return;
+	}
+	for (int k = 0; k < VT_KINDS; k++) {
+		vt_table_free(t->tab[k]);
+		vt_thread_set_table(t, k, NULL);
+	}
+	t->dhead = 0;
+	atomic_store(&t->dtail, 0);
+	atomic_store(&t->state, REC_FREE);
+}

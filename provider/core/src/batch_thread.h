@@ -20,6 +20,8 @@ struct vt_deferred {
 	uint64_t key[4], bytes, weight;         /* klass, method, site, stack */
 };
 
+enum { REC_FREE, REC_LIVE }; /* a record's state: free to take, a live thread's */
+
 struct vt_stacks;
 struct vt_keyed;
 
@@ -76,5 +78,10 @@ void vt_thread_flush(struct vt_thread *t, struct vt_batch_buf *const bufs[VT_KIN
 
 /* A thread's own flush: one buffer serves both kinds, each sent at once. */
 void vt_thread_flush_own(struct vt_thread *t);
+
+/* In the child of a fork, t (mine: the forking thread's): what it counted
+ * is the parent's, delivered by nobody; another thread's record is free
+ * again, its lock open. */
+void vt_thread_after_fork(struct vt_thread *t, int mine) VMTRACE_HIDDEN;
 
 #endif /* VMTRACE_BATCH_THREAD_H */

@@ -1,7 +1,8 @@
 /*
  * frames.h: a thread's interpreter frames as each CPython version lays them
  * out, from that version's internal headers (module.c is built against
- * them: the CMake build for the host's 3.11, setup.py for any other).
+ * them: the CMake build for the host's 3.11, setup.py for any other),
+ * whose internal headers it includes first of all.
  *
  *   3.11, 3.12  f->f_code, f->prev_instr; the thread's frame behind
  *               tstate->cframe
@@ -14,6 +15,16 @@
  */
 #ifndef VMTRACE_PY_FRAMES_H
 #define VMTRACE_PY_FRAMES_H
+
+/* the interpreter's own frame layout: its internal headers, first of all */
+#define PY_SSIZE_T_CLEAN
+#define Py_BUILD_CORE 1
+#include <Python.h>
+#include "internal/pycore_frame.h"
+#include "internal/pycore_pystate.h"
+#if PY_VERSION_HEX >= 0x030E0000
+#include "internal/pycore_interpframe.h"
+#endif
 
 #if PY_VERSION_HEX < 0x030B0000
 #error "vmtrace's CPython extension needs CPython 3.11 or newer"

@@ -23,14 +23,7 @@
  * hook makes no Python object: a site's names are made once, at its first
  * allocation, with the hook's own allocations passed through uncounted.
  */
-#define PY_SSIZE_T_CLEAN
-#define Py_BUILD_CORE 1
-#include <Python.h>
-#include "internal/pycore_frame.h"
-#include "internal/pycore_pystate.h"
-#if PY_VERSION_HEX >= 0x030E0000
-#include "internal/pycore_interpframe.h"
-#endif
+#include "frames.h" /* CPython's headers first */
 
 #include <pthread.h>
 #include <signal.h>
@@ -41,301 +34,15 @@
 
 #include "vmtrace/vmtrace.h"
 #include "blocks.h"
-#include "frames.h"
+#include "frame_chain.h"
 #include "intern.h"
+#include "sites.h"
 #include "typed.h"
 
 #define WATCH_NS 2000000L
 #define OBJ_CLASS "(object memory)"
 #define MEM_CLASS "(PyMem memory)"
 #define OOM_CLASS "(vmtrace: out of memory for names)"
-
-/* ---- sites: (code, instruction) -> names and key cache ---- */
-
-/* A site's names and key caches: made once, never moved or freed, so a
- * thread's kept frames (below) may point at it. */
-struct site {
-	const char *method, *file_line, *file;
-	int32_t line;
-	struct vmtrace_key_cache obj_cache, mem_cache;
-};
-
-/* The table: a slot holds what it is found by beside its site. */
-struct site_slot {
-	const void *code, *instr;     /* the frame's code object and its prev_instr */
-	struct site *site;            /* NULL: empty */
-};
-
-#define SITE_SLAB 1024                /* sites made at once */
-
-static struct site_slot *sites;
-static size_t sites_cap, sites_n;
-static struct site *slab;
-static size_t slab_left;
-
-static uint64_t site_hash(const void *code, const void *instr)
-{
-	return vt_mix64((uint64_t)(uintptr_t)code * 31 + (uint64_t)(uintptr_t)instr);
-}
-
-static int sites_grow(void)
-{
-	size_t cap = sites_cap ? sites_cap * 2 : 4096;
-	struct site_slot *t = calloc(cap, sizeof(*t));
-
-	if (!t)
-		return -1;
-	for (size_t i = 0; i < sites_cap; i++) {
-		size_t j;
-
-		if (!sites[i].site)
-			continue;
-		for (j = site_hash(sites[i].code, sites[i].instr) & (cap - 1); t[j].site; j = (j + 1) & (cap - 1))
-			;
-		t[j] = sites[i];
-	}
-	free(sites);
-	sites = t;
-	sites_cap = cap;
-	return 0;
-}
-
-static struct site *site_new(void)
-{
-	if (!slab_left) {
-		if (!(slab = calloc(SITE_SLAB, sizeof(*slab))))
-			return NULL;
-		slab_left = SITE_SLAB;
-	}
-	slab_left--;
-	return slab++;
-}
-
-/* an interned copy, never freed: libvmtrace's keys are these addresses */
-static struct vt_interned kept;
-
-static const char *keep(const char *s)
-{
-	return vt_intern_str(&kept, s);
-}
-
-static struct site *site_of(_PyInterpreterFrame *f)
-{
-	const void *code = f ? (const void *)VT_FRAME_CODE(f) : NULL, *instr = f ? VT_FRAME_INSTR(f) : NULL;
-	size_t j;
-	char buf[1200];
-	const char *name = "(no Python frame)", *file = NULL;
-	int line = 0;
-	struct site *s;
-
-	if (sites_cap)
-		for (j = site_hash(code, instr) & (sites_cap - 1); sites[j].site; j = (j + 1) & (sites_cap - 1))
-			if (sites[j].code == code && sites[j].instr == instr)
-				return sites[j].site;
-	if (2 * (sites_n + 1) > sites_cap && sites_grow())
-		return NULL;
-	if (f) {
-		PyCodeObject *co = VT_FRAME_CODE(f);
-		int lasti = _PyInterpreterFrame_LASTI(f);
-		PyObject *et, *ev, *tb;
-
-		/* an allocation may come while the program's exception is set:
-		 * keep it, whatever the calls below do */
-		PyErr_Fetch(&et, &ev, &tb);
-		name = PyUnicode_AsUTF8(co->co_qualname);
-		file = PyUnicode_AsUTF8(co->co_filename);
-		line = PyCode_Addr2Line(co, (lasti < 0 ? 0 : lasti) * (int)sizeof(_Py_CODEUNIT));
-		if (!name)
-			name = "?";
-		PyErr_Clear();
-		PyErr_Restore(et, ev, tb);
-	}
-	if (!(s = site_new()))
-		return NULL;
-	*s = (struct site){ .method = keep(name) };
-	if (file) {
-		snprintf(buf, sizeof(buf), "%s:%d", file, line);
-		s->file_line = keep(buf);
-		s->file = keep(file);
-		s->line = line;
-	}
-	if (!s->method)
-		return NULL; /* no memory: the slab's entry stays unused */
-	for (j = site_hash(code, instr) & (sites_cap - 1); sites[j].site; j = (j + 1) & (sites_cap - 1))
-		;
-	sites[j] = (struct site_slot){ code, instr, s };
-	/* the table is keyed by the code's address: held, so a code object
-	 * freed (exec'd, compiled) never gives its address to another under
-	 * this one's name (a reference count, under the GIL: no allocation) */
-	if (f)
-		Py_INCREF(VT_FRAME_CODE(f));
-	sites_n++;
-	return s;
-}
-
-/* ---- whole stacks (--stack vm): a chain libvmtrace walks (<vmtrace/frames.h>) ---- */
-
-struct pyframe {
-	struct pyframe *caller;
-	const char *name, *file;
-	int32_t line;
-	uint64_t hash;                /* of this frame and its callers (vmtrace_frames_hashed) */
-};
-
-/* An innermost frame, kept by (its callers' hash, its depth, code and
- * instruction): one function's allocations at a few places, under the
- * same callers, each find their own frame made, at an address of its own,
- * so libvmtrace knows the chain by that address (vmtrace_frames_thread_kept)
- * and nothing is remade or hashed again. */
-struct leaf {
-	uint64_t parent;              /* the callers' hash; 0: empty */
-	const void *code, *instr;
-	int32_t depth;
-	struct site *site;
-	struct pyframe frame;
-};
-
-#define LEAVES 256                  /* a thread's innermost frames kept, direct-mapped */
-
-/* A thread's chain: its callers kept from the outermost frame in, so an
- * allocation remakes only the callers whose (code, instruction) changed
- * since the thread's last one, and its innermost frame from the leaves. A
- * stack deeper than libvmtrace keeps gets one frame more, outermost, that
- * says it was cut. */
-struct pystack {
-	struct pyframe *top;          /* the chain while an allocation is counted, else NULL */
-	struct leaf *inner;           /* its innermost frame */
-	_PyInterpreterFrame *inner_from; /* ... made from this interpreter frame */
-	int hashed;                   /* frames[] below this have their hash (of them and their callers) */
-	int depth;                    /* frames the last walk found (not cut), the innermost's included */
-	struct {
-		const void *code, *instr; /* what frames[k] was made from */
-	} memo[VMTRACE_STACK_MAX_DEPTH + 1];
-	struct pyframe frames[VMTRACE_STACK_MAX_DEPTH + 1];
-	_PyInterpreterFrame *walk[VMTRACE_STACK_MAX_DEPTH];
-	struct leaf leaves[LEAVES];
-};
-
-static __thread struct pystack *self_stack __attribute__((tls_model("initial-exec")));
-static pthread_key_t stack_key; /* frees a thread's chain as it ends */
-static const char *cut_name;
-
-static struct pystack *thread_stack(void)
-{
-	if (!self_stack && (self_stack = calloc(1, sizeof(*self_stack)))) {
-		pthread_setspecific(stack_key, self_stack);
-		vmtrace_frames_thread_kept((void *const *)&self_stack->top);
-	}
-	return self_stack;
-}
-
-/* a frame's hash, from its caller's (NULL: the outermost) */
-static uint64_t frame_hash(const struct pyframe *caller, const struct pyframe *p, int depth)
-{
-	return vt_frame_hash(caller ? caller->hash : VT_FRAME_HASH_ROOT, p->name, p->file, p->line,
-			     (uint64_t)depth);
-}
-
-/* frames[k], a caller, made from (code, instr), its caller frames[k - 1];
- * the outermost changed is remembered, to hash from */
-static int frame_at(struct pystack *st, int k, const void *code, const void *instr, _PyInterpreterFrame *g)
-{
-	struct site *s;
-
-	if (st->memo[k].code == code && st->memo[k].instr == instr)
-		return 0;
-	if (g) {
-		if (!(s = site_of(g)))
-			return -1;
-		st->frames[k] = (struct pyframe){ k ? &st->frames[k - 1] : NULL, s->method, s->file, s->line, 0 };
-	} else {
-		st->frames[k] = (struct pyframe){ NULL, cut_name, NULL, 0, 0 };
-	}
-	st->memo[k].code = code;
-	st->memo[k].instr = instr;
-	if (k < st->hashed)
-		st->hashed = k;
-	return 0;
-}
-
-/* The innermost frame at depth k, made from g, under callers frames[k - 1]. */
-static struct leaf *leaf_at(struct pystack *st, int k, _PyInterpreterFrame *g)
-{
-	const struct pyframe *caller = k ? &st->frames[k - 1] : NULL;
-	uint64_t parent = caller ? caller->hash : 1;
-	const void *code = VT_FRAME_CODE(g), *instr = VT_FRAME_INSTR(g);
-	struct leaf *l = &st->leaves[vt_mix64(parent ^ (uint64_t)(uintptr_t)instr * 31 ^ (uint64_t)k) & (LEAVES - 1)];
-	struct site *s;
-
-	if (l->parent == parent && l->code == code && l->instr == instr && l->depth == k)
-		return l;
-	if (!(s = site_of(g)))
-		return NULL;
-	/* another chain at this address (this thread's, or a thread's that
-	 * ended and whose memory this one got): libvmtrace forgets its name */
-	vmtrace_frames_changed(&l->frame);
-	l->parent = parent;
-	l->code = code;
-	l->instr = instr;
-	l->depth = k;
-	l->site = s;
-	l->frame = (struct pyframe){ (struct pyframe *)caller, s->method, s->file, s->line, 0 };
-	l->frame.hash = frame_hash(caller, &l->frame, k);
-	return l;
-}
-
-/* The chain of the thread's Python frames from f, innermost first; NULL
- * when there is none to make. */
-static struct pyframe *chain_of(struct pystack *st, _PyInterpreterFrame *f)
-{
-	int n = 0, cut = 0, last = st->depth, from = last - 1;
-
-	st->inner = NULL;
-	/* one not started has no line yet, and tracebacks skip it; only the
-	 * innermost can be (a frame that called another has started) */
-	for (; f && _PyFrame_IsIncomplete(f); f = f->previous)
-		;
-	/* Each caller is checked against what its frame was made from as the
-	 * walk passes it, taking the stack to be as deep as the last one: the
-	 * checks then wait on no load of their own, and if the depth is the
-	 * same, only callers from the outermost that changed (from) are
-	 * remade. Otherwise every caller is checked again by its depth. */
-	for (; f; f = f->previous) {
-		int k = last - 1 - n;
-
-		if (n == VMTRACE_STACK_MAX_DEPTH) {
-			cut = 1;
-			break;
-		}
-		if (VT_FRAME_SHIM(f))
-			continue;
-		if (n && k >= 0 && (st->memo[k].code != VT_FRAME_CODE(f) || st->memo[k].instr != VT_FRAME_INSTR(f)))
-			from = k;
-		st->walk[n++] = f;
-	}
-	if (!n)
-		return NULL;
-	if (cut || n != last)
-		from = 0;
-	if (cut && frame_at(st, 0, NULL, &cut_name, NULL))
-		return NULL;
-	st->depth = cut ? 0 : n; /* a cut walk's memo is one frame off */
-	for (int d = from; d < n - 1; d++) {
-		_PyInterpreterFrame *g = st->walk[n - 1 - d];
-
-		if (frame_at(st, cut + d, VT_FRAME_CODE(g), VT_FRAME_INSTR(g), g))
-			return NULL;
-	}
-	/* the callers' hashes from the outermost remade one in (or from the
-	 * first past the last chain's end) */
-	for (int k = st->hashed; k < cut + n - 1; k++)
-		st->frames[k].hash = frame_hash(k ? &st->frames[k - 1] : NULL, &st->frames[k], k);
-	st->hashed = cut + n - 1;
-	if (!(st->inner = leaf_at(st, cut + n - 1, st->walk[0])))
-		return NULL;
-	st->inner_from = st->walk[0];
-	return &st->inner->frame;
-}
 
 /* blocks are counted from when frees were wanted (blocks.h) */
 static int sizes_on;
@@ -707,10 +414,7 @@ PyMODINIT_FUNC PyInit_vmtrace(void)
 	m = PyModule_Create(&module);
 	if (!m)
 		return NULL;
-	if (pthread_key_create(&stack_key, free) == 0) {
-		vmtrace_frames_describe(&VMTRACE_FRAME_LAYOUT(struct pyframe, caller, name, file, line));
-		vmtrace_frames_hashed((int32_t)offsetof(struct pyframe, hash));
-	}
+	frame_chain_init();
 #if VT_TYPED
 	if (pthread_key_create(&held_key, held_at_thread_end) != 0) {
 		PyErr_SetString(PyExc_ImportError, "vmtrace: no thread-specific key left for the allocations held");
@@ -718,7 +422,6 @@ PyMODINIT_FUNC PyInit_vmtrace(void)
 		return NULL;
 	}
 #endif
-	cut_name = keep("(deeper frames cut)");
 	apply(NULL); /* a spawned process's tracer is there already */
 	start_watcher();
 	pthread_atfork(NULL, NULL, at_fork_child);

@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
-# the version matrix's Debian roots, cached on the machine (tests/runtimes/versions_test.py)
+# the version matrix's Debian roots, cached on the machine (tests/runtimes/ruby/versions_test.py and the other rooms' version tests)
 scripts/matrix/roots.sh
 
 jobs=$(nproc)

@@ -7,7 +7,7 @@
 # robin: untraced,
 # vmtrace's package imported and dormant, tracemalloc with 1 and 25 frames,
 # and vmtrace record -p from the host of the program with the package
-# imported (installed in the root by tests/runtimes/python_versions_test.py):
+# imported (installed in the root by tests/runtimes/python/python_versions_test.py):
 # by type, function and line; --stack vm; --sample 512K. Needs root.
 #
 # Usage: bench/runtimes/run_pydoc_root.sh PYTHON [VMTRACE] [REPEATS]
@@ -32,7 +32,7 @@ MODS=(json email.message argparse http.client collections typing logging unittes
 [ -x "$VMTRACE" ] || { echo "run_pydoc_root.sh: no vmtrace at $VMTRACE" >&2; exit 1; }
 in_root() { unshare --mount --pid --fork --mount-proc="$ROOT/proc" chroot "$ROOT" "$@"; }
 in_root "$PY" -c 'import vmtrace' 2>/dev/null ||
-	{ echo "run_pydoc_root.sh: no vmtrace package in $ROOT for $PY (tests/runtimes/python_versions_test.py" \
+	{ echo "run_pydoc_root.sh: no vmtrace package in $ROOT for $PY (tests/runtimes/python/python_versions_test.py" \
 		"py${PY#python}-sdist installs it)" >&2; exit 1; }
 IN=/tmp/vmtrace-bench
 TMP=$(mktemp -d)

@@ -4,7 +4,7 @@
 # with its own mount and pid namespaces): rdoc over that Ruby's stdlib
 # folders, whole-command wall time from the container's start to its exit,
 # side by side in one run. vmtrace traces it from the host by pid, the
-# gem (installed in the root by tests/runtimes/versions_test.py) loaded by
+# gem (installed in the root by tests/runtimes/ruby/versions_test.py) loaded by
 # RUBYOPT and the program held until armed (workloads/wait_armed.rb), so a
 # traced run's time includes vmtrace's start and attach. Needs root.
 #
@@ -33,7 +33,7 @@ API=${RUBY#ruby}
 [ -x "$VMTRACE" ] || { echo "run_rdoc_root.sh: no vmtrace at $VMTRACE" >&2; exit 1; }
 in_root() { unshare --mount --pid --fork --mount-proc="$ROOT/proc" chroot "$ROOT" "$@"; }
 in_root "$RUBY" -e 'require "vmtrace"' 2>/dev/null ||
-	{ echo "run_rdoc_root.sh: no vmtrace gem in $ROOT for $RUBY (tests/runtimes/versions_test.py $RUBY-gem installs it)" >&2; exit 1; }
+	{ echo "run_rdoc_root.sh: no vmtrace gem in $ROOT for $RUBY (tests/runtimes/ruby/versions_test.py $RUBY-gem installs it)" >&2; exit 1; }
 STACKPROF=1
 in_root "$RUBY" -e 'require "stackprof"' 2>/dev/null || STACKPROF=0
 IN=/tmp/vmtrace-bench

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes the version matrix's Debian roots, cached on the machine, each
-# entered as a container by the tests (tests/runtimes/versions_test.py):
+# entered as a container by the tests (tests/runtimes/NAME/*versions_test.py):
 #   trixie  Debian 13: Ruby 3.3 with its headers and source (the
 #           extension's layout check), built with the root's own compiler;
 #           ruby-stackprof, bench/runtimes/run_rdoc_root.sh's peer;

@@ -37,7 +37,7 @@ JAVA=/usr/bin/java
 JAVAC=/usr/bin/javac
 PHP=/usr/bin/php8.2
 RBDIR=$(realpath "$(dirname "$0")/../runtimes/workloads")
-EXPORTS=$(realpath "$(dirname "$0")/../exports")
+EXPORTS=$(realpath "$(dirname "$0")/../export")
 
 # shellcheck source=../lib/harness.sh
 . "$(dirname "$0")/../lib/harness.sh"
@@ -191,6 +191,7 @@ case_all_jvm_php() {
 		"$PY" - "$rep" "$RBDIR/.." "$J1" "$J2" "$J3" "$P1" "$P2" "$WORK/objects.php" <<'PY' ||
 import json, sys
 sys.path.insert(0, sys.argv[2])
+import runtime_test  # noqa: F401  (puts each runtime's room on the path)
 import jvm_test, php_test
 rep = json.load(open(sys.argv[1]))
 j1, j2, j3, p1, p2 = map(int, sys.argv[3:8])

@@ -238,7 +238,7 @@ def case_offsets(vmtrace, tmp):
     src = os.path.join(HERE, "..", "..", "consumer", "src", "runtimes", "python", "python_debug_rows.h")
     os.makedirs(root + pv.INSIDE + "/inc/runtimes/python", exist_ok=True)
     subprocess.run(["cp", src, root + pv.INSIDE + "/inc/runtimes/python/"], check=True)
-    subprocess.run(["cp", os.path.join(HERE, "python_debug_check.c"), root + pv.INSIDE], check=True)
+    subprocess.run(["cp", os.path.join(HERE, "python", "python_debug_check.c"), root + pv.INSIDE], check=True)
     cmd = (f"gcc -DPy_BUILD_CORE -I/usr/include/python3.14 -I{pv.INSIDE}/inc -o {pv.INSIDE}/check "
            f"{pv.INSIDE}/python_debug_check.c && {pv.INSIDE}/check")
     p = vv.container(root, ["sh", "-c", cmd], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

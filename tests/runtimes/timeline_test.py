@@ -3,7 +3,7 @@
 A workload collects on known threads (workloads/gc_threads.rb, .py) and
 says which; the record's gc_pause lines must carry those threads and
 starts that follow the workload's order, and `--format perfetto` of the
-record must pass tests/exports/perfetto_check.py.
+record must pass tests/export/perfetto_check.py.
 
 Usage: timeline_test.py VMTRACE CASE   (CASE: ruby, python)
 Exit 0 pass, 1 fail, 77 skip (not root).
@@ -16,7 +16,7 @@ import sys
 import runtime_test as rt
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CHECKER = os.path.join(HERE, "..", "exports", "perfetto_check.py")
+CHECKER = os.path.join(HERE, "..", "export", "perfetto_check.py")
 
 
 def pauses(data):

@@ -77,7 +77,7 @@ enum vt_opt {
 /* What the options fill in. The caller sets the defaults before parsing. */
 struct vt_cli_args {
 	struct vt_report_opts report;   /* --format, --by, --sort, --top */
-	struct vt_session_opts session; /* -p, --sample, --map-entries, --runtime, --no-methods, --events */
+	struct vt_opts session; /* -p, --sample, --map-entries, --runtime, --no-methods, --events */
 	bool have_pid;                  /* -p was given */
 	const char *cgroup;             /* --cgroup PATH: every process in it */
 	bool all;                       /* --all: every process of a known runtime */

@@ -14,8 +14,6 @@
 #include <unistd.h>
 #include <elf.h>
 
-#include "runtimes/jvm_agent.h"
-#include "runtimes/ruby_ext.h"
 #include "runtimes/runtime.h"
 #include "cli/commands.h"
 #include "report/report_fmt.h"
@@ -85,31 +83,24 @@ static size_t count_probes(const struct vt_usdt_list *l)
 }
 
 /* Which of a process's paths `record` takes: the adapter of its probes,
- * and for a Ruby or a JVM whether it counts inside itself (ruby_ext.h,
- * jvm_agent.h). */
+ * or the provider inside its runtime that counts there (runtime.h). */
 static void print_path(FILE *out, const struct vt_usdt_list *l)
 {
 	const struct vt_runtime *rt = vt_runtime_detect(l);
-	char agent[PATH_MAX];
+	char line[PATH_MAX + 256];
 
 	for (size_t i = 0; rt && i < l->n; i++) {
-		if (strcmp(l->v[i].provider, "vmtrace") == 0 && vt_ruby_ext_is(l->v[i].path)) {
-			fprintf(out, "record takes: vmtrace's Ruby extension, counting inside Ruby (%s)\n",
-				l->v[i].path);
-			return;
-		}
-		if (strcmp(l->v[i].provider, "vmtrace") == 0 && vt_jvm_agent_is(l->v[i].path)) {
-			fprintf(out, "record takes: vmtrace's JVM agent, loaded (%s): sampled at 512K "
-				"by pid unless --sample says otherwise\n", l->v[i].path);
+		const struct vt_inside *in = vt_inside_of(l->v[i].path);
+
+		if (strcmp(l->v[i].provider, "vmtrace") == 0 && in && in->list_line) {
+			fputs("record takes: ", out);
+			fprintf(out, in->list_line, l->v[i].path);
+			fputc('\n', out);
 			return;
 		}
 	}
-	if (rt && strcmp(rt->name, "hotspot") == 0 && !vt_jvm_agent_find(agent, sizeof(agent)))
-		fprintf(out, "record takes: vmtrace's JVM agent, loaded through the attach mechanism (%s), "
-			"sampled at 512K; --runtime hotspot: HotSpot's probes\n", agent);
-	else if (rt && strcmp(rt->name, "ruby") == 0)
-		fputs("record takes: Ruby's own probes, a trap per object (with vmtrace's extension "
-		      "loaded, ruby -rvmtrace, it counts inside Ruby)\n", out);
+	if (rt && rt->list_line && rt->list_line(line, sizeof(line)))
+		fprintf(out, "record takes: %s\n", line);
 	else if (rt)
 		fprintf(out, "record takes: the %s probes\n", rt->name);
 }

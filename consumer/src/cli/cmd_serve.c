@@ -18,7 +18,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "export/http_server.h"
-#include "export/metrics.h"
+#include "report/report_metrics.h"
 #include "session/session_watch.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:9464"

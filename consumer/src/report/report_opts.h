@@ -25,7 +25,8 @@
 	X(PPROF, pprof)       \
 	X(PERFETTO, perfetto) \
 	X(FLAMEGRAPH, flamegraph) \
-	X(TIMELINE, timeline)
+	X(TIMELINE, timeline) \
+	X(PROMETHEUS, prometheus)
 
 #define VT_FORMAT_ENUM_(up, name) VT_FORMAT_##up,
 enum vt_format { VT_REPORT_FORMATS(VT_FORMAT_ENUM_) VT_FORMAT__COUNT };
@@ -55,5 +56,28 @@ typedef int vt_render_fn(FILE *out, const struct vt_profile *p, const struct vt_
 #define VT_RENDER_DECL_(up, name) vt_render_fn vt_report_##name;
 VT_REPORT_FORMATS(VT_RENDER_DECL_)
 #undef VT_RENDER_DECL_
+
+/* The diff renderers (`vmtrace diff`): X(ENUM_SUFFIX, name) of the formats
+ * a diff is written in, each vt_diff_report_NAME() in report_diff.c. */
+#define VT_DIFF_FORMATS(X) \
+	X(TEXT, text)       \
+	X(JSON, json)       \
+	X(CSV, csv)         \
+	X(FOLDED, folded)
+
+struct vt_diff;
+
+/* What a diff renderer is told beside the diff: the two records' names. */
+struct vt_diff_names {
+	const char *base, *now;
+};
+
+/* A diff renderer prints the rows of d that changed in its format: 0 or -errno. */
+typedef int vt_diff_render_fn(FILE *out, const struct vt_diff *d, const struct vt_diff_names *names,
+			      const struct vt_report_opts *opts);
+
+#define VT_DIFF_RENDER_DECL_(up, name) vt_diff_render_fn vt_diff_report_##name;
+VT_DIFF_FORMATS(VT_DIFF_RENDER_DECL_)
+#undef VT_DIFF_RENDER_DECL_
 
 #endif /* VMTRACE_REPORT_OPTS_H */

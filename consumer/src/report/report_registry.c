@@ -1,6 +1,7 @@
 /*
  * report_registry.c: the one table of renderers, built from
- * VT_REPORT_FORMATS (report_opts.h), and the dispatch through it. The
+ * VT_REPORT_FORMATS (report_opts.h), the diff renderers' from
+ * VT_DIFF_FORMATS, and the dispatch through them. The
  * renderers know nothing of this file.
  */
 #include <errno.h>
@@ -15,6 +16,13 @@ static const struct {
 #define VT_RENDERER_ENTRY_(up, name) [VT_FORMAT_##up] = { #name, vt_report_##name },
 	VT_REPORT_FORMATS(VT_RENDERER_ENTRY_)
 #undef VT_RENDERER_ENTRY_
+};
+
+/* the diff renderers, by the report format of the same name */
+static vt_diff_render_fn *const diff_renderers[VT_FORMAT__COUNT] = {
+#define VT_DIFF_ENTRY_(up, name) [VT_FORMAT_##up] = vt_diff_report_##name,
+	VT_DIFF_FORMATS(VT_DIFF_ENTRY_)
+#undef VT_DIFF_ENTRY_
 };
 
 int vt_parse_format(const char *s, enum vt_format *out)
@@ -52,4 +60,30 @@ int vt_report_print(FILE *out, const struct vt_profile *p, const struct vt_repor
 	if (!err && (fflush(out) || ferror(out)))
 		err = errno ? -errno : -EIO;
 	return err;
+}
+
+int vt_diff_print(FILE *out, const struct vt_diff *d, const struct vt_diff_names *names,
+		  const struct vt_report_opts *opts)
+{
+	int err;
+
+	if ((unsigned)opts->format >= VT_FORMAT__COUNT || !diff_renderers[opts->format])
+		return -ENOTSUP;
+	err = diff_renderers[opts->format](out, d, names, opts);
+	if (!err && (fflush(out) || ferror(out)))
+		err = errno ? -errno : -EIO;
+	return err;
+}
+
+bool vt_diff_has_format(enum vt_format f)
+{
+	return (unsigned)f < VT_FORMAT__COUNT && diff_renderers[f];
+}
+
+const char *vt_diff_format_list(void)
+{
+#define VT_DIFF_NAME_(up, name) ", " #name
+	static const char list[] = VT_DIFF_FORMATS(VT_DIFF_NAME_);
+#undef VT_DIFF_NAME_
+	return list + 2;
 }

@@ -18,6 +18,8 @@
 #include "process/usdt_notes.h"
 #include "runtimes/uprobe_multi.h"
 
+struct vt_proc_table;
+
 #define VT_ADAPTER_BATCH_ROWS 256 /* keys per bpf_map_lookup_batch call */
 
 /* Events taken from the ring buffer, kept until collect reads them: the
@@ -46,6 +48,12 @@ struct vt_adapter {
 	size_t gc_keep;          /* pauses a profile's list keeps (init: events.limit) */
 	struct vt_gc_pauses gc_longest; /* the gc_keep longest of all */
 	struct vt_gc_pauses gc_fresh;   /* the gc_keep longest since the last collection */
+	/* the skeleton each adapter fills in (skeleton.h): its BPF skeleton,
+	 * how it goes, what else its state holds, and record --all's processes */
+	void *skel;
+	void (*destroy)(void *skel);  /* NAME_bpf__destroy */
+	void (*release)(void *state); /* Optional: the rest of the state's own, before it is freed */
+	struct vt_proc_table *procs;  /* record --all's (vt_proc_table_open), else NULL */
 	void *keys, *vals;       /* batch buffers */
 	void *merged;            /* one value, merged across CPUs */
 	size_t key_size, val_size; /* the largest key and value they hold */

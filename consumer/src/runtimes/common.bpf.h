@@ -9,9 +9,23 @@
 #ifndef VMTRACE_COMMON_BPF_H
 #define VMTRACE_COMMON_BPF_H
 
+#include "runtimes/map_sizes.h"
+
 #ifndef EEXIST
 #define EEXIST 17                /* vmlinux.h has no errno macros */
 #endif
+
+/* A map of one stanza: VT_MAP(name, BPF_MAP_TYPE_..., key, value, entries). */
+#define VT_MAP(name_, type_, key_, value_, entries_) \
+	struct {                                     \
+		__uint(type, type_);                 \
+		__uint(max_entries, entries_);       \
+		__type(key, key_);                   \
+		__type(value, value_);               \
+	} name_ SEC(".maps")
+/* A counting map: its size a placeholder, set by the adapter before load
+ * (--map-entries, else map_sizes.h's default). */
+#define VT_COUNTING_MAP(name_, type_, key_, value_) VT_MAP(name_, type_, key_, value_, VT_COUNT_MAP_DEFAULT)
 
 /* The current thread's id: the key of every per-thread map. */
 static __always_inline __u32 vt_tid(void)

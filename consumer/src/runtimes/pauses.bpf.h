@@ -9,12 +9,7 @@
 
 #include "runtimes/pause_maps.h"
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, VT_PAUSE_KINDS);
-	__type(key, __u32);
-	__type(value, struct vt_pause_count);
-} pause_counts SEC(".maps");
+VT_MAP(pause_counts, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct vt_pause_count, VT_PAUSE_KINDS);
 
 static __always_inline void vt_pause_counted(__u32 kind, __u64 dur)
 {

@@ -37,6 +37,7 @@ int vt_proc_table_open(struct vt_proc_table *t, struct vt_adapter *a, struct bpf
 	int r;
 
 	vt_proc_table_init(t, bpf_map__fd(procs), bpf_map__fd(slots));
+	a->procs = t; /* refreshed and freed by the skeleton (skeleton.h) */
 	r = vt_adapter_attach_program(a, on_exec, err, errlen);
 	return r ? r : vt_adapter_attach_program(a, on_exit, err, errlen);
 }

@@ -19,12 +19,7 @@ struct {
 	__type(value, __u32);            /* its slot */
 } proc_slots SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, VT_PROCS_MAX);
-	__type(key, __u32);
-	__type(value, struct vt_proc);
-} procs SEC(".maps");
+VT_MAP(procs, BPF_MAP_TYPE_ARRAY, __u32, struct vt_proc, VT_PROCS_MAX);
 
 /* A slot for the calling process, seen for the first time. */
 static __noinline __u64 vt_proc_new_slot(__u32 tgid)

@@ -2,6 +2,7 @@
  * provider_find.c: finding a provider's file (provider_find.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "process/target_fs.h"
 #include "runtimes/provider_find.h"
 
 static int file_in(const char *dir, const char *file, char *path, size_t len)
@@ -50,4 +52,32 @@ int vt_provider_is(const char *path, const char *file)
 	const char *base = path ? strrchr(path, '/') : NULL;
 
 	return base && strcmp(base + 1, file) == 0;
+}
+
+bool vt_provider_reachable(pid_t pid, const struct vt_usdt_list *probes, bool (*is_module)(const char *),
+			   const char *rel, const char *rel_installed)
+{
+	char path[PATH_MAX + 64];
+	struct vt_tfs t;
+	bool yes = false;
+
+	if (vt_tfs_open(&t, pid))
+		return false;
+	for (size_t i = 0; i < probes->n && !yes; i++) {
+		const char *const rels[] = { rel, rel_installed };
+
+		if (!is_module(probes->v[i].path))
+			continue;
+		for (size_t k = 0; k < 2 && !yes && rels[k]; k++) {
+			int dir = (int)(strrchr(probes->v[i].path, '/') - probes->v[i].path), fd;
+
+			snprintf(path, sizeof(path), "%.*s/%s", dir, probes->v[i].path, rels[k]);
+			fd = vt_tfs_openat(&t, t.root, path, O_RDONLY, 0);
+			yes = fd >= 0;
+			if (fd >= 0)
+				close(fd);
+		}
+	}
+	vt_tfs_close(&t);
+	return yes;
 }

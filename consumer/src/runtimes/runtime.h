@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "profile/profile.h"
+#include "runtimes/map_sizes.h"
 #include "process/usdt_notes.h"
 
 /* Which events to trace (--events); a runtime takes those it has. */
@@ -30,18 +31,25 @@ enum vt_event_set {
 /* --stack: which stacks allocations are counted under (docs/stacks.md) */
 enum vt_stack_mode { VT_STACK_NONE = 0, VT_STACK_VM = 1, VT_STACK_NATIVE = 2, VT_STACK_BOTH = 3 };
 
-struct vt_attach_opts {
-	pid_t pid;                        /* the target; -1 with all */
+/* What the command line asks for, one struct from cli/ to the adapters:
+ * the command fills it, the session passes it whole, after setting the
+ * target's fields (pid, probes, spawned, all, the period in force). A new
+ * option is a field here, set in cli/ and read where it acts. */
+struct vt_opts {
+	pid_t pid;                        /* -p, 0: none; to an adapter the target, -1 with all */
+	char **cmd;                       /* the command after --, or NULL (-p) */
+	const char *runtime;              /* --runtime, or NULL: detect */
 	bool all;                         /* record --all: every process mapping the probes'
 					     files, each row under its own (procs_maps.h) */
-	const struct vt_usdt_list *probes; /* every USDT probe mapped by the target */
-	char *const *argv;                /* a spawned target's command, NULL for -p */
+	const struct vt_usdt_list *probes; /* every USDT probe mapped by the target (the session's) */
 	uint32_t map_entries;             /* size of each counting map (--map-entries), 0 = default */
-	uint64_t sample_period;           /* bytes, 0 = exact (--sample) */
+	uint64_t sample_period;           /* bytes, 0 = exact (--sample); to an adapter the
+					     period in force */
+	bool sample_set;                  /* --sample was given (0 too) */
 	uint32_t events;                  /* enum vt_event_set, 0 = all */
 	bool no_methods;                  /* --no-methods: skip per-method attribution */
 	bool no_frame_walk;               /* --no-frame-walk: sites and methods from the probes */
-	bool spawned;                     /* pid is a command held back before exec */
+	bool spawned;                     /* pid is a command held back before exec (the session's) */
 	bool verbose;                     /* -v: libbpf's log */
 	uint32_t stacks;                  /* --stack: enum vt_stack_mode bits */
 	bool live;                        /* --live: the live heap (docs/live.md) */
@@ -50,15 +58,9 @@ struct vt_attach_opts {
 	uint64_t series_ns;               /* per-class counts each step (record's timeline), 0 = none */
 	bool no_events;                   /* keep no timeline events (serve: nothing shows them) */
 	uint32_t gc_pauses;               /* --gc-pauses: pauses kept in the list, 0 = default */
+	bool always_on;                   /* serve, --every, --push: left on, sampled by default
+					     where the provider inside the runtime samples */
 };
-
-/* The default size of a map keyed by allocation site (class, method, site):
- * a real program has tens of thousands of sites. It is a ceiling, not an
- * allocation: such maps are never preallocated (vt_adapter_size_map), so
- * they hold what the program has, plus 16 bytes of hash bucket a slot. */
-#define VT_ALLOC_MAP_CEILING (1u << 18)
-/* ... and of the other counting maps (functions, methods, names, resets) */
-#define VT_COUNT_MAP_DEFAULT 16384
 
 #define VT_SPAWN_ENV_MAX 4                /* entries a spawn_env gives at most */
 #define VT_SPAWN_ARG "\x01"               /* ... the start of one that is an argument */
@@ -70,12 +72,63 @@ struct vt_exec_opts {
 	uint64_t sample_period;  /* --sample: bytes, 0 for every allocation */
 };
 
+/* What a command vmtrace starts is told to load a provider that lives
+ * inside its runtime (vt_inside.load_env). */
+struct vt_inside_spawn {
+	const char *path;        /* the provider's module, as its probes name it */
+	const char *launcher;    /* the command's program (argv[0]) */
+	bool no_methods;         /* --no-methods */
+	uint64_t sample_period;  /* --sample: bytes, 0 for every allocation */
+};
+
+/* vmtrace's provider that lives inside a runtime (an extension, an agent):
+ * its probes are vmtrace's, read by the vmtrace adapter, and what sets it up
+ * lives in the runtime's own folder. */
+struct vt_inside {
+	const char *what;        /* for a person: "vmtrace's Ruby extension" */
+	const char *source;      /* where it is built: "provider/ruby" */
+	bool (*is)(const char *path); /* is the module at path this provider? */
+	int (*find)(char *path, size_t len); /* built or installed here: 0 with its path */
+	/* A command vmtrace starts, running exe with probes: whether it takes
+	 * this provider at start, from find's file (whose probes the session
+	 * then reads). NULL: it is given otherwise (dlopened, at_exec). */
+	bool (*spawn_takes)(const char *exe, const struct vt_usdt_list *probes);
+	/* The "NAME=VALUE" entries (or VT_SPAWN_ARG "ARG") that load it into
+	 * a command vmtrace starts, their text in buf[len], in env[0],
+	 * env[1], ... (up to VT_SPAWN_ENV_MAX - 1, NULL after the last); what
+	 * it does in *note (static, or in buf). 0 or a negative errno with
+	 * the reason in err. */
+	int (*load_env)(const struct vt_inside_spawn *s, char *buf, size_t len, const char **env,
+			const char **note, char *err, size_t errlen);
+	/* It holds the command it starts in until the probes are attached
+	 * (the vmtrace adapter's spawn_early). */
+	bool holds;
+	/* Optional: why --live cannot count through it (NULL: it can) */
+	const char *live_refused;
+	/* Optional: the symbol of a 64-bit word in it that a running process
+	 * holding it is told --no-methods through (1, else 0) */
+	const char *no_methods_symbol;
+	uint64_t attach_period;  /* a running process that holds it is sampled at this
+				    many bytes unless --sample says; 0: counted exactly */
+	bool sample_at_exec;     /* given at a followed exec, it takes --sample */
+	bool always_on_samples;  /* --always-on samples a running process that holds it */
+	bool frees_dear;         /* a free costs as an allocation: counted only when asked
+				    (--events free, --live) */
+	/* Optional: when the runtime is traced through its own probes while
+	 * this provider is built here, how to have it count inside. */
+	const char *hint;
+	/* Optional: record --all leaves it dormant, and says so with this */
+	const char *all_dormant;
+	/* list's line for a process holding it (a printf format, one %s: its path) */
+	const char *list_line;
+};
+
 struct vt_runtime {
 	const char *name;        /* "vmtrace", "ruby", "python": --runtime and the report */
 	const char *provider;    /* the USDT provider that identifies it */
 	/* Load and attach. On success *state is the adapter's; on failure a
 	 * negative errno, with a one-line reason in err (no trailing newline). */
-	int (*open)(const struct vt_attach_opts *opts, void **state, char *err, size_t errlen);
+	int (*open)(const struct vt_opts *opts, void **state, char *err, size_t errlen);
 	/* Add everything counted so far to out (a fresh profile each call). */
 	int (*collect)(void *state, struct vt_profile *out);
 	void (*close)(void *state); /* detaches; accepts NULL */
@@ -102,7 +155,7 @@ struct vt_runtime {
 	 * VT_SPAWN_ENV_MAX, NULL after the last; their text in buf[len]) and
 	 * why (*note); 0 when it must wait for open and spawn_env as usual; or
 	 * a negative errno. */
-	int (*spawn_early)(const struct vt_attach_opts *opts, char *buf, size_t len, const char **env,
+	int (*spawn_early)(const struct vt_opts *opts, char *buf, size_t len, const char **env,
 			   const char **note, char *err, size_t errlen);
 	/* Optional: a library with this runtime's probes that the program exe
 	 * loads with dlopen (so the dynamic loader cannot name it before exec):
@@ -128,11 +181,35 @@ struct vt_runtime {
 	void (*at_exec)(pid_t pid, const char *exe, const struct vt_exec_opts *o,
 			struct vt_usdt_list *probes);
 	/* Optional: load this runtime's provider (the one that lives inside
-	 * it) into pid, a running process that has not loaded it: 1 when its
-	 * module is mapped now, with a line saying what was done in note; 0
-	 * when pid does not run this runtime; -errno with a one-line reason
-	 * in note. */
-	int (*load_provider)(pid_t pid, char *note, size_t len);
+	 * it) into pid, a running process with probes that has not loaded it:
+	 * 1 when its module is mapped now, with a line saying what was done in
+	 * note; 0 when pid does not run this runtime (or, not asked for by
+	 * --runtime vmtrace, has nothing to load); -errno with a one-line
+	 * reason in note. */
+	int (*load_provider)(pid_t pid, const struct vt_usdt_list *probes, bool asked, char *note,
+			     size_t len);
+	/* Optional: its own probes, for a person: "HotSpot's probes" */
+	const char *own_probes;
+	/* Optional: vmtrace's provider that lives inside this runtime */
+	const struct vt_inside *inside;
+	/* allocations counted under VM stacks (--stack) */
+	bool stacks;
+	/* Optional: the programs of this runtime a process started later may
+	 * run (record --all watches their files), NULL-ended */
+	const char *const *programs;
+	/* Optional: list's line saying what record takes from a process with
+	 * this runtime's probes: 1 with it in line, else 0 */
+	int (*list_line)(char *line, size_t len);
+	/* Optional: for a command vmtrace follows to the runtime it starts
+	 * (follow.h), what its environment gets for this runtime before its
+	 * first exec, as no adapter is open yet to say it: "NAME=VALUE"
+	 * entries (static) in env[0..max), their count; asked: --runtime. */
+	size_t (*follow_env)(const char *asked, const char **env, size_t max);
+	/* Optional, with follow_env: the process pid, taken at its exec for
+	 * the runtime chosen, probes its probes: whether it keeps the entry
+	 * named name (it may put another copy of the provider into probes). */
+	bool (*follow_keeps)(pid_t pid, const char *name, const char *chosen,
+			     struct vt_usdt_list *probes);
 };
 
 /* The adapter whose provider has probes in the list (vmtrace first), or
@@ -149,9 +226,21 @@ int vt_runtime_claim(const char *exe, struct vt_usdt_list *probes);
 /* Every runtime's at_exec, in table order. */
 void vt_runtime_at_exec(pid_t pid, const char *exe, const struct vt_exec_opts *o,
 			struct vt_usdt_list *probes);
-/* The first runtime's load_provider that does not answer 0, its answer;
- * 0 when none applies. */
-int vt_runtime_load_provider(pid_t pid, char *note, size_t len);
+/* The first runtime's load_provider that does not answer 0, its answer,
+ * that runtime in *which; 0 when none applies. */
+int vt_runtime_load_provider(pid_t pid, const struct vt_usdt_list *probes, bool asked, char *note,
+			     size_t len, const struct vt_runtime **which);
+/* The provider inside a runtime that the module at path is, or NULL. */
+const struct vt_inside *vt_inside_of(const char *path);
+/* The first of l's vmtrace probes in a provider inside a runtime: that
+ * provider, its module in *path; NULL ("" in *path) when none is. */
+const struct vt_inside *vt_inside_among(const struct vt_usdt_list *l, const char **path);
+/* Every runtime's follow_env: at most max entries in env, NULL after them. */
+void vt_runtime_follow_env(const char *asked, const char **env, size_t max);
+/* The process pid, taken at its exec for the runtime chosen: what it does
+ * not keep (follow_keeps) of vt_runtime_follow_env's entries is put back as
+ * the command had it (exec_env.h), so the program sees its own environment. */
+void vt_runtime_give_back_env(pid_t pid, const char *chosen, struct vt_usdt_list *probes);
 /* The table itself, in detection order (for --runtime's list of names). */
 size_t vt_runtime_count(void);
 const struct vt_runtime *vt_runtime_at(size_t i); /* NULL past the end */

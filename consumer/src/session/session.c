@@ -9,11 +9,7 @@
 #include <string.h>
 
 #include "runtimes/uprobe_multi.h"
-#include "runtimes/jvm_agent.h"
-#include "runtimes/python_ext.h"
-#include "runtimes/ruby_ext.h"
 #include "session/follow.h"
-#include "session/follow_env.h"
 #include "session/session.h"
 
 /* "libc (37), rtld (10)": the providers in the list, with probe counts. */
@@ -122,7 +118,7 @@ static int add_dlopened_probes(const char *exe, struct vt_usdt_list *probes, cha
 
 /* The runtime of s->probes: --runtime's, or the one detected. 0, or
  * -EINVAL (an unknown --runtime) or -ENOENT with the reason in err. */
-static int pick_runtime(struct vt_session *s, const struct vt_session_opts *o, const char *what,
+static int pick_runtime(struct vt_session *s, const struct vt_opts *o, const char *what,
 			char *err, size_t errlen)
 {
 	char names[256], exe[64];
@@ -164,30 +160,43 @@ static int pick_runtime(struct vt_session *s, const struct vt_session_opts *o, c
 	return 0;
 }
 
-/* The probes of vmtrace's CPython extension, which a Python about to start
- * will import (the adapter puts it on PYTHONPATH). Not built or installed
- * here: CPython's own probes, unless --runtime vmtrace asked for it. */
-static int use_python_ext(struct vt_session *s, const struct vt_session_opts *o, char *err, size_t errlen)
+/* A command about to start whose runtime takes vmtrace's provider at its
+ * start (a Python imports its extension, a java gets its agent): that
+ * provider's probes, from its file here (runtime.h, vt_inside). Not built
+ * or installed here: the runtime's own probes, unless --runtime vmtrace
+ * asked for it. 0, or a negative errno with the reason in err. (A
+ * followed exec gets it from its runtime's at_exec.) */
+static int use_inside(struct vt_session *s, const struct vt_opts *o, const char *exe, char *err,
+		      size_t errlen)
 {
-	char ext[PATH_MAX];
+	char path[PATH_MAX];
 	int r;
 
-	if (vt_python_ext_find(ext, sizeof(ext))) {
-		if (!o->runtime)
-			return 0;
-		snprintf(err, errlen, "--runtime vmtrace: vmtrace's CPython extension is not built or "
-			 "installed here (provider/python)");
-		return -ENOENT;
+	if (o->runtime && strcmp(o->runtime, "vmtrace") != 0)
+		return 0;
+	for (size_t i = 0; vt_runtime_at(i); i++) {
+		const struct vt_inside *in = vt_runtime_at(i)->inside;
+
+		if (!in || !in->spawn_takes || !in->spawn_takes(exe, &s->probes))
+			continue;
+		if (in->find(path, sizeof(path))) {
+			if (!o->runtime)
+				return 0;
+			snprintf(err, errlen, "--runtime vmtrace: %s is not built or installed here (%s)",
+				 in->what, in->source);
+			return -ENOENT;
+		}
+		r = vt_usdt_read_file(path, &s->probes);
+		if (r)
+			snprintf(err, errlen, "cannot read the probes of %s: %s", path, strerror(-r));
+		return r;
 	}
-	r = vt_usdt_read_file(ext, &s->probes);
-	if (r)
-		snprintf(err, errlen, "cannot read the probes of %s: %s", ext, strerror(-r));
-	return r;
+	return 0;
 }
 
 struct follow_ctx {
 	struct vt_session *s;
-	const struct vt_session_opts *o;
+	const struct vt_opts *o;
 };
 
 /* follow.h: take the process at its exec of exe when exe (with the
@@ -200,71 +209,27 @@ static bool take_program(pid_t pid, const char *exe, void *ctx)
 
 	vt_usdt_list_free(&f->s->probes);
 	if (vt_program_probes(exe, &f->s->probes) ||
-	    add_dlopened_probes(exe, &f->s->probes, err, sizeof(err)) ||
-	    (f->o->runtime && strcmp(f->o->runtime, "vmtrace") == 0 && vt_python_ext_program(exe) &&
-	     use_python_ext(f->s, f->o, err, sizeof(err))))
+	    add_dlopened_probes(exe, &f->s->probes, err, sizeof(err)))
 		return false;
 	/* a runtime known by its exports; a provider given at the exec (a
-	 * JDK launcher's agent, PHP's extension) */
+	 * JDK launcher's agent, PHP's extension, a CPython's package) */
 	vt_runtime_claim(exe, &f->s->probes);
 	vt_runtime_at_exec(pid, exe, &(struct vt_exec_opts){ f->o->runtime, f->o->no_methods, f->o->sample_period },
 			   &f->s->probes);
 	if (pick_runtime(f->s, f->o, exe, err, sizeof(err)))
 		return false;
-	vt_give_back_env(pid, f->s->rt->name, &f->s->probes);
+	vt_runtime_give_back_env(pid, f->s->rt->name, &f->s->probes);
 	return true;
 }
 
-/* Put vmtrace's JVM agent into the JVM: its probes for a java about to
- * start (the adapter adds -agentpath), the attach mechanism for a running
- * one. A running JVM that will not take it is left to HotSpot's probes,
- * unless --runtime vmtrace asked for the agent; *why says what happened. */
-static int use_jvm_agent(struct vt_session *s, const struct vt_session_opts *o, char *why, size_t whylen,
-			 char *err, size_t errlen)
-{
-	char agent[PATH_MAX];
-	int r;
-
-	if (vt_jvm_agent_find(agent, sizeof(agent))) {
-		if (o->runtime) {
-			snprintf(err, errlen, "--runtime vmtrace: vmtrace's JVM agent is not built or "
-				 "installed here (provider/jvm)");
-			return -ENOENT;
-		}
-		return 0; /* HotSpot's own probes */
-	}
-	if (!s->target.spawned) {
-		r = vt_jvm_agent_load(s->target.pid, agent, why, whylen);
-		if (r) {
-			if (o->runtime) {
-				snprintf(err, errlen, "%s", why);
-				return r;
-			}
-			return 0;
-		}
-		why[0] = '\0';
-		vt_usdt_list_free(&s->probes);
-		r = vt_target_probes(&s->target, &s->probes, err, errlen);
-		if (!r && !has_provider(&s->probes, "vmtrace")) {
-			snprintf(err, errlen, "JVM %d took vmtrace's agent %s, but its probes are not there",
-				 (int)s->target.pid, agent);
-			return -ENOENT;
-		}
-		return r;
-	}
-	r = vt_usdt_read_file(agent, &s->probes);
-	if (r)
-		snprintf(err, errlen, "cannot read the probes of %s: %s", agent, strerror(-r));
-	return r;
-}
-
 /* A running process whose runtime has a provider to live inside it, not
- * loaded yet (a Ruby, a CPython): loaded now, its probes read again. When
- * it cannot be, the runtime's own probes trace it, and the note says why,
- * unless --runtime vmtrace asked for the provider. */
-static int load_provider(struct vt_session *s, const struct vt_session_opts *o, char *err, size_t errlen)
+ * loaded yet (a Ruby, a CPython, a JVM): loaded now, its probes read
+ * again. When it cannot be, the runtime's own probes trace it, and the
+ * note says why, unless --runtime vmtrace asked for the provider. */
+static int load_provider(struct vt_session *s, const struct vt_opts *o, char *err, size_t errlen)
 {
-	int r = vt_runtime_load_provider(s->target.pid, s->load_note, sizeof(s->load_note));
+	int r = vt_runtime_load_provider(s->target.pid, &s->probes, o->runtime != NULL, s->load_note,
+					 sizeof(s->load_note), &s->load_by);
 
 	if (r == 0)
 		return 0;
@@ -276,14 +241,19 @@ static int load_provider(struct vt_session *s, const struct vt_session_opts *o, 
 		return 0; /* the note stays: said with the runtime's own probes' recording */
 	}
 	vt_usdt_list_free(&s->probes);
-	return vt_target_probes(&s->target, &s->probes, err, errlen);
+	r = vt_target_probes(&s->target, &s->probes, err, errlen);
+	if (!r && !has_provider(&s->probes, "vmtrace")) {
+		snprintf(err, errlen, "pid %d: %s, but its probes are not there", (int)s->target.pid,
+			 s->load_note);
+		return -ENOENT;
+	}
+	return r;
 }
 
-int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char *err, size_t errlen)
+int vt_session_open(struct vt_session *s, const struct vt_opts *o, char *err, size_t errlen)
 {
 	char what[4200];
 	bool followed = false;
-	char *jvm_why = s->note_buf; /* why a running JVM has not taken the agent, or "" */
 	int r;
 
 	memset(s, 0, sizeof(*s)); /* the target's descriptors: vt_target_spawn or _open_pid */
@@ -300,20 +270,14 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 	if (!r && s->target.spawned)
 		r = add_dlopened_probes(s->target.interp ? s->target.interp : s->target.exe,
 					&s->probes, err, errlen);
-	/* a Python it starts: vmtrace's CPython extension, which it imports at
-	 * start (python_ext.h), unless another runtime's path is asked for */
-	if (!r && s->target.spawned && (!o->runtime || strcmp(o->runtime, "vmtrace") == 0) &&
-	    vt_python_ext_program(s->target.interp ? s->target.interp : s->target.exe))
-		r = use_python_ext(s, o, err, errlen);
-	/* a running Ruby or CPython: vmtrace's provider loaded into it */
+	/* a command it starts whose runtime takes vmtrace's provider at its
+	 * start (a Python, a java), unless another runtime's path is asked for */
+	if (!r && s->target.spawned && !has_provider(&s->probes, "vmtrace"))
+		r = use_inside(s, o, s->target.interp ? s->target.interp : s->target.exe, err, errlen);
+	/* a running Ruby, CPython or JVM: vmtrace's provider loaded into it */
 	if (!s->target.spawned && (!o->runtime || strcmp(o->runtime, "vmtrace") == 0) &&
 	    !has_provider(&s->probes, "vmtrace"))
 		r = load_provider(s, o, err, errlen);
-	/* a java it starts, or a running JVM: vmtrace's agent inside it
-	 * (jvm_agent.h), unless another runtime's path is asked for */
-	if (!r && (!o->runtime || strcmp(o->runtime, "vmtrace") == 0) && has_provider(&s->probes, "hotspot") &&
-	    !has_provider(&s->probes, "vmtrace"))
-		r = use_jvm_agent(s, o, jvm_why, sizeof(s->note_buf), err, errlen);
 	target_label(s, what, sizeof(what));
 	if (!r)
 		r = pick_runtime(s, o, what, err, errlen);
@@ -332,13 +296,16 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 				 "command, not one that starts it", what);
 			return -ENOTSUP;
 		}
-		vt_follow_env(env, 4, o->runtime);
+		vt_runtime_follow_env(o->runtime, env, 4);
 		r = vt_follow(&s->target, env, take_program, &fc, err, errlen);
 		if (r)
 			return r;
 		followed = true;
-		/* a period reaches only a JVM agent given at the exec (sample=N) */
-		if (o->sample_period && !vt_jvm_agent_is(provider_path(&s->probes, "vmtrace"))) {
+		/* a period reaches only a provider given at the exec that takes
+		 * it (a JVM agent's sample=N) */
+		const struct vt_inside *given = vt_inside_of(provider_path(&s->probes, "vmtrace"));
+
+		if (o->sample_period && !(given && given->sample_at_exec)) {
 			snprintf(err, errlen, "%s is no runtime itself; --sample needs the runtime's own "
 				 "command, not one that starts it (a JVM excepted)", what);
 			return -ENOTSUP;
@@ -347,8 +314,7 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 		return r;
 	}
 
-	if (o->stacks && strcmp(s->rt->name, "vmtrace") != 0 && strcmp(s->rt->name, "ruby") != 0 &&
-	    strcmp(s->rt->name, "python") != 0) {
+	if (o->stacks && !s->rt->stacks) {
 		snprintf(err, errlen, "--stack: %s's stacks are not walked yet; stacks come from hosts "
 			 "that embed libvmtrace, from Ruby and from CPython 3.11", s->rt->name);
 		return -ENOTSUP;
@@ -360,39 +326,27 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 		return -ENOTSUP;
 	}
 
-	/* unless --sample says otherwise, a running JVM is sampled (its
-	 * threads would be exact only from their next allocation buffer), and
-	 * so is a process left traced whose provider samples inside it */
+	/* unless --sample says otherwise, a running process whose provider
+	 * inside says so is sampled (a JVM's threads would be exact only from
+	 * their next allocation buffer), and so is a process left traced whose
+	 * provider samples inside it */
 	s->sample_period = o->sample_period;
 	if (!o->sample_set) {
-		const char *inside = provider_path(&s->probes, "vmtrace");
+		const struct vt_inside *in = vt_inside_of(provider_path(&s->probes, "vmtrace"));
 
-		if (!s->target.spawned && vt_jvm_agent_is(inside))
-			s->sample_period = VT_JVM_AGENT_ATTACH_PERIOD;
-		else if (o->always_on && !o->live &&
-			 (vt_jvm_agent_is(inside) || vt_ruby_ext_is(inside) || vt_python_ext_is(inside)))
+		if (!s->target.spawned && in && in->attach_period)
+			s->sample_period = in->attach_period;
+		else if (o->always_on && !o->live && in && in->always_on_samples)
 			s->sample_period = VT_ALWAYS_ON_PERIOD;
 	}
 
-	struct vt_attach_opts ao = {
-		.pid = s->target.pid,
-		.probes = &s->probes,
-		.argv = o->cmd,
-		.map_entries = o->map_entries,
-		.sample_period = s->sample_period,
-		.events = o->events,
-		.no_methods = o->no_methods,
-		.no_frame_walk = o->no_frame_walk,
-		.spawned = s->target.spawned,
-		.verbose = o->verbose,
-		.stacks = o->stacks,
-		.live = o->live,
-		.live_max = o->live_max,
-		.temp_ns = o->temp_ns,
-		.series_ns = o->series_ns,
-		.no_events = o->no_events,
-		.gc_pauses = o->gc_pauses,
-	};
+	/* the command line's options, whole, for this target */
+	struct vt_opts ao = *o;
+
+	ao.pid = s->target.pid;
+	ao.probes = &s->probes;
+	ao.spawned = s->target.spawned;
+	ao.sample_period = s->sample_period;
 	/* a command its runtime holds at the module that counts starts now:
 	 * it boots while the probes load */
 	bool held = false;
@@ -413,11 +367,11 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 		}
 	}
 	r = s->rt->open(&ao, &s->state, err, errlen);
-	if (r && jvm_why[0]) {
-		char hotspot[512];
+	if (r && s->load_note[0] && s->load_by && strcmp(s->rt->name, "vmtrace") != 0) {
+		char own[512];
 
-		snprintf(hotspot, sizeof(hotspot), "%s", err);
-		snprintf(err, errlen, "%s; and through HotSpot's probes: %s", jvm_why, hotspot);
+		snprintf(own, sizeof(own), "%s", err);
+		snprintf(err, errlen, "%s; and through %s: %s", s->load_note, s->load_by->own_probes, own);
 	}
 	if (r)
 		return r;
@@ -448,36 +402,21 @@ int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char 
 		if (r)
 			return r;
 	}
-	if (jvm_why[0]) {
-		snprintf(jvm_why + strlen(jvm_why), sizeof(s->note_buf) - strlen(jvm_why),
-			 "; traced through HotSpot's probes instead");
-		s->spawn_note = jvm_why;
-	}
-	/* a Python traced by its own probes could count inside itself */
-	if (!s->target.spawned && strcmp(s->rt->name, "python") == 0) {
-		char ext[PATH_MAX];
+	/* a runtime traced by its own probes could count inside itself */
+	if (!s->target.spawned && s->rt->inside && s->rt->inside->hint) {
+		char path[PATH_MAX];
 
-		if (!vt_python_ext_find(ext, sizeof(ext)))
-			s->spawn_note = "hint: a CPython that imports vmtrace's extension (import vmtrace, "
-					"with its directory on PYTHONPATH) is traced inside itself: bytes by "
-					"function, line and stack, at a fraction of the cost of these probes";
-	}
-	/* a Ruby traced by its own probes could count inside itself */
-	if (!s->target.spawned && strcmp(s->rt->name, "ruby") == 0) {
-		char ext[4096];
-
-		if (!vt_ruby_ext_find(ext, sizeof(ext)))
-			s->spawn_note = "hint: a Ruby that loads vmtrace's extension (ruby -rvmtrace, "
-					"RUBYOPT=-rvmtrace, or require \"vmtrace\") is traced inside "
-					"itself, at a fraction of the cost of these probes";
+		if (!s->rt->inside->find(path, sizeof(path)))
+			s->spawn_note = s->rt->inside->hint;
 	}
 	/* what loading the provider did: done, or why the runtime's own
 	 * probes trace it instead */
 	if (s->load_note[0] && strcmp(s->rt->name, "vmtrace") == 0)
 		s->spawn_note = s->load_note;
 	else if (s->load_note[0]) {
-		snprintf(s->note_buf, sizeof(s->note_buf), "not loaded into it: %s; traced through its own probes",
-			 s->load_note);
+		snprintf(s->note_buf, sizeof(s->note_buf), "not loaded into it: %s; traced through %s instead",
+			 s->load_note, s->load_by && s->load_by->own_probes ? s->load_by->own_probes
+									  : "its own probes");
 		s->spawn_note = s->note_buf;
 	}
 	r = vt_target_release(&s->target, env, err, errlen);
@@ -509,9 +448,8 @@ const char *vt_session_provider_module(const struct vt_session *s, char *dir, si
 	const struct vt_usdt_list *l = &s->probes;
 
 	for (size_t i = 0; i < l->n; i++) {
-		const char *what = vt_ruby_ext_is(l->v[i].path)     ? "vmtrace's Ruby extension"
-				   : vt_python_ext_is(l->v[i].path) ? "vmtrace's CPython extension"
-								    : NULL;
+		const struct vt_inside *in = vt_inside_of(l->v[i].path);
+		const char *what = in ? in->what : NULL;
 
 		if (what) {
 			snprintf(dir, len, "%s", l->v[i].path);

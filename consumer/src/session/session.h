@@ -18,28 +18,6 @@
  * default interval, Go's and async-profiler's. */
 #define VT_ALWAYS_ON_PERIOD (512u * 1024)
 
-struct vt_session_opts {
-	pid_t pid;                 /* -p, or 0 */
-	char **cmd;                /* the command after --, or NULL */
-	const char *runtime;       /* --runtime, or NULL: detect */
-	uint32_t map_entries;      /* --map-entries, 0 = default */
-	uint64_t sample_period;    /* --sample BYTES, 0 = exact */
-	bool sample_set;           /* --sample was given (0 too) */
-	uint32_t events;           /* --events: enum vt_event_set, 0 = all */
-	bool no_methods;
-	bool no_frame_walk;        /* --no-frame-walk */
-	bool verbose;
-	uint32_t stacks;           /* --stack: enum vt_stack_mode */
-	bool live;                 /* --live: track each object until its free */
-	uint32_t live_max;         /* --live-max, 0 = default */
-	uint64_t temp_ns;          /* --temp: freed sooner is temporary, 0 = default */
-	uint64_t series_ns;        /* record: the timeline's step (--timeline-step), 0 = none */
-	bool no_events;            /* serve: no timeline events (cache resets, signals) kept */
-	uint32_t gc_pauses;        /* --gc-pauses N, 0 = VT_GC_PAUSES_DEFAULT */
-	bool always_on;            /* serve, --every, --push: left on, sampled by default where
-				      the provider inside the runtime samples */
-};
-
 struct vt_session {
 	struct vt_target target;
 	struct vt_usdt_list probes;
@@ -51,6 +29,7 @@ struct vt_session {
 				      for the target (a cheaper path it could offer), or NULL */
 	char note_buf[640];        /* a note the session made itself (spawn_note may point here) */
 	char load_note[512];       /* what loading a provider into a running process did, or "" */
+	const struct vt_runtime *load_by; /* the runtime whose provider that was */
 	uint64_t sample_period;    /* the period in force: --sample's, or a runtime's default */
 	struct timespec started;   /* when the probes went live */
 	struct timespec started_wall; /* the same moment on the wall clock */
@@ -68,7 +47,7 @@ void vt_session_catch_signals(void);
 bool vt_session_stop_requested(void);
 
 /* Start or find the target, attach. 0, or -errno with a one-line reason. */
-int vt_session_open(struct vt_session *s, const struct vt_session_opts *o, char *err,
+int vt_session_open(struct vt_session *s, const struct vt_opts *o, char *err,
 		    size_t errlen);
 /* Wait up to timeout_ms (negative: until a signal or the target's exit),
  * taking in the adapter's events meanwhile. */

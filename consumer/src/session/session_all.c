@@ -18,16 +18,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runtimes/jvm_agent.h"
 #include "session/session_all.h"
 #include "session/target.h"
 
 #define ALL_SLICE_MS 100
-
-/* the programs whose runtime files a later process may map */
-static const char *const runtime_programs[] = { "ruby", "python3", "java", "php",
-						 "/usr/bin/ruby", "/usr/bin/python3",
-						 "/usr/bin/java", "/usr/bin/php" };
 
 struct path_set {
 	char **v;
@@ -158,16 +152,21 @@ static int find_files(struct path_set *ps)
 		if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
 			err = add_mapped(ps, de->d_name);
 	closedir(d);
-	for (size_t i = 0; !err && i < sizeof(runtime_programs) / sizeof(runtime_programs[0]); i++) {
-		char *exe = vt_find_program(runtime_programs[i]);
-		struct vt_usdt_list l = { 0 };
+	/* the files of the programs whose runtime a later process may run */
+	for (size_t r = 0; !err && vt_runtime_at(r); r++) {
+		const char *const *prog = vt_runtime_at(r)->programs;
 
-		if (exe && !vt_program_probes(exe, &l))
-			err = add_probe_files(ps, &l);
-		if (exe && !err)
-			err = add_dlopened(ps, exe);
-		vt_usdt_list_free(&l);
-		free(exe);
+		for (size_t i = 0; !err && prog && prog[i]; i++) {
+			char *exe = vt_find_program(prog[i]);
+			struct vt_usdt_list l = { 0 };
+
+			if (exe && !vt_program_probes(exe, &l))
+				err = add_probe_files(ps, &l);
+			if (exe && !err)
+				err = add_dlopened(ps, exe);
+			vt_usdt_list_free(&l);
+			free(exe);
+		}
 	}
 	/* the libvmtrace installed beside this vmtrace (bin/../lib) */
 	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -179,32 +178,39 @@ static int find_files(struct path_set *ps)
 	return err;
 }
 
-/* The opts one file's adapter opens with. */
-static struct vt_attach_opts file_opts(const struct vt_session_opts *o, const struct vt_usdt_list *l)
+/* The opts one file's adapter opens with: the command line's, whole, for
+ * every process mapping the file (--all takes no --live, --stack nor
+ * --sample: vt_cli_all_conflict), with no timeline across them. */
+static struct vt_opts file_opts(const struct vt_opts *o, const struct vt_usdt_list *l)
 {
-	return (struct vt_attach_opts){
-		.pid = -1, .all = true, .probes = l, .map_entries = o->map_entries,
-		.events = o->events, .no_methods = o->no_methods, .no_frame_walk = o->no_frame_walk,
-		.verbose = o->verbose, .gc_pauses = o->gc_pauses, .no_events = o->no_events,
-	};
+	struct vt_opts ao = *o;
+
+	ao.pid = -1;
+	ao.all = true;
+	ao.probes = l;
+	ao.cmd = NULL;
+	ao.series_ns = 0;
+	return ao;
 }
 
-static int open_files(struct vt_session_all *s, const struct vt_session_opts *o,
+static int open_files(struct vt_session_all *s, const struct vt_opts *o,
 		      const struct path_set *ps, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < ps->n; i++) {
 		struct vt_usdt_list l = { 0 };
 		const struct vt_runtime *rt;
-		struct vt_attach_opts ao;
+		struct vt_opts ao;
 		char why[4096];
 		int r;
 
-		/* a JVM's agent stays dormant: --all samples nothing, and every
-		 * allocation through JVMTI costs an event (docs/runtimes.md);
-		 * record -p samples it */
-		if (vt_jvm_agent_is(ps->v[i])) {
-			fprintf(stderr, "vmtrace: --all: vmtrace's JVM agent in %s left dormant "
-				"(record -p PID samples a JVM that holds it)\n", ps->v[i]);
+		/* a provider inside a runtime that --all would make too dear
+		 * stays dormant (a JVM's agent: every allocation through JVMTI
+		 * costs an event, docs/runtimes.md) */
+		const struct vt_inside *in = vt_inside_of(ps->v[i]);
+
+		if (in && in->all_dormant) {
+			fprintf(stderr, "vmtrace: --all: %s in %s left dormant (%s)\n", in->what, ps->v[i],
+				in->all_dormant);
 			continue;
 		}
 		if (vt_usdt_read_file(ps->v[i], &l) || !(rt = vt_runtime_detect(&l))) {
@@ -237,7 +243,7 @@ static int open_files(struct vt_session_all *s, const struct vt_session_opts *o,
 	return 0;
 }
 
-int vt_session_all_open(struct vt_session_all *s, const struct vt_session_opts *o, char *err,
+int vt_session_all_open(struct vt_session_all *s, const struct vt_opts *o, char *err,
 			size_t errlen)
 {
 	struct path_set ps = { 0 };
@@ -271,9 +277,14 @@ int vt_session_all_open(struct vt_session_all *s, const struct vt_session_opts *
 	if (r == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
 	if (!r && !s->n) {
+		char names[128] = "";
+
+		for (size_t i = 0, used = 0; vt_runtime_at(i); i++)
+			if (vt_runtime_at(i)->programs && used < sizeof(names))
+				used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s",
+							 used ? ", " : "", vt_runtime_at(i)->name);
 		snprintf(err, errlen, "--all: no process maps vmtrace's provider or a file of a known "
-			 "runtime (ruby, python, hotspot, php)%s%s", o->runtime ? " of --runtime " : "",
-			 o->runtime ? o->runtime : "");
+			 "runtime (%s)%s%s", names, o->runtime ? " of --runtime " : "", o->runtime ? o->runtime : "");
 		r = -ENOENT;
 	}
 	if (r)

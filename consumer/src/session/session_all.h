@@ -31,7 +31,7 @@ struct vt_session_all {
 
 /* Find the files and attach. 0, or -errno with a one-line reason; the
  * caller closes s. Each file attached is said on stderr. */
-int vt_session_all_open(struct vt_session_all *s, const struct vt_session_opts *o, char *err,
+int vt_session_all_open(struct vt_session_all *s, const struct vt_opts *o, char *err,
 			size_t errlen);
 /* As vt_session_wait, but never VT_WAIT_EXITED: processes come and go. */
 enum vt_wait_result vt_session_all_wait(struct vt_session_all *s, long long timeout_ms);

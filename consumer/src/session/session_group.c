@@ -17,10 +17,10 @@
 /* Attach one more process into slot g->n. -ENOENT with skip_others: it
  * has no probes of a known runtime, and a line says it is left out. Any
  * other failure leaves the slot free, its reason in err. */
-static int add_one(struct vt_session_group *g, const struct vt_session_opts *o, pid_t pid,
+static int add_one(struct vt_session_group *g, const struct vt_opts *o, pid_t pid,
 		   bool skip_others, char *err, size_t errlen)
 {
-	struct vt_session_opts one = *o;
+	struct vt_opts one = *o;
 	char why[4096], cg[4096];
 	size_t i;
 	int r;
@@ -47,7 +47,7 @@ static int add_one(struct vt_session_group *g, const struct vt_session_opts *o, 
 	return 0;
 }
 
-static int group_open(struct vt_session_group *g, const struct vt_session_opts *o, const pid_t *pids,
+static int group_open(struct vt_session_group *g, const struct vt_opts *o, const pid_t *pids,
 		      size_t n, size_t cap, bool skip_others, char *err, size_t errlen)
 {
 	if (n > cap) {
@@ -77,14 +77,14 @@ static int group_open(struct vt_session_group *g, const struct vt_session_opts *
 	return 0;
 }
 
-int vt_session_group_open(struct vt_session_group *g, const struct vt_session_opts *o,
+int vt_session_group_open(struct vt_session_group *g, const struct vt_opts *o,
 			  const pid_t *pids, size_t n, bool skip_others, char *err, size_t errlen)
 {
 	memset(g, 0, sizeof(*g));
 	return group_open(g, o, pids, n, n, skip_others, err, errlen);
 }
 
-int vt_session_group_open_tree(struct vt_session_group *g, const struct vt_session_opts *o,
+int vt_session_group_open_tree(struct vt_session_group *g, const struct vt_opts *o,
 			       const pid_t *roots, size_t nroots, char *err, size_t errlen)
 {
 	pid_t *kids = NULL, *all;

@@ -23,7 +23,7 @@ struct vt_session_group {
 	char **comm;           /* per session: /proc/PID/comm at attach */
 	char **cgroup;         /* per session: its cgroup at attach, NULL: unknown */
 	size_t n, cap;
-	struct vt_session_opts opts;   /* what each session was opened with */
+	struct vt_opts opts;   /* what each session was opened with */
 	bool children;                 /* --children: processes below roots join as they start */
 	pid_t roots[VT_GROUP_ROOTS];
 	size_t nroots;
@@ -35,14 +35,14 @@ struct vt_session_group {
  * -errno with a one-line reason naming the pid; the caller closes g.
  * skip_others: a process without probes of a known runtime is left out,
  * said on stderr (--cgroup: a container's shell beside its server). */
-int vt_session_group_open(struct vt_session_group *g, const struct vt_session_opts *o,
+int vt_session_group_open(struct vt_session_group *g, const struct vt_opts *o,
 			  const pid_t *pids, size_t n, bool skip_others, char *err, size_t errlen);
 /* -p PID --children: the roots and every process below them, now and as
  * they start (each looked at once per slice of vt_session_group_wait;
  * what a child makes before it is attached is not counted, and a line
  * says how late it was). Processes without probes are left out in a line
  * each. 0, or -errno with err. */
-int vt_session_group_open_tree(struct vt_session_group *g, const struct vt_session_opts *o,
+int vt_session_group_open_tree(struct vt_session_group *g, const struct vt_opts *o,
 			       const pid_t *roots, size_t nroots, char *err, size_t errlen);
 /* As vt_session_wait; VT_WAIT_EXITED once every target is gone. */
 enum vt_wait_result vt_session_group_wait(struct vt_session_group *g, long long timeout_ms);

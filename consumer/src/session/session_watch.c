@@ -6,7 +6,7 @@
 
 #include "session/session_watch.h"
 
-int vt_watch_open(struct vt_watch *w, const struct vt_session_opts *o, enum vt_watch_what what,
+int vt_watch_open(struct vt_watch *w, const struct vt_opts *o, enum vt_watch_what what,
 		  char *err, size_t errlen)
 {
 	memset(w, 0, sizeof(*w));

@@ -27,7 +27,7 @@ struct vt_watch {
 
 /* Open what says; 0, or -errno with a one-line reason. The caller closes w
  * either way. */
-int vt_watch_open(struct vt_watch *w, const struct vt_session_opts *o, enum vt_watch_what what,
+int vt_watch_open(struct vt_watch *w, const struct vt_opts *o, enum vt_watch_what what,
 		  char *err, size_t errlen);
 /* The process named by -p, and its session (the tree's first). */
 const struct vt_session *vt_watch_session(const struct vt_watch *w);

@@ -1,6 +1,7 @@
-# sitecustomize.py: first on sys.path when `vmtrace record --runtime vmtrace
-# -- python3 ...` starts a Python: imports vmtrace's CPython extension before
-# the program runs, then the sitecustomize this one hides, if there is one.
+# sitecustomize.py: first on sys.path when `vmtrace record -- python3 ...`
+# starts a Python (or follows a command to one in a container's root):
+# imports vmtrace's CPython extension before the program runs, then the
+# sitecustomize this one hides, if there is one.
 import importlib.util
 import os
 import sys
@@ -17,11 +18,14 @@ except ImportError:
 # but os.environ, which subprocess hands to children, copied it before
 os.environ.pop("VMTRACE_HOLD_FD", None)
 
-# what vmtrace put in front of PYTHONPATH (this directory, then the
-# module's) leaves the environment the program and its children see
+# what vmtrace put in front of PYTHONPATH (this directory, then, for a
+# build's layout, the module's beside it; an installed package's is on the
+# path already) leaves the environment the program and its children see
 _rest = os.environ.get("PYTHONPATH", "").split(os.pathsep)
 if os.path.abspath(_rest[0] or ".") == _here:
-    del _rest[:2]
+    del _rest[0]
+    if _rest and os.path.abspath(_rest[0] or ".") == os.path.dirname(_here):
+        del _rest[0]
 if _rest:
     os.environ["PYTHONPATH"] = os.pathsep.join(_rest)
 else:

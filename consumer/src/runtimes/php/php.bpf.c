@@ -35,54 +35,19 @@
 /* Set before load (runtime_php.c, from php_layout.c's row). */
 const volatile struct vt_php_layout layout = {};
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 10240); /* --map-entries */
-	__type(key, struct vt_php_call_key);
-	__type(value, struct vt_php_call_val);
-} calls SEC(".maps");
+VT_COUNTING_MAP(calls, BPF_MAP_TYPE_PERCPU_HASH, struct vt_php_call_key, struct vt_php_call_val);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 10240); /* --map-entries */
-	__type(key, struct vt_php_obj_key);
-	__type(value, struct vt_php_obj_val);
-} objects SEC(".maps");
+VT_COUNTING_MAP(objects, BPF_MAP_TYPE_PERCPU_HASH, struct vt_php_obj_key, struct vt_php_obj_val);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, struct vt_php_stack);
-} stacks SEC(".maps");
+VT_MAP(stacks, BPF_MAP_TYPE_HASH, __u32, struct vt_php_stack, 4096);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct vt_php_stack);
-} empty_stack SEC(".maps"); /* zeroes: a new thread's stack */
+VT_MAP(empty_stack, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct vt_php_stack, 1); /* zeroes: a new thread's stack */
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct vt_php_call_key);
-} call_scratch SEC(".maps"); /* the keys are too big for the BPF stack */
+VT_MAP(call_scratch, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct vt_php_call_key, 1); /* the keys are too big for the BPF stack */
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct vt_php_obj_key);
-} obj_scratch SEC(".maps");
+VT_MAP(obj_scratch, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct vt_php_obj_key, 1);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, VT_PHP_COUNTERS);
-	__type(key, __u32);
-	__type(value, __u64);
-} counters SEC(".maps");
+VT_MAP(counters, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, __u64, VT_PHP_COUNTERS);
 
 static __always_inline void add(__u32 slot, __u64 n)
 {

@@ -5,7 +5,7 @@
  * A php binary says its extension API version in its build id
  * ("API20240924,NTS"); the row of that version (php_layout.c) gives the
  * offsets the BPF programs read, each checked against that version's
- * headers by php_layout_check.c (tests/runtimes/php_versions_test.py
+ * headers by php_layout_check.c (tests/runtimes/php/php_versions_test.py
  * compiles it in each PHP's root). Thread-safe builds (",TS") keep the
  * executor's globals per thread and are not read.
  */

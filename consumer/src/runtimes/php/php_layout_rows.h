@@ -1,7 +1,7 @@
 /*
  * php_layout_rows.h: the Zend engine's layout, one row per PHP extension
  * API version (data only: php_layout.c reads it, and
- * tests/runtimes/php_layout_check.c compiles it against each version's
+ * tests/runtimes/php/php_layout_check.c compiles it against each version's
  * headers and compares). A new version adds a row here.
  */
 #ifndef VMTRACE_PHP_LAYOUT_ROWS_H

@@ -36,6 +36,7 @@
 #include "runtimes/proc_table.h"
 #include "profile/profile.h"
 #include "runtimes/runtime.h"
+#include "runtimes/skeleton.h"
 #include "runtimes/php/php_ext.h"
 #include "runtimes/php/php_layout.h"
 #include "runtimes/php/php_maps.h"
@@ -141,27 +142,9 @@ static int php_collect(void *state, struct vt_profile *out)
 	return vt_adapter_add_losses(out, loss_names, c, VT_PHP_L_UNREADABLE, VT_PHP_COUNTERS);
 }
 
-static void php_close(void *state)
+static void php_destroy(void *skel)
 {
-	struct php_state *st = state;
-
-	if (!st)
-		return;
-	vt_adapter_release(&st->a);
-	php_bpf__destroy(st->skel);
-	vt_proc_table_free(&st->procs);
-	free(st);
-}
-
-/* PHP's program streams nothing: the slice is waited out, and under
- * record --all the processes are learnt while they live (their cgroups). */
-static int php_poll(void *state, int timeout_ms)
-{
-	struct php_state *st = state;
-
-	if (st->all)
-		vt_proc_table_refresh(&st->procs);
-	return poll(NULL, 0, timeout_ms) < 0 ? -errno : 0;
+	php_bpf__destroy(skel);
 }
 
 /* Did the running process start with USE_ZEND_DTRACE=1? */
@@ -192,7 +175,7 @@ static void note_probe(struct php_state *st, const char *what)
 	snprintf(st->probes_used + used, sizeof(st->probes_used) - used, "%s%s", used ? "," : "", what);
 }
 
-static int php_open(const struct vt_attach_opts *opts, void **state, char *errbuf, size_t errlen)
+static int php_open(const struct vt_opts *opts, void **state, char *errbuf, size_t errlen)
 {
 	struct php_state *st;
 	const char *path = vt_usdt_probe_path(opts->probes, PROVIDER, "function__entry");
@@ -226,21 +209,23 @@ static int php_open(const struct vt_attach_opts *opts, void **state, char *errbu
 	}
 	/* a php vmtrace starts: the extension installed for it, loaded by an
 	 * argument (spawn_env) */
-	if (bare && !path && opts->spawned && opts->argv && !opts->no_methods &&
+	if (bare && !path && opts->spawned && opts->cmd && !opts->no_methods &&
 	    !vt_php_ext_in_root(opts->pid, layout.api, ext, sizeof(ext)))
 		path = ext;
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
-	st->set_env = opts->argv && !getenv("USE_ZEND_DTRACE") && !layout.eg_frames;
+	st->set_env = opts->cmd && !getenv("USE_ZEND_DTRACE") && !layout.eg_frames;
 	st->ext_arg = path == ext;
 	/* record --all: each php's own environment decides whether they fire;
 	 * the extension's fire whenever traced */
-	calls = path && (bare || opts->argv || opts->all || started_with_dtrace(opts->pid));
+	calls = path && (bare || opts->cmd || opts->all || started_with_dtrace(opts->pid));
 	err = vt_adapter_init(&st->a, PROVIDER, PROVIDER ":", opts->pid, 0, 0, errbuf, errlen);
 	if (err)
 		goto fail;
 	st->skel = php_bpf__open();
+	st->a.skel = st->skel;
+	st->a.destroy = php_destroy;
 	if (!st->skel) {
 		err = vt_adapter_open_failed(errbuf, errlen);
 		goto fail;
@@ -295,7 +280,7 @@ static int php_open(const struct vt_attach_opts *opts, void **state, char *errbu
 	return 0;
 
 fail:
-	php_close(st);
+	vt_skeleton_close(st);
 	return err < 0 ? err : -EINVAL;
 }
 
@@ -319,16 +304,39 @@ static int php_spawn_env(void *state, const char **env, const char **note, char 
 	return 0;
 }
 
+static const char *const php_programs[] = { "php", "/usr/bin/php", NULL };
+
+/* A php a followed command runs fires its function probes. */
+static size_t php_follow_env(const char *asked, const char **env, size_t max)
+{
+	(void)asked;
+	if (getenv("USE_ZEND_DTRACE") || max < 1)
+		return 0;
+	env[0] = "USE_ZEND_DTRACE=1";
+	return 1;
+}
+
+static bool php_follow_keeps(pid_t pid, const char *name, const char *chosen, struct vt_usdt_list *probes)
+{
+	(void)pid;
+	(void)name;
+	(void)probes;
+	return strcmp(chosen, "php") == 0;
+}
+
 const struct vt_runtime vt_runtime_php = {
 	.name = "php",
 	.provider = PROVIDER,
 	.open = php_open,
 	.collect = php_collect,
-	.close = php_close,
-	.poll = php_poll,
+	.close = vt_skeleton_close,
+	.poll = vt_skeleton_poll,
 	.spawn_env = php_spawn_env,
 	.claim = vt_php_claim,
 	.at_exec = vt_php_at_exec,
+	.programs = php_programs,
+	.follow_env = php_follow_env,
+	.follow_keeps = php_follow_keeps,
 	.all_note = "a php started without USE_ZEND_DTRACE=1 fires no function probes (vmtrace "
 		    "cannot set it in processes it did not start): its objects are counted per "
 		    "class only, with no function and no calls",

@@ -37,55 +37,20 @@
 #endif
 
 /* Calls per code object: the per-call path hashes 24 bytes, never a string. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 10240); /* --map-entries */
-	__type(key, struct vt_py_code_id);
-	__type(value, struct vt_py_func_val);
-} funcs SEC(".maps");
+VT_COUNTING_MAP(funcs, BPF_MAP_TYPE_PERCPU_HASH, struct vt_py_code_id, struct vt_py_func_val);
 
 /* Calls keyed by the USDT probes' strings, when frames cannot be read. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 10240); /* --map-entries */
-	__type(key, struct vt_py_func_key);
-	__type(value, struct vt_py_func_val);
-} funcs_named SEC(".maps");
+VT_COUNTING_MAP(funcs_named, BPF_MAP_TYPE_PERCPU_HASH, struct vt_py_func_key, struct vt_py_func_val);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, __s64);
-} depths SEC(".maps");
+VT_MAP(depths, BPF_MAP_TYPE_HASH, __u32, __s64, 4096);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 10240); /* --map-entries */
-	__type(key, struct vt_py_alloc_key);
-	__type(value, struct vt_py_alloc_val);
-} allocs SEC(".maps");
+VT_COUNTING_MAP(allocs, BPF_MAP_TYPE_PERCPU_HASH, struct vt_py_alloc_key, struct vt_py_alloc_val);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u64);
-	__type(value, struct vt_py_type);
-} types SEC(".maps");
+VT_MAP(types, BPF_MAP_TYPE_HASH, __u64, struct vt_py_type, 8192);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, struct vt_py_code_id);
-	__type(value, struct vt_py_code);
-} codes SEC(".maps");
+VT_MAP(codes, BPF_MAP_TYPE_HASH, struct vt_py_code_id, struct vt_py_code, 16384);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct vt_py_code);
-} code_scratch SEC(".maps");
+VT_MAP(code_scratch, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct vt_py_code, 1);
 
 /* Link-time addresses, set before load: _PyRuntime, and the instruction the
  * object hook is attached at. */
@@ -96,19 +61,9 @@ const volatile __u64 hook_link = 0;
 __u64 bias = 0;
 __u32 bias_known = 0;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct vt_py_func_key);
-} scratch SEC(".maps");
+VT_MAP(scratch, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct vt_py_func_key, 1);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, VT_PY_COUNTERS);
-	__type(key, __u32);
-	__type(value, __u64);
-} counters SEC(".maps");
+VT_MAP(counters, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, __u64, VT_PY_COUNTERS);
 
 struct vt_py_gc_start {
 	__u64 start;
@@ -116,12 +71,7 @@ struct vt_py_gc_start {
 	__u32 pad;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, struct vt_py_gc_start);
-} gc_start SEC(".maps");
+VT_MAP(gc_start, BPF_MAP_TYPE_HASH, __u32, struct vt_py_gc_start, 1024);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

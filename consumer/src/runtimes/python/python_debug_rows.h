@@ -2,7 +2,7 @@
  * python_debug_rows.h: where, inside the _Py_DebugOffsets that CPython
  * publishes at the start of _PyRuntime, the offsets that PEP 768's remote
  * execution needs are, one row per minor version (data only:
- * python_remote.c reads it, and tests/runtimes/python_debug_check.c
+ * python_remote.c reads it, and tests/runtimes/python/python_debug_check.c
  * compiles it against each version's headers and compares). The struct
  * keeps its layout within a minor version only; a new version adds a row.
  */

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "process/proc_info.h"
@@ -15,7 +16,7 @@
 #include "runtimes/provider_load.h"
 #include "runtimes/python/python_load.h"
 #include "runtimes/python/python_remote.h"
-#include "runtimes/python_ext.h"
+#include "runtimes/python/python_ext.h"
 
 #define LOAD_MS 2000 /* from the queue to the extension loaded (0-3 ms when the runtime runs) */
 
@@ -119,6 +120,31 @@ static int installed_module(pid_t pid, unsigned minor, char *path, size_t len)
 	return r;
 }
 
+int vt_python_installed_in_root(pid_t pid, char *module, size_t len, int *module_fd)
+{
+	char path[PATH_MAX];
+	struct stat a, b;
+	struct vt_tfs t;
+	unsigned minor;
+	int fd, n;
+
+	if (version_minor(pid, &minor) || installed_module(pid, minor, path, sizeof(path)) || vt_tfs_open(&t, pid))
+		return -ENOENT;
+	fd = vt_tfs_openat(&t, t.root, path + 1, O_RDONLY, 0);
+	vt_tfs_close(&t);
+	if (fd < 0)
+		return -ENOENT;
+	/* the path the kernel will resolve names the file opened above */
+	n = snprintf(module, len, "/proc/%d/root%s", (int)pid, path);
+	if (n < 0 || (size_t)n >= len || fstat(fd, &a) || !S_ISREG(a.st_mode) || stat(module, &b) ||
+	    a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+		close(fd);
+		return -ENOENT;
+	}
+	*module_fd = fd;
+	return 0;
+}
+
 /* The module to load: the package installed for pid's Python in its root,
  * else, when pid shares this root, the one built here for its version. */
 static int module_for(pid_t pid, char *path, size_t len)
@@ -160,13 +186,16 @@ static int remote_exec(pid_t pid, const char *source, const char *module, char *
 	return r ? r : 1;
 }
 
-int vt_python_load_provider(pid_t pid, char *note, size_t len)
+int vt_python_load_provider(pid_t pid, const struct vt_usdt_list *probes, bool asked, char *note,
+			    size_t len)
 {
 	char module[PATH_MAX], source[PATH_MAX + 512], script[PATH_MAX + 640];
 	uint64_t addr;
 	long stop_us, waited_ms;
 	int r;
 
+	(void)probes; /* found by its symbols, loaded whether asked or not */
+	(void)asked;
 	if (vt_proc_symbol_in(pid, vt_python_modules, python_queue.queue, &addr))
 		return 0; /* no CPython */
 	if (module_for(pid, module, sizeof(module))) {

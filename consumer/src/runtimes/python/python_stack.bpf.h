@@ -53,12 +53,7 @@ struct py_stack_walk {
 	struct vt_py_lines lines; /* a code object's table on its way to py_lines */
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct py_stack_walk);
-} py_stack_scratch SEC(".maps");
+VT_MAP(py_stack_scratch, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct py_stack_walk, 1);
 
 /* One frame (bpf_loop's callback): 0 on to the caller, 1 done. */
 static long py_stack_step(__u64 i, void *ctx)

@@ -43,12 +43,14 @@
 
 #include "runtimes/adapter.h"
 #include "runtimes/python/python_calls.h"
+#include "runtimes/python/python_ext.h"
 #include "runtimes/python/python_interp.h"
 #include "runtimes/python/python_load.h"
 #include "runtimes/python/python_stacks.h"
 #include "runtimes/proc_table.h"
 #include "profile/profile.h"
 #include "runtimes/runtime.h"
+#include "runtimes/skeleton.h"
 #include "runtimes/python/python_maps.h"
 #include "python.skel.h"
 
@@ -260,25 +262,9 @@ static int python_collect(void *state, struct vt_profile *out)
 	return vt_adapter_add_losses(out, loss_names, c, VT_PY_L_UNREADABLE, VT_PY_COUNTERS);
 }
 
-static int python_poll(void *state, int timeout_ms)
+static void python_destroy(void *skel)
 {
-	struct python_state *st = state;
-
-	if (st->all)
-		vt_proc_table_refresh(&st->procs); /* cgroups read while the processes live */
-	return vt_adapter_poll(&st->a, timeout_ms);
-}
-
-static void python_close(void *state)
-{
-	struct python_state *st = state;
-
-	if (!st)
-		return;
-	vt_adapter_release(&st->a);
-	python_bpf__destroy(st->skel);
-	vt_proc_table_free(&st->procs);
-	free(st);
+	python_bpf__destroy(skel);
 }
 
 /* The module holding the python provider (the python binary or libpython). */
@@ -296,7 +282,7 @@ static const char *python_module(const struct vt_usdt_list *pl)
 _Static_assert(sizeof(struct vt_py_alloc_key) <= sizeof(struct vt_py_func_key) &&
 	       sizeof(struct vt_py_alloc_val) <= sizeof(struct vt_py_func_val), "batch sizes");
 
-static int python_open(const struct vt_attach_opts *opts, void **state, char *errbuf, size_t errlen)
+static int python_open(const struct vt_opts *opts, void **state, char *errbuf, size_t errlen)
 {
 	struct python_state *st;
 	const char *path = python_module(opts->probes);
@@ -322,6 +308,8 @@ static int python_open(const struct vt_attach_opts *opts, void **state, char *er
 	if (err)
 		goto fail;
 	st->skel = python_bpf__open();
+	st->a.skel = st->skel;
+	st->a.destroy = python_destroy;
 	if (!st->skel) {
 		err = vt_adapter_open_failed(errbuf, errlen);
 		goto fail;
@@ -441,7 +429,7 @@ static int python_open(const struct vt_attach_opts *opts, void **state, char *er
 	return 0;
 
 fail:
-	python_close(st);
+	vt_skeleton_close(st);
 	return err < 0 ? err : -EINVAL;
 }
 
@@ -463,13 +451,22 @@ static int python_spawn_env(void *state, const char **env, const char **note, ch
 	return 0;
 }
 
+static const char *const python_programs[] = { "python3", "/usr/bin/python3", NULL };
+
 const struct vt_runtime vt_runtime_python = {
 	.name = "python",
 	.provider = PROVIDER,
 	.open = python_open,
 	.collect = python_collect,
-	.close = python_close,
-	.poll = python_poll,
+	.close = vt_skeleton_close,
+	.poll = vt_skeleton_poll,
 	.spawn_env = python_spawn_env,
 	.load_provider = vt_python_load_provider,
+	.own_probes = "CPython's own probes",
+	.inside = &vt_python_inside,
+	.stacks = true,
+	.programs = python_programs,
+	.follow_env = vt_python_follow_env,
+	.follow_keeps = vt_python_follow_keeps,
+	.at_exec = vt_python_at_exec,
 };

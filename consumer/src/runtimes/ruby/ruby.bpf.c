@@ -48,12 +48,7 @@ const volatile bool walk_frames = false;
 /* Set before load: --stack vm (ruby_stack.bpf.h, ruby_chain.bpf.h) */
 const volatile bool walk_stacks = false;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 10240); /* --map-entries */
-	__type(key, struct vt_rb_alloc_key);
-	__type(value, struct vt_rb_alloc_val);
-} allocs SEC(".maps");
+VT_COUNTING_MAP(allocs, BPF_MAP_TYPE_PERCPU_HASH, struct vt_rb_alloc_key, struct vt_rb_alloc_val);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -63,58 +58,23 @@ struct {
 	__type(value, struct vt_rb_thread);
 } threads SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct vt_rb_thread);
-} empty_thread SEC(".maps"); /* all zeros: the initial value of a new thread */
+VT_MAP(empty_thread, BPF_MAP_TYPE_ARRAY, __u32, struct vt_rb_thread, 1); /* all zeros: the initial value of a new thread */
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct vt_rb_alloc_key);
-} scratch SEC(".maps"); /* the key is too big for the BPF stack */
+VT_MAP(scratch, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct vt_rb_alloc_key, 1); /* the key is too big for the BPF stack */
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u64);
-	__type(value, struct vt_rb_class_name);
-} class_names SEC(".maps");
+VT_MAP(class_names, BPF_MAP_TYPE_HASH, __u64, struct vt_rb_class_name, 16384);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, struct vt_rb_pending);
-} pending SEC(".maps");
+VT_MAP(pending, BPF_MAP_TYPE_HASH, __u32, struct vt_rb_pending, 4096);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct vt_rb_pending);
-} empty_pending SEC(".maps");
+VT_MAP(empty_pending, BPF_MAP_TYPE_ARRAY, __u32, struct vt_rb_pending, 1);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, VT_RB_COUNTERS);
-	__type(key, __u32);
-	__type(value, __u64);
-} counters SEC(".maps");
+VT_MAP(counters, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, __u64, VT_RB_COUNTERS);
 
 struct vt_rb_gc_start {
 	__u64 start[VT_RB_GC_PHASES];
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, struct vt_rb_gc_start);
-} gc_start SEC(".maps");
+VT_MAP(gc_start, BPF_MAP_TYPE_HASH, __u32, struct vt_rb_gc_start, 1024);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -123,12 +83,7 @@ struct {
 
 /* --stack vm: the counter slots one allocation touched (a bit each), so a
  * frame walk that counted a loss is never cached (ruby_chain.bpf.h). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} event_counted SEC(".maps");
+VT_MAP(event_counted, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, __u32, 1);
 
 static __always_inline void add(__u32 slot, __u64 n)
 {

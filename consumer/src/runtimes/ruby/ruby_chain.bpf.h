@@ -43,12 +43,7 @@ struct rb_chain_val {
 	__u64 stack;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u64);
-	__type(value, struct rb_chain_val);
-} rb_chains SEC(".maps");
+VT_MAP(rb_chains, BPF_MAP_TYPE_LRU_HASH, __u64, struct rb_chain_val, 8192);
 
 enum rb_chain_state { RB_CHAIN_WALKING, RB_CHAIN_WHOLE, RB_CHAIN_UNCACHED };
 
@@ -63,12 +58,7 @@ struct rb_chain_walk {
 	__u64 f[RB_CHAIN_WORDS];     /* RB_CHAIN_FRAMES control frames */
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct rb_chain_walk);
-} chain_scratch SEC(".maps");
+VT_MAP(chain_scratch, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct rb_chain_walk, 1);
 
 static __always_inline __u64 rb_chain_mix(__u64 h, __u64 v)
 {

@@ -48,12 +48,7 @@ static __always_inline int read_rstring(char *dst, __u64 str)
 	return 0;
 }
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct vt_rb_class_name);
-} class_name_scratch SEC(".maps"); /* off the BPF stack, which the stack walk needs */
+VT_MAP(class_name_scratch, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct vt_rb_class_name, 1); /* off the BPF stack, which the stack walk needs */
 
 /* klass: qualified by its process's slot under record --all (procs_maps.h),
  * the key of class_names; its memory is read at the raw pointer. */

@@ -15,7 +15,7 @@
 #include "process/usdt_notes.h"
 #include "runtimes/provider_load.h"
 #include "runtimes/ruby/ruby_load.h"
-#include "runtimes/ruby_ext.h"
+#include "runtimes/ruby/ruby_ext.h"
 
 #define LOAD_MS 2000 /* from the queue to the extension loaded (0-3 ms when the runtime runs) */
 
@@ -73,13 +73,16 @@ static int ext_dir(pid_t pid, char *dir, size_t len, char *err, size_t errlen)
 	return -ENOENT;
 }
 
-int vt_ruby_load_provider(pid_t pid, char *note, size_t len)
+int vt_ruby_load_provider(pid_t pid, const struct vt_usdt_list *probes, bool asked, char *note,
+			  size_t len)
 {
 	char dir[PATH_MAX], ext[PATH_MAX + 32];
 	uint64_t addr;
 	long stop_us, waited_ms;
 	int r;
 
+	(void)probes; /* found by its symbols, loaded whether asked or not */
+	(void)asked;
 	if (vt_proc_symbol_in(pid, ruby_modules, ruby_queue.queue, &addr))
 		return 0; /* no Ruby */
 	if ((r = ext_dir(pid, dir, sizeof(dir), note, len)))

@@ -7,9 +7,13 @@
 #ifndef VMTRACE_RUBY_LOAD_H
 #define VMTRACE_RUBY_LOAD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
-int vt_ruby_load_provider(pid_t pid, char *note, size_t len);
+#include "process/usdt_notes.h"
+
+int vt_ruby_load_provider(pid_t pid, const struct vt_usdt_list *probes, bool asked, char *note,
+			     size_t len);
 
 #endif

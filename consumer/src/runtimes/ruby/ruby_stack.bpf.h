@@ -40,19 +40,9 @@ struct rb_stack_walk {
 	struct vt_rb_stack st;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct rb_stack_walk);
-} stack_scratch SEC(".maps");
+VT_MAP(stack_scratch, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct rb_stack_walk, 1);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct vt_rb_frame_name);
-} frame_name_scratch SEC(".maps");
+VT_MAP(frame_name_scratch, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct vt_rb_frame_name, 1);
 
 /* The class owning the method whose own env is ep (flags its ep[0]): the
  * method entry at ep[-2]; 0 for a block's env or top-level code. */

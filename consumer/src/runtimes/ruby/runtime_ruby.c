@@ -39,11 +39,13 @@
 #include "runtimes/proc_table.h"
 #include "profile/profile.h"
 #include "runtimes/ruby/ruby_code.h"
+#include "runtimes/ruby/ruby_ext.h"
 #include "runtimes/ruby/ruby_layout.h"
 #include "runtimes/ruby/ruby_load.h"
 #include "runtimes/ruby/ruby_stacks.h"
 #include "runtimes/ruby/ruby_unprobed.h"
 #include "runtimes/runtime.h"
+#include "runtimes/skeleton.h"
 #include "runtimes/ruby/ruby_maps.h"
 #include "ruby.skel.h"
 
@@ -228,28 +230,18 @@ static int ruby_collect(void *state, struct vt_profile *out)
 	return err;
 }
 
-static int ruby_poll(void *state, int timeout_ms)
+static void ruby_destroy(void *skel)
 {
-	struct ruby_state *st = state;
-
-	if (st->all)
-		vt_proc_table_refresh(&st->procs); /* cgroups read while the processes live */
-	return vt_adapter_poll(&st->a, timeout_ms);
+	ruby_bpf__destroy(skel);
 }
 
-static void ruby_close(void *state)
+static void ruby_release(void *state)
 {
 	struct ruby_state *st = state;
 
-	if (!st)
-		return;
-	vt_adapter_release(&st->a);
-	ruby_bpf__destroy(st->skel);
-	vt_proc_table_free(&st->procs);
 	if (st->tracepoint_rb[0])
 		unlink(st->tracepoint_rb); /* Ruby removes it once loaded; not if it never was */
 	free(st->rubyopt);
-	free(st);
 }
 
 /* The object__create probe of the ruby provider (in libruby.so, or ruby
@@ -263,7 +255,7 @@ static const struct vt_usdt_probe *object_create_probe(const struct vt_usdt_list
 	return NULL;
 }
 
-static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errbuf, size_t errlen)
+static int ruby_open(const struct vt_opts *opts, void **state, char *errbuf, size_t errlen)
 {
 	struct ruby_state *st;
 	const struct vt_usdt_probe *oc = object_create_probe(opts->probes);
@@ -293,6 +285,9 @@ static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errb
 		goto fail;
 
 	st->skel = ruby_bpf__open();
+	st->a.skel = st->skel;
+	st->a.destroy = ruby_destroy;
+	st->a.release = ruby_release;
 	if (!st->skel) {
 		err = vt_adapter_open_failed(errbuf, errlen);
 		goto fail;
@@ -403,7 +398,7 @@ static int ruby_open(const struct vt_attach_opts *opts, void **state, char *errb
 	return 0;
 
 fail:
-	ruby_close(st);
+	vt_skeleton_close(st);
 	return err < 0 ? err : -EINVAL;
 }
 
@@ -481,14 +476,31 @@ static int ruby_spawn_env(void *state, const char **env, const char **note, char
 	return 0;
 }
 
+static const char *const ruby_programs[] = { "ruby", "/usr/bin/ruby", NULL };
+
+static int ruby_list_line(char *line, size_t len)
+{
+	snprintf(line, len, "Ruby's own probes, a trap per object (with vmtrace's extension loaded, "
+		 "ruby -rvmtrace, it counts inside Ruby)");
+	return 1;
+}
+
 const struct vt_runtime vt_runtime_ruby = {
 	.name = "ruby",
 	.provider = PROVIDER,
 	.open = ruby_open,
 	.collect = ruby_collect,
-	.close = ruby_close,
-	.poll = ruby_poll,
+	.close = vt_skeleton_close,
+	.poll = vt_skeleton_poll,
 	.spawn_env = ruby_spawn_env,
 	.unprobed = vt_ruby_unprobed,
 	.load_provider = vt_ruby_load_provider,
+	.own_probes = "Ruby's own probes",
+	.inside = &vt_ruby_inside,
+	.stacks = true,
+	.programs = ruby_programs,
+	.list_line = ruby_list_line,
+	.follow_env = vt_ruby_follow_env,
+	.follow_keeps = vt_ruby_follow_keeps,
+	.dlopened = vt_ruby_ext_dlopened, /* a Ruby gets the extension (provider/ruby) */
 };

@@ -49,12 +49,7 @@ struct {
 	__type(value, struct vt_live_ages);
 } live_ages SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct vt_live_stats);
-} live_stats SEC(".maps");
+VT_MAP(live_stats, BPF_MAP_TYPE_ARRAY, __u32, struct vt_live_stats, 1);
 
 static __always_inline struct vt_live_stats *live_stats_get(void)
 {
@@ -146,12 +141,7 @@ struct live_temp_sum {
 struct live_temp_sums {
 	struct live_temp_sum way[LIVE_TEMP_WAYS];
 };
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct live_temp_sums);
-} live_temp_scratch SEC(".maps");
+VT_MAP(live_temp_scratch, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct live_temp_sums, 1);
 
 static __always_inline void live_temp_flush(struct live_temp_sum *e)
 {

@@ -38,10 +38,8 @@
 #include "runtimes/adapter.h"
 #include "profile/profile.h"
 #include "runtimes/runtime.h"
+#include "runtimes/skeleton.h"
 #include "runtimes/vmtrace/vmtrace_batch.h"
-#include "runtimes/jvm_agent.h"
-#include "runtimes/python_ext.h"
-#include "runtimes/ruby_ext.h"
 #include "process/native_symbols.h"
 #include "runtimes/vmtrace/vmtrace_names.h"
 #include "runtimes/vmtrace/vmtrace_stacks.h"
@@ -61,7 +59,6 @@
 #define PROC_PID_INIT_INO 0xEFFFFFFCu
 /* struct vmtrace_live_clock (vmtrace/vmtrace.h): the fields a consumer writes */
 #define LIVE_CLOCK_SYMBOL "vmtrace_live"
-#define JVM_NO_METHODS_SYMBOL "vmtrace_jvm_no_methods" /* provider/jvm/src/agent.c */
 #define LIVE_CLOCK_SESSION offsetof(struct vmtrace_live_clock, session)
 #define LIVE_CLOCK_TEMP_NS offsetof(struct vmtrace_live_clock, temp_ns)
 
@@ -111,23 +108,20 @@ static void vmtrace_finish(void *state, bool exited)
 		st->unflushed++;
 }
 
-static void vmtrace_close(void *state)
+static void vmtrace_destroy(void *skel)
+{
+	vmtrace_bpf__destroy(skel);
+}
+
+static void vmtrace_release(void *state)
 {
 	struct vmtrace_state *st = state;
 
-	if (!st)
-		return;
-	/* sample__armed first, the reverse of attaching: the target is exact
-	 * again before the counting programs go */
-	vt_adapter_release(&st->a);
-	vmtrace_bpf__destroy(st->skel);
 	if (st->names_ready)
 		vt_names_free(&st->names);
-	vt_proc_table_free(&st->procs);
 	vt_symbolizer_free(st->syms);
 	vt_vm_stacks_unmap(&st->vm_stacks);
 	vt_series_free(&st->series);
-	free(st);
 }
 
 /* probe name -> program, and the events (--events) it serves */
@@ -183,7 +177,7 @@ static void set_pid_filter(struct vmtrace_bpf *skel, pid_t pid)
  * once it sees the new session. A command not yet exec'd gets it in its
  * environment; a libvmtrace without vmtrace_live (-ENOENT) sends only
  * address records, as before. */
-static int live_handshake(struct vmtrace_state *st, const struct vt_attach_opts *opts)
+static int live_handshake(struct vmtrace_state *st, const struct vt_opts *opts)
 {
 	if (opts->spawned) {
 		snprintf(st->live_env, sizeof(st->live_env), "VMTRACE_LIVE_TEMP_NS=%" PRIu64, st->temp_ns);
@@ -225,28 +219,11 @@ static bool first_of_name(const struct vt_usdt_list *pl, size_t i)
 	return true;
 }
 
-/* The module among pl's vmtrace probes that is(path) says is one of
- * vmtrace's own in a runtime (the Ruby extension, ...), or "". */
-static const char *module_that(const struct vt_usdt_list *pl, bool (*is)(const char *path))
-{
-	for (size_t i = 0; pl && i < pl->n; i++)
-		if (strcmp(pl->v[i].provider, PROVIDER) == 0 && is(pl->v[i].path))
-			return pl->v[i].path;
-	return "";
-}
-
-/* The sampling period for a command vmtrace starts, which libvmtrace reads
- * from its environment as it loads (and removes). snprintf's result. */
-static int period_env(char *buf, size_t len, uint64_t period)
-{
-	return snprintf(buf, len, "VMTRACE_SAMPLE_PERIOD=%" PRIu64, period);
-}
-
 /* Attach the target's probes of table that events asks for: those that arm
  * counting (of VT_ARMING_EVENTS only), or all the others. Sets *armed_somewhere when
  * a module has sample__armed. 0, or a negative errno with errbuf set. */
 static int attach_probes(struct vmtrace_state *st, const struct probe_prog *table, size_t ntable,
-			 uint32_t events, const struct vt_attach_opts *opts, bool arming,
+			 uint32_t events, const struct vt_opts *opts, bool arming,
 			 bool *armed_somewhere, char *errbuf, size_t errlen)
 {
 	const struct vt_usdt_list *pl = opts->probes;
@@ -302,10 +279,10 @@ static int attach_probes(struct vmtrace_state *st, const struct probe_prog *tabl
 	return 0;
 }
 
-static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *errbuf, size_t errlen)
+static int vmtrace_open(const struct vt_opts *opts, void **state, char *errbuf, size_t errlen)
 {
 	struct vmtrace_state *st;
-	uint32_t entries = opts->map_entries ? opts->map_entries : VT_DEFAULT_MAP_ENTRIES;
+	uint32_t entries = opts->map_entries ? opts->map_entries : VT_COUNT_MAP_DEFAULT;
 	int err;
 
 	*state = NULL;
@@ -324,35 +301,17 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 	st->a.gc_keep = opts->gc_pauses ? opts->gc_pauses : VT_GC_PAUSES_DEFAULT;
 
 	st->skel = vmtrace_bpf__open();
+	st->a.skel = st->skel;
+	st->a.destroy = vmtrace_destroy;
+	st->a.release = vmtrace_release;
 	if (!st->skel) {
 		err = vt_adapter_open_failed(errbuf, errlen);
 		goto fail;
 	}
 	st->all = opts->all;
 	st->spawned = opts->spawned;
-	snprintf(st->ruby_ext, sizeof(st->ruby_ext), "%s", module_that(opts->probes, vt_ruby_ext_is));
-	snprintf(st->python_ext, sizeof(st->python_ext), "%s", module_that(opts->probes, vt_python_ext_is));
-	snprintf(st->jvm_agent, sizeof(st->jvm_agent), "%s", module_that(opts->probes, vt_jvm_agent_is));
-	if (opts->spawned && opts->argv && opts->argv[0])
-		snprintf(st->launcher, sizeof(st->launcher), "%s", opts->argv[0]);
-	if (st->jvm_agent[0] && opts->live) {
-		snprintf(errbuf, errlen, "--live: vmtrace's JVM agent sees allocations, not frees (JVMTI "
-			 "tells no object's end); the allocations are there without --live");
-		err = -ENOTSUP;
+	if ((err = vt_vmtrace_take_inside(st, opts, errbuf, errlen)))
 		goto fail;
-	}
-	/* classes alone: the JVM agent reads no frame (its costliest part) */
-	if (st->jvm_agent[0]) {
-		if (opts->spawned && opts->no_methods)
-			snprintf(st->jvm_env, sizeof(st->jvm_env), "VMTRACE_JVM_NO_METHODS=1");
-		else if (!opts->spawned &&
-			 (err = vt_provider_write_u64(opts->pid, opts->probes, JVM_NO_METHODS_SYMBOL,
-						      opts->no_methods ? 1 : 0))) {
-			snprintf(errbuf, errlen, "cannot tell the JVM agent in pid %d what to count: %s",
-				 (int)opts->pid, strerror(-err));
-			goto fail;
-		}
-	}
 	if (st->all)
 		st->skel->rodata->targ_all = true; /* no pid filter: every process is one */
 	else
@@ -375,7 +334,7 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 				       st->skel->maps.constant_cache_resets,
 				       st->skel->maps.global_serial_incs };
 	for (size_t i = 0; i < sizeof(counting) / sizeof(counting[0]); i++)
-		bpf_map__set_max_entries(counting[i], entries);
+		vt_adapter_size_map(counting[i], opts->map_entries, VT_COUNT_MAP_DEFAULT);
 	vt_adapter_size_map(st->skel->maps.allocs, opts->map_entries, VT_ALLOC_MAP_CEILING);
 	/* a real program has tens of thousands of VM stacks (pydoc over four
 	 * modules: 24k); entries are made only as stacks arrive */
@@ -465,11 +424,11 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 	uint64_t armings; /* the host's before attaching (host_armed.h) */
 #endif
 
-	/* In Ruby each free is a hook call of its own, as dear as an
-	 * allocation, and CPython's extension must remember each block's size
-	 * to tell a free's: the extensions count frees when they are asked for
-	 * (--events free) or the live heap needs them (--live). */
-	if ((st->ruby_ext[0] || st->python_ext[0]) && !opts->events && !opts->live)
+	/* A provider inside a runtime whose frees cost as its allocations (a
+	 * hook call each in Ruby, a block's size remembered in CPython) counts
+	 * them when they are asked for (--events free) or the live heap needs
+	 * them (--live). */
+	if (st->inside && st->inside->frees_dear && !opts->events && !opts->live)
 		events &= ~(uint32_t)VT_EVENTS_FREE;
 
 #ifdef VT_HAVE_SAMPLING
@@ -516,7 +475,7 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 		/* a command not yet exec'd has no libvmtrace mapped to write
 		 * into: it gets the period in its environment (spawn_env) */
 		if (opts->spawned)
-			period_env(st->period_env, sizeof(st->period_env), opts->sample_period);
+			vt_vmtrace_period_env(st->period_env, sizeof(st->period_env), opts->sample_period);
 		else
 			err = vt_sample_set_period(opts->pid, opts->probes, opts->sample_period);
 		if (err) {
@@ -565,134 +524,8 @@ static int vmtrace_open(const struct vt_attach_opts *opts, void **state, char *e
 	return 0;
 
 fail:
-	vmtrace_close(st);
+	vt_skeleton_close(st);
 	return err < 0 ? err : -EINVAL;
-}
-
-/* RUBYLIB that loads the Ruby extension at path into a command vmtrace starts. */
-static int ruby_ext_env(const char *path, char *env, size_t len, const char **note, char *errbuf,
-			size_t errlen)
-{
-	int err = vt_ruby_ext_rubylib(path, env, len);
-
-	if (err) {
-		snprintf(errbuf, errlen, "cannot load vmtrace's Ruby extension from %s into the "
-			 "command (RUBYLIB): %s; --runtime ruby traces it through Ruby's own probes",
-			 path, strerror(-err));
-		return err;
-	}
-	*note = "loading vmtrace's Ruby extension (RUBYLIB, before RubyGems): allocations counted "
-		"inside Ruby";
-	return 0;
-}
-
-/* PYTHONPATH that imports the CPython extension at path into a command vmtrace starts. */
-static int python_ext_env(const char *path, char *env, size_t len, const char **note, char *errbuf,
-			  size_t errlen)
-{
-	int err = vt_python_ext_env(path, env, len);
-
-	if (err) {
-		snprintf(errbuf, errlen, "cannot load vmtrace's CPython extension from %s into "
-			 "the command (PYTHONPATH): %s", path, strerror(-err));
-		return err;
-	}
-	*note = "loading vmtrace's CPython extension (PYTHONPATH, a sitecustomize that "
-		"imports vmtrace): bytes counted inside CPython by function and line "
-		"(calls per function: --runtime python)";
-	return 0;
-}
-
-/* A Ruby or a CPython that loads vmtrace's extension starts at once: the
- * extension holds it before it counts anything (vmtrace_hold_until_attached)
- * while the probes load, its sampling period given beside. Not with
- * --live, whose settings open() makes for the command's environment. */
-static int vmtrace_spawn_early(const struct vt_attach_opts *opts, char *buf, size_t len, const char **env,
-			       const char **note, char *errbuf, size_t errlen)
-{
-	const char *ruby = module_that(opts->probes, vt_ruby_ext_is);
-	const char *python = module_that(opts->probes, vt_python_ext_is);
-	size_t used;
-	int err;
-
-	if (!opts->spawned || opts->live || opts->all)
-		return 0;
-	if (ruby[0])
-		err = ruby_ext_env(ruby, buf, len, note, errbuf, errlen);
-	else if (python[0])
-		err = python_ext_env(python, buf, len, note, errbuf, errlen);
-	else
-		return 0;
-	if (err)
-		return err;
-	env[0] = buf;
-	used = strlen(buf) + 1;
-	if (opts->sample_period) {
-		int n = period_env(buf + used, len - used, opts->sample_period);
-
-		if (n < 0 || (size_t)n >= len - used) {
-			snprintf(errbuf, errlen, "the command's environment for vmtrace is too long");
-			return -E2BIG;
-		}
-		env[1] = buf + used;
-	}
-	return 1;
-}
-
-static int vmtrace_spawn_env(void *state, const char **env, const char **note, char *errbuf,
-			     size_t errlen)
-{
-	struct vmtrace_state *st = state;
-	size_t n = 0;
-
-	if (st->period_env[0])
-		env[n++] = st->period_env;
-	if (st->live_env[0])
-		env[n++] = st->live_env;
-	*note = NULL;
-	if (st->ruby_ext[0]) {
-		int err = ruby_ext_env(st->ruby_ext, st->load_env, sizeof(st->load_env), note, errbuf,
-				       errlen);
-
-		if (err)
-			return err;
-		env[n++] = st->load_env;
-	} else if (st->python_ext[0]) {
-		int err = python_ext_env(st->python_ext, st->load_env, sizeof(st->load_env), note, errbuf,
-					 errlen);
-
-		if (err)
-			return err;
-		env[n++] = st->load_env;
-	} else if (st->jvm_agent[0]) {
-		/* a JDK launcher takes -agentpath among its arguments; another
-		 * program that starts a JVM gets it in JAVA_TOOL_OPTIONS, which
-		 * the JVM announces on stderr */
-		bool arg = true;
-		int err = vt_jvm_agent_argument(st->jvm_agent, st->launcher,
-						st->jvm_env[0] ? "no-methods" : "", st->load_env,
-						sizeof(st->load_env));
-
-		if (err == -ENOENT) {
-			arg = false;
-			err = vt_jvm_agent_tool_options(st->jvm_agent, st->load_env, sizeof(st->load_env));
-			if (!err && st->jvm_env[0])
-				env[n++] = st->jvm_env;
-		}
-		if (err) {
-			snprintf(errbuf, errlen, "cannot load vmtrace's JVM agent from %s into the command: "
-				 "%s; --runtime hotspot traces it through HotSpot's own probes",
-				 st->jvm_agent, strerror(-err));
-			return err;
-		}
-		env[n++] = st->load_env;
-		snprintf(st->note, sizeof(st->note), "loading vmtrace's JVM agent (-agentpath %s): %s",
-			 arg ? "after the command's name" : "in JAVA_TOOL_OPTIONS",
-			 st->sample_period ? "allocations sampled by JVMTI inside the JVM"
-					   : "every allocation counted inside the JVM");
-		*note = st->note;
-	}
-	return 0;
 }
 
 const struct vt_runtime vt_runtime_vmtrace = {
@@ -700,10 +533,10 @@ const struct vt_runtime vt_runtime_vmtrace = {
 	.provider = PROVIDER,
 	.open = vmtrace_open,
 	.collect = vt_vmtrace_collect,
-	.close = vmtrace_close,
+	.close = vt_skeleton_close,
 	.poll = vmtrace_poll,
-	.spawn_env = vmtrace_spawn_env,
-	.spawn_early = vmtrace_spawn_early,
+	.spawn_env = vt_vmtrace_spawn_env,
+	.spawn_early = vt_vmtrace_spawn_early,
 	.finish = vmtrace_finish,
-	.dlopened = vt_ruby_ext_dlopened, /* a Ruby gets the extension (provider/ruby) */
+	.stacks = true,
 };

@@ -33,12 +33,7 @@ struct vt_vm_thread {
 
 #define VM_SPAN_MAX 64
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, struct vt_vm_thread);
-} vm_threads SEC(".maps");
+VT_MAP(vm_threads, BPF_MAP_TYPE_HASH, __u32, struct vt_vm_thread, 4096);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -57,12 +52,7 @@ struct vm_walk_state {
 	__u64 first;                   /* where a new stack's frames go (stack_frames) */
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct vm_walk_state);
-} vm_walk_scratch SEC(".maps");
+VT_MAP(vm_walk_scratch, BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct vm_walk_state, 1);
 
 /* stacks__armed(max_depth, current, frames): the thread's pointer and
  * the descriptor, once per thread and consumer. */

@@ -43,7 +43,7 @@ const volatile bool targ_events = true;    /* timeline records of cache resets a
 	struct {                                                \
 		__uint(type, BPF_MAP_TYPE_PERCPU_HASH);         \
 		__uint(map_flags, BPF_F_NO_PREALLOC);           \
-		__uint(max_entries, VT_DEFAULT_MAP_ENTRIES);    \
+		__uint(max_entries, VT_COUNT_MAP_DEFAULT);    \
 		__type(key, key_type);                          \
 		__type(value, value_type);                      \
 	} name SEC(".maps")
@@ -55,7 +55,7 @@ const volatile bool targ_events = true;    /* timeline records of cache resets a
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, VT_DEFAULT_MAP_ENTRIES);
+	__uint(max_entries, VT_COUNT_MAP_DEFAULT);
 	__type(key, struct vt_alloc_key);
 	__type(value, struct vt_alloc_val);
 } allocs SEC(".maps");
@@ -68,7 +68,7 @@ VT_COUNT_MAP(global_serial_incs, struct vt_pair_key, struct vt_count_val);
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 2 * VT_DEFAULT_MAP_ENTRIES);
+	__uint(max_entries, 2 * VT_COUNT_MAP_DEFAULT);
 	__type(key, __u64);
 	__type(value, struct vt_name);
 } names SEC(".maps");
@@ -169,7 +169,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, VT_DEFAULT_MAP_ENTRIES);
+	__uint(max_entries, VT_COUNT_MAP_DEFAULT);
 	__type(key, __u64);
 	__type(value, struct vt_stack_ref);
 } stacks SEC(".maps");
@@ -193,7 +193,7 @@ __u64 stack_frames_used;                    /* ... taken (may pass the max: then
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, VT_DEFAULT_MAP_ENTRIES);
+	__uint(max_entries, VT_COUNT_MAP_DEFAULT);
 	__type(key, __u64);
 	__type(value, struct vt_native_stack);
 } native_stack_traces SEC(".maps");

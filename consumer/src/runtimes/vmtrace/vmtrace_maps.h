@@ -24,7 +24,6 @@
 #define VT_LOG2_BUCKETS 64       /* bucket i holds [2^i, 2^(i+1)) ns; 0 goes to bucket 0 */
 #define VT_GC_KIND_SLOTS 3       /* kinds 0..2 (VT_GC_KINDS) */
 
-#define VT_DEFAULT_MAP_ENTRIES 16384
 #define VT_GC_RINGBUF_BYTES (256 * 1024)
 
 struct vt_alloc_key {            /* object__alloc: (class, method, site), and the VM stack */

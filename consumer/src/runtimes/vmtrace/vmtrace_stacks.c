@@ -213,7 +213,7 @@ int vt_vm_stack_of(const struct vt_vm_stacks *s, uint64_t id, struct vt_profile 
 	return vt_profile_add_stack(out, frames, depth, was_cut, sid);
 }
 
-int vt_vm_stacks_arm(struct vt_adapter *a, struct bpf_program *prog, const struct vt_attach_opts *opts,
+int vt_vm_stacks_arm(struct vt_adapter *a, struct bpf_program *prog, const struct vt_opts *opts,
 		     const char **path, char *errbuf, size_t errlen)
 {
 	const struct vt_usdt_list *pl = opts->probes;

@@ -64,7 +64,7 @@ int vt_vm_stack_of(const struct vt_vm_stacks *s, uint64_t id, struct vt_profile 
  * then attach prog to stacks__armed, whose semaphore makes the provider
  * walk the VM stack at each batched allocation. 0, or a negative errno
  * with the reason in errbuf. */
-int vt_vm_stacks_arm(struct vt_adapter *a, struct bpf_program *prog, const struct vt_attach_opts *opts,
+int vt_vm_stacks_arm(struct vt_adapter *a, struct bpf_program *prog, const struct vt_opts *opts,
 		     const char **path, char *errbuf, size_t errlen);
 
 /* Native stack id (a key of the native stacks map at fd: instruction

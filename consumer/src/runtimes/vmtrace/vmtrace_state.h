@@ -15,6 +15,7 @@
 #include "profile/profile.h"
 #include "process/native_symbols.h"
 #include "runtimes/proc_table.h"
+#include "runtimes/runtime.h"
 #include "runtimes/vmtrace/vmtrace_batch.h"
 #include "runtimes/vmtrace/vmtrace_names.h"
 #include "runtimes/vmtrace/vmtrace_series.h"
@@ -41,14 +42,13 @@ struct vmtrace_state {
 	char probes_used[512];
 	char period_env[64];        /* VMTRACE_SAMPLE_PERIOD=N for a spawned command */
 	char live_env[64];          /* VMTRACE_LIVE_TEMP_NS=N for a spawned command (--live) */
-	char ruby_ext[4096];        /* the Ruby extension's module among the probes, "" if none */
-	char python_ext[4096];      /* the CPython extension's module among them, "" if none */
-	char jvm_agent[4096];       /* the JVM agent among them, "" if none */
-	char jvm_env[48];           /* VMTRACE_JVM_NO_METHODS=1 for a java it starts (--no-methods) */
-	char launcher[256];         /* a spawned command's name: how its JVM gets the agent */
-	char note[160];             /* what spawn_env says it gave the command */
+	const struct vt_inside *inside; /* the provider inside a runtime among the probes
+				       (the Ruby extension, the JVM agent, ...), or NULL */
+	char inside_path[4096];     /* ... its module */
+	struct vt_inside_spawn inside_spawn; /* what a command vmtrace starts is told */
+	char launcher[256];         /* a spawned command's name: how its runtime gets it */
 	char load_env[8192];        /* RUBYLIB=..., PYTHONPATH=... or JAVA_TOOL_OPTIONS=... that
-				       loads one of them into a spawned runtime */
+				       loads it into a spawned runtime, and what it says */
 	uint64_t prev_alloc_total;  /* alloc_total of the last GC record */
 	uint64_t events_replaced;   /* timeline events the bounded log let go */
 };
@@ -58,5 +58,18 @@ int vt_vmtrace_on_gc_event(void *ctx, void *data, size_t size);
 
 /* The adapter's collect: every map and the event log into out. */
 int vt_vmtrace_collect(void *state, struct vt_profile *out);
+
+/* The provider inside a runtime among opts's probes taken into st (its
+ * module, what a command vmtrace starts is told); what it cannot count
+ * refused, a running one told --no-methods. 0 or a negative errno. */
+int vt_vmtrace_take_inside(struct vmtrace_state *st, const struct vt_opts *opts, char *errbuf,
+			   size_t errlen);
+/* "VMTRACE_SAMPLE_PERIOD=N", which libvmtrace reads from its environment
+ * as it loads (and removes): snprintf's result. */
+int vt_vmtrace_period_env(char *buf, size_t len, uint64_t period);
+/* The adapter's spawn_early and spawn_env (runtime.h). */
+int vt_vmtrace_spawn_early(const struct vt_opts *opts, char *buf, size_t len, const char **env,
+			   const char **note, char *errbuf, size_t errlen);
+int vt_vmtrace_spawn_env(void *state, const char **env, const char **note, char *errbuf, size_t errlen);
 
 #endif /* VT_VMTRACE_STATE_H */

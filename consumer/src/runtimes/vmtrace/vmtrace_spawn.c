@@ -70,9 +70,10 @@ int vt_vmtrace_spawn_early(const struct vt_opts *opts, char *buf, size_t len, co
 	err = in->load_env(&sp, buf, len, env, note, errbuf, errlen);
 	if (err)
 		return err;
-	while (env[n])
-		n++;
-	used = strlen(env[n - 1]) + 1 + (size_t)(env[n - 1] - buf);
+	/* the period's entry after the last of theirs in buf */
+	for (used = 0; env[n]; n++)
+		if (env[n] >= buf && env[n] < buf + len && (size_t)(env[n] - buf) + strlen(env[n]) + 1 > used)
+			used = (size_t)(env[n] - buf) + strlen(env[n]) + 1;
 	if (opts->sample_period) {
 		int w = vt_vmtrace_period_env(buf + used, len - used, opts->sample_period);
 

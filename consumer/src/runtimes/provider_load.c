@@ -61,7 +61,7 @@ static int queue_in(struct vt_inject *in, pid_t pid, const uint64_t fn[4], const
 	if ((r = vt_inject_call(in, fn[1], q->flags_first ? args : args + 1, q->flags_first ? 3 : 2, &ret,
 				CALL_MS, err, errlen)))
 		return r;
-	if ((long)(int)ret != q->queued) {
+	if ((long)(int)ret != q->queued && (!q->queued_already || (long)(int)ret != q->queued_already)) {
 		snprintf(err, errlen, "pid %d's runtime did not take the call (its queue is full)", (int)pid);
 		return -EAGAIN;
 	}

@@ -29,6 +29,7 @@ struct vt_runtime_queue {
 	bool flags_first;           /* the queue takes a flags word first (Ruby's) */
 	bool main_first;            /* asked from the main thread first, where it is run */
 	long queued;                /* what the queue returns when it took the call */
+	long queued_already;        /* ... when the same call waits in it already (0: none) */
 };
 
 /* Queue run(text) (NUL-ended, under 4 KiB) in pid through q. 0 with the longest stop of a thread in *stop_us, or

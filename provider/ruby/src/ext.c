@@ -299,7 +299,10 @@ void Init_vmtrace_ext(void)
 	static int done;
 	VALUE mod;
 
-	if (done)
+	/* a job that loads it into a Ruby still booting (one whose core runs
+	 * Ruby code before RUBY_VERSION is defined) may run too soon: it then
+	 * sets nothing up, and the loader queues it again */
+	if (done || !rb_const_defined(rb_cObject, rb_intern("RUBY_VERSION")))
 		return;
 	done = 1;
 	vmtrace_hold_until_attached(); /* a spawned Ruby boots while vmtrace attaches */

@@ -18,6 +18,7 @@
 #include "runtimes/ruby/ruby_ext.h"
 
 #define LOAD_MS 2000 /* from the queue to the extension loaded (0-3 ms when the runtime runs) */
+#define REQUEUE_MS 100 /* a Ruby still booting runs the job too soon: queued again this often */
 
 static const char *const provider_module[] = { "vmtrace_ext", NULL };
 
@@ -37,6 +38,7 @@ static const struct vt_runtime_queue ruby_queue = {
 	.run = "dln_load",
 	.flags_first = true,
 	.queued = 1,
+	.queued_already = 2, /* 3.1: the job waits still */
 };
 
 /* The directory, as pid names it, of an extension it can load: vmtrace's
@@ -90,11 +92,25 @@ int vt_ruby_load_provider(pid_t pid, const struct vt_usdt_list *probes, bool ask
 	snprintf(ext, sizeof(ext), "%s/" VT_RUBY_EXT_FILE, dir);
 	if ((r = vt_provider_queue(pid, &ruby_queue, ext, &stop_us, note, len)))
 		return r;
-	if ((r = vt_provider_wait_ready(pid, provider_module, LOAD_MS, &waited_ms))) {
-		snprintf(note, len, "Ruby %d took the job but has not loaded %s within %d ms (its threads run no "
-			 "Ruby code, or the load failed; RUBYOPT=-rvmtrace at its start loads it)", (int)pid, ext,
-			 LOAD_MS);
-		return r;
+	/* the extension's initialization returns at once in a Ruby whose boot
+	 * runs Ruby code before its core is whole (provider/ruby/src/ext.c):
+	 * the job is queued again until it took */
+	for (int waited = 0;; waited += REQUEUE_MS) {
+		long requeue_us;
+
+		r = vt_provider_wait_ready(pid, provider_module, REQUEUE_MS, &waited_ms);
+		if (!r) {
+			waited_ms += waited;
+			break;
+		}
+		if (r != -ETIME || waited + REQUEUE_MS >= LOAD_MS ||
+		    vt_provider_queue(pid, &ruby_queue, ext, &requeue_us, note, len)) {
+			snprintf(note, len, "Ruby %d took the job but has not loaded %s within %d ms (its threads run "
+				 "no Ruby code, or the load failed; RUBYOPT=-rvmtrace at its start loads it)", (int)pid,
+				 ext, LOAD_MS);
+			return r ? r : -ETIME;
+		}
+		stop_us += requeue_us;
 	}
 	snprintf(note, len, "vmtrace's Ruby extension loaded into pid %d (%s; one thread stopped %.1f ms, "
 		 "loaded %ld ms later)", (int)pid, dir, stop_us / 1000.0, waited_ms);

@@ -23,6 +23,12 @@
 		__type(key, key_);                   \
 		__type(value, value_);               \
 	} name_ SEC(".maps")
+/* A ring buffer of bytes_ bytes (a power of two pages). */
+#define VT_RINGBUF(name_, bytes_)                    \
+	struct {                                     \
+		__uint(type, BPF_MAP_TYPE_RINGBUF);  \
+		__uint(max_entries, bytes_);         \
+	} name_ SEC(".maps")
 /* A counting map: its size a placeholder, set by the adapter before load
  * (--map-entries, else map_sizes.h's default). */
 #define VT_COUNTING_MAP(name_, type_, key_, value_) VT_MAP(name_, type_, key_, value_, VT_COUNT_MAP_DEFAULT)

@@ -39,9 +39,11 @@ int vt_proc_table_open(struct vt_proc_table *t, struct vt_adapter *a, struct bpf
 		       struct bpf_map *slots, struct bpf_program *on_exec, struct bpf_program *on_exit,
 		       char *err, size_t errlen);
 /* The same for a skeleton whose object includes procs.bpf.h: before its
- * load, its --all programs are loaded only with all; after, the table. */
+ * load, targ_all set and its --all programs loaded only with all; after,
+ * the table. */
 #define VT_PROCS_AUTOLOAD(skel, all)                                       \
-	(bpf_program__set_autoload((skel)->progs.vt_proc_exec, (all)),     \
+	((skel)->rodata->targ_all = (all),                                 \
+	 bpf_program__set_autoload((skel)->progs.vt_proc_exec, (all)),     \
 	 bpf_program__set_autoload((skel)->progs.vt_proc_exit, (all)))
 #define VT_PROCS_OPEN(t, a, skel, err, errlen)                              \
 	vt_proc_table_open((t), (a), (skel)->maps.procs, (skel)->maps.proc_slots, \

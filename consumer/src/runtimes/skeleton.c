@@ -9,6 +9,36 @@
 #include "runtimes/proc_table.h"
 #include "runtimes/skeleton.h"
 
+int vt_skeleton_opened(struct vt_adapter *a, void *skel, void (*destroy)(void *skel),
+		       void (*release)(void *state), char *errbuf, size_t errlen)
+{
+	a->skel = skel;
+	a->destroy = destroy;
+	a->release = release;
+	return skel ? 0 : vt_adapter_open_failed(errbuf, errlen);
+}
+
+int vt_skeleton_load(struct vt_adapter *a, struct bpf_object_skeleton *s, struct bpf_object *obj,
+		     char *errbuf, size_t errlen)
+{
+	int err;
+
+	vt_adapter_before_load(a, obj);
+	err = bpf_object__load_skeleton(s);
+	return err ? vt_adapter_load_failed(err, errbuf, errlen) : 0;
+}
+
+int vt_skeleton_load_procs(struct vt_adapter *a, struct bpf_object_skeleton *s, struct bpf_object *obj,
+			   struct vt_proc_table *procs, struct bpf_map *procs_map, struct bpf_map *slots,
+			   struct bpf_program *on_exec, struct bpf_program *on_exit, char *errbuf, size_t errlen)
+{
+	int err = vt_skeleton_load(a, s, obj, errbuf, errlen);
+
+	if (!err && procs)
+		err = vt_proc_table_open(procs, a, procs_map, slots, on_exec, on_exit, errbuf, errlen);
+	return err;
+}
+
 int vt_skeleton_poll(void *state, int timeout_ms)
 {
 	struct vt_adapter *a = state;

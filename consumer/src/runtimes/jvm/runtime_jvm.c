@@ -342,13 +342,9 @@ static int jvm_open(const struct vt_opts *opts, void **state, char *errbuf, size
 	if (err)
 		goto fail;
 	st->skel = jvm_bpf__open();
-	st->a.skel = st->skel;
-	st->a.destroy = jvm_destroy;
-	st->a.release = jvm_release;
-	if (!st->skel) {
-		err = vt_adapter_open_failed(errbuf, errlen);
+	err = vt_skeleton_opened(&st->a, st->skel, jvm_destroy, jvm_release, errbuf, errlen);
+	if (err)
 		goto fail;
-	}
 	sizes = set_layout(st->skel, path, &func_off);
 	if (!sizes) {
 		uint64_t fn, off;
@@ -359,19 +355,10 @@ static int jvm_open(const struct vt_opts *opts, void **state, char *errbuf, size
 	vt_adapter_size_map(st->skel->maps.methods, opts->map_entries, VT_COUNT_MAP_DEFAULT);
 	vt_adapter_size_map(st->skel->maps.names, opts->map_entries, VT_COUNT_MAP_DEFAULT);
 	st->all = opts->all;
-	st->skel->rodata->targ_all = st->all;
 	VT_PROCS_AUTOLOAD(st->skel, st->all);
-	vt_adapter_before_load(&st->a, st->skel->obj);
-	err = jvm_bpf__load(st->skel);
-	if (err) {
-		vt_adapter_load_failed(err, errbuf, errlen);
+	err = VT_SKELETON_LOAD(st, errbuf, errlen);
+	if (err)
 		goto fail;
-	}
-	if (st->all) {
-		err = VT_PROCS_OPEN(&st->procs, &st->a, st->skel, errbuf, errlen);
-		if (err)
-			goto fail;
-	}
 	/* the alloc key is the larger one (jvm_maps.h) */
 	err = vt_adapter_buffers(&st->a, sizeof(struct vt_hs_alloc_key),
 				 sizeof(struct vt_hs_method_val) > sizeof(struct vt_hs_alloc_val)

@@ -224,29 +224,17 @@ static int php_open(const struct vt_opts *opts, void **state, char *errbuf, size
 	if (err)
 		goto fail;
 	st->skel = php_bpf__open();
-	st->a.skel = st->skel;
-	st->a.destroy = php_destroy;
-	if (!st->skel) {
-		err = vt_adapter_open_failed(errbuf, errlen);
+	err = vt_skeleton_opened(&st->a, st->skel, php_destroy, NULL, errbuf, errlen);
+	if (err)
 		goto fail;
-	}
 	vt_adapter_size_map(st->skel->maps.calls, opts->map_entries, VT_COUNT_MAP_DEFAULT);
 	vt_adapter_size_map(st->skel->maps.objects, opts->map_entries, VT_ALLOC_MAP_CEILING);
 	st->all = opts->all;
-	st->skel->rodata->targ_all = st->all;
 	memcpy((void *)&st->skel->rodata->layout, &layout, sizeof(layout));
 	VT_PROCS_AUTOLOAD(st->skel, st->all);
-	vt_adapter_before_load(&st->a, st->skel->obj);
-	err = php_bpf__load(st->skel);
-	if (err) {
-		vt_adapter_load_failed(err, errbuf, errlen);
+	err = VT_SKELETON_LOAD(st, errbuf, errlen);
+	if (err)
 		goto fail;
-	}
-	if (st->all) {
-		err = VT_PROCS_OPEN(&st->procs, &st->a, st->skel, errbuf, errlen);
-		if (err)
-			goto fail;
-	}
 	err = vt_adapter_buffers(&st->a, sizeof(struct vt_php_call_key),
 				 sizeof(struct vt_php_obj_val), NULL, NULL, NULL, errbuf, errlen);
 	if (err)

@@ -73,10 +73,7 @@ struct vt_py_gc_start {
 
 VT_MAP(gc_start, BPF_MAP_TYPE_HASH, __u32, struct vt_py_gc_start, 1024);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 18);
-} gc_events SEC(".maps");
+VT_RINGBUF(gc_events, 1 << 18);
 
 static __always_inline void add(__u32 slot, __u64 n)
 {

@@ -308,12 +308,9 @@ static int python_open(const struct vt_opts *opts, void **state, char *errbuf, s
 	if (err)
 		goto fail;
 	st->skel = python_bpf__open();
-	st->a.skel = st->skel;
-	st->a.destroy = python_destroy;
-	if (!st->skel) {
-		err = vt_adapter_open_failed(errbuf, errlen);
+	err = vt_skeleton_opened(&st->a, st->skel, python_destroy, NULL, errbuf, errlen);
+	if (err)
 		goto fail;
-	}
 	vt_adapter_size_map(st->skel->maps.funcs, opts->map_entries, VT_COUNT_MAP_DEFAULT);
 	vt_adapter_size_map(st->skel->maps.funcs_named, opts->map_entries, VT_COUNT_MAP_DEFAULT);
 	/* a row per (type, function[, stack]): with stacks, an interpreter's
@@ -346,19 +343,10 @@ static int python_open(const struct vt_opts *opts, void **state, char *errbuf, s
 	st->stacks = opts->stacks != 0;
 	st->skel->rodata->walk_stacks = st->stacks;
 	st->all = opts->all;
-	st->skel->rodata->targ_all = st->all;
 	VT_PROCS_AUTOLOAD(st->skel, st->all);
-	vt_adapter_before_load(&st->a, st->skel->obj);
-	err = python_bpf__load(st->skel);
-	if (err) {
-		vt_adapter_load_failed(err, errbuf, errlen);
+	err = VT_SKELETON_LOAD(st, errbuf, errlen);
+	if (err)
 		goto fail;
-	}
-	if (st->all) {
-		err = VT_PROCS_OPEN(&st->procs, &st->a, st->skel, errbuf, errlen);
-		if (err)
-			goto fail;
-	}
 	bool hook = st->py311;
 
 	if (st->py311 && st->all && !vt_py_load_bias(path, -1, &bias)) {

@@ -76,10 +76,7 @@ struct vt_rb_gc_start {
 
 VT_MAP(gc_start, BPF_MAP_TYPE_HASH, __u32, struct vt_rb_gc_start, 1024);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 20);
-} gc_events SEC(".maps");
+VT_RINGBUF(gc_events, 1 << 20);
 
 /* --stack vm: the counter slots one allocation touched (a bit each), so a
  * frame walk that counted a loss is never cached (ruby_chain.bpf.h). */

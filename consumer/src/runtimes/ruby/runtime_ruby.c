@@ -285,16 +285,11 @@ static int ruby_open(const struct vt_opts *opts, void **state, char *errbuf, siz
 		goto fail;
 
 	st->skel = ruby_bpf__open();
-	st->a.skel = st->skel;
-	st->a.destroy = ruby_destroy;
-	st->a.release = ruby_release;
-	if (!st->skel) {
-		err = vt_adapter_open_failed(errbuf, errlen);
+	err = vt_skeleton_opened(&st->a, st->skel, ruby_destroy, ruby_release, errbuf, errlen);
+	if (err)
 		goto fail;
-	}
 	st->skel->rodata->track_methods = st->methods;
 	st->all = opts->all;
-	st->skel->rodata->targ_all = st->all;
 	VT_PROCS_AUTOLOAD(st->skel, st->all);
 	/* sites from the frame walk where the layout is known: no site probe */
 	struct vt_rb_frame_layout layout;
@@ -326,21 +321,13 @@ static int ruby_open(const struct vt_opts *opts, void **state, char *errbuf, siz
 		st->skel->rodata->walk_frames = true;
 	}
 	vt_adapter_size_map(st->skel->maps.allocs, opts->map_entries, VT_ALLOC_MAP_CEILING);
-	vt_adapter_before_load(&st->a, st->skel->obj);
-	err = ruby_bpf__load(st->skel);
-	if (err) {
-		vt_adapter_load_failed(err, errbuf, errlen);
+	err = VT_SKELETON_LOAD(st, errbuf, errlen);
+	if (err)
 		goto fail;
-	}
 	err = vt_adapter_buffers(&st->a, sizeof(struct vt_rb_alloc_key), sizeof(struct vt_rb_alloc_val),
 				 st->skel->maps.gc_events, on_gc_event, st, errbuf, errlen);
 	if (err)
 		goto fail;
-	if (st->all) {
-		err = VT_PROCS_OPEN(&st->procs, &st->a, st->skel, errbuf, errlen);
-		if (err)
-			goto fail;
-	}
 	size_t used;
 
 	err = vt_rb_find_alloc_sites(path, false, sites, errbuf, errlen);

@@ -301,22 +301,17 @@ static int vmtrace_open(const struct vt_opts *opts, void **state, char *errbuf, 
 	st->a.gc_keep = opts->gc_pauses ? opts->gc_pauses : VT_GC_PAUSES_DEFAULT;
 
 	st->skel = vmtrace_bpf__open();
-	st->a.skel = st->skel;
-	st->a.destroy = vmtrace_destroy;
-	st->a.release = vmtrace_release;
-	if (!st->skel) {
-		err = vt_adapter_open_failed(errbuf, errlen);
+	err = vt_skeleton_opened(&st->a, st->skel, vmtrace_destroy, vmtrace_release, errbuf, errlen);
+	if (err)
 		goto fail;
-	}
 	st->all = opts->all;
 	st->spawned = opts->spawned;
 	if ((err = vt_vmtrace_take_inside(st, opts, errbuf, errlen)))
 		goto fail;
-	if (st->all)
-		st->skel->rodata->targ_all = true; /* no pid filter: every process is one */
-	else
-		set_pid_filter(st->skel, opts->pid);
+	/* with --all no pid filter: every process is one */
 	VT_PROCS_AUTOLOAD(st->skel, st->all);
+	if (!st->all)
+		set_pid_filter(st->skel, opts->pid);
 	/* native stacks are taken by the kernel at each event: per-event probes;
 	 * with both, the VM chain is walked in the same program (vm_walk.bpf.h) */
 	st->skel->rodata->native_stacks = (opts->stacks & VT_STACK_NATIVE) != 0;
@@ -365,12 +360,9 @@ static int vmtrace_open(const struct vt_opts *opts, void **state, char *errbuf, 
 	 * verifier's time is every start's (the live heap's is the largest) */
 	bpf_program__set_autoload(st->skel->progs.on_live_batch, st->live);
 	bpf_program__set_autoload(st->skel->progs.on_stacks_armed, opts->stacks == VT_STACK_BOTH);
-	vt_adapter_before_load(&st->a, st->skel->obj);
-	err = vmtrace_bpf__load(st->skel);
-	if (err) {
-		vt_adapter_load_failed(err, errbuf, errlen);
+	err = vt_skeleton_load(&st->a, st->skel->skeleton, st->skel->obj, errbuf, errlen);
+	if (err)
 		goto fail;
-	}
 	err = vt_vm_stacks_map(&st->vm_stacks, bpf_map__fd(st->skel->maps.stacks),
 			       bpf_map__fd(st->skel->maps.stack_frames), st->skel->rodata->stack_frames_max);
 	if (err) {

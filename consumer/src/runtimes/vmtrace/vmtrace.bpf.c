@@ -129,10 +129,7 @@ struct {
 	__type(value, struct vt_gc_start);
 } gc_starts SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, VT_GC_RINGBUF_BYTES);
-} gc_events SEC(".maps");
+VT_RINGBUF(gc_events, VT_GC_RINGBUF_BYTES);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

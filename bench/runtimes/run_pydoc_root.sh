@@ -3,8 +3,9 @@
 # CPython of the version matrix, in its container (a root of
 # scripts/matrix/roots.sh entered with its own mount and pid namespaces):
 # pydoc -w over 24 stdlib modules (pydoc_driver.py), whole-command wall time
-# from the container's start to its exit, side by side in one run, round
-# robin: untraced,
+# from the container's start to vmtrace's report written, and to the
+# program's exit, and pydoc's own run timed inside, side by side in one
+# run, round robin: untraced,
 # vmtrace's package imported and dormant, tracemalloc with 1 and 25 frames,
 # and vmtrace record -p from the host of the program with the package
 # imported (installed in the root by tests/runtimes/python/python_versions_test.py):
@@ -45,7 +46,8 @@ now() { date +%s%N; }
 # pydoc writes its pages into the current directory: the root's scratch one
 py() { in_root sh -c "cd $IN && exec $PY $*"; }
 run_config() {
-	local t0 t1
+	local t0 t1 tp
+	rm -f "$TMP/program_end"
 	t0=$(now)
 	case $1 in
 	base) py "${DRIVER[@]}" "${MODS[@]}" >"$TMP/out" ;;
@@ -57,8 +59,11 @@ run_config() {
 	ext_sampled) traced "--sample 512K" ;;
 	esac
 	t1=$(now)
+	tp=$(cat "$TMP/program_end" 2>/dev/null || echo "$t1")
 	grep -q '^seconds' "$TMP/out" || { echo "run_pydoc_root.sh: pydoc failed ($1)" >&2; exit 1; }
-	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f\n", (b - a) / 1e9 }'
+	# until vmtrace's report is written; until the program's exit; pydoc's own run
+	awk -v a="$t0" -v b="$t1" -v p="$tp" -v s="$(sed -n 's/^seconds //p' "$TMP/out")" \
+		'BEGIN { printf "%.4f %.4f %.4f\n", (b - a) / 1e9, (p - a) / 1e9, s }'
 }
 # the program with the package imported, waiting until vmtrace record -p
 # (from the host, by the host's pid) arms it
@@ -69,9 +74,11 @@ traced() {
 	until grep -q ready "$TMP/out" 2>/dev/null; do sleep 0.01; done
 	pid=$(pgrep -n -x "$PY") || { echo "run_pydoc_root.sh: no $PY running" >&2; exit 1; }
 	# shellcheck disable=SC2086 # $1: options, split
-	"$VMTRACE" record -p "$pid" -o "$TMP/rec.data" --force $1 >/dev/null 2>"$TMP/rec.err" ||
-		{ echo "run_pydoc_root.sh: record failed: $(tail -c 300 "$TMP/rec.err")" >&2; exit 1; }
+	"$VMTRACE" record -p "$pid" -o "$TMP/rec.data" --force $1 >/dev/null 2>"$TMP/rec.err" &
+	local rec=$!
 	wait "$outer"
+	now >"$TMP/program_end" # the program is done; vmtrace writes its report after
+	wait "$rec" || { echo "run_pydoc_root.sh: record failed: $(tail -c 300 "$TMP/rec.err")" >&2; exit 1; }
 }
 CONFIGS=(base dormant tm1 tm25 ext ext_stack ext_sampled)
 NAMES=("untraced" "package dormant" "tracemalloc 1 frame" "tracemalloc 25 frames" "vmtrace -p by line, types"
@@ -81,13 +88,19 @@ for _ in $(seq "$REPEATS"); do
 		run_config "$c" >>"$TMP/$c.t"
 	done
 done
-stat() { sort -n "$TMP/$1.t" | awk '{ v[NR] = $1 } END { print v[1], v[int((NR + 1) / 2)] }'; }
-read -r _ base <<<"$(stat base)"
+# column c of a configuration's runs: the minimum and the median
+stat() { sort -n -k"$2" "$TMP/$1.t" | awk -v c="$2" '{ v[NR] = $c } END { print v[1], v[int((NR + 1) / 2)] }'; }
+read -r _ base <<<"$(stat base 1)"
+read -r _ base_p <<<"$(stat base 3)"
 echo "pydoc -w ${MODS[*]}; $PY $(in_root "$PY" -c 'import sys; print(sys.version.split()[0])') in a $SUITE" \
 	"container; whole-command wall time, $REPEATS runs each, round robin"
-printf "%-28s %9s %9s %9s\n" configuration "min s" "median s" "median/untraced"
+echo "(whole: until vmtrace has written its report; program: until the program's exit, the attach"
+echo " included; pydoc: pydoc's own run, timed inside the program once armed)"
+printf "%-28s %9s %9s %9s %9s %9s\n" configuration "min s" "median s" "whole" "program" "pydoc"
 for i in "${!CONFIGS[@]}"; do
-	read -r mn md <<<"$(stat "${CONFIGS[$i]}")"
-	awk -v n="${NAMES[$i]}" -v a="$mn" -v b="$md" -v u="$base" \
-		'BEGIN { printf "%-28s %9.3f %9.3f %9.2fx\n", n, a, b, b / u }'
+	read -r mn md <<<"$(stat "${CONFIGS[$i]}" 1)"
+	read -r _ mp <<<"$(stat "${CONFIGS[$i]}" 2)"
+	read -r _ ms <<<"$(stat "${CONFIGS[$i]}" 3)"
+	awk -v n="${NAMES[$i]}" -v a="$mn" -v b="$md" -v p="$mp" -v s="$ms" -v u="$base" -v up="$base_p" \
+		'BEGIN { printf "%-28s %9.3f %9.3f %8.2fx %8.2fx %8.2fx\n", n, a, b, b / u, p / u, s / up }'
 done

@@ -95,27 +95,6 @@ static pthread_key_t held_key;        /* counts a thread's held block as it ends
 static __thread int held_keyed __attribute__((tls_model("initial-exec"))); /* held_key set */
 static PyRefTracer prev_tracer;       /* the tracer found when armed, called on from ours */
 static void *prev_tracer_data;
-/* With no other tracer, ours is set only while a block is held: CPython
- * calls a tracer at every object's creation and destruction, free lists'
- * included, which cost more than all the counting (by line, and sampled
- * where few blocks are held). Under the GIL, as the allocator and apply(). */
-static int tracer_lazy;               /* ours comes and goes with the blocks held */
-static unsigned holders;              /* threads holding a block of this arming */
-
-static int ref_traced(PyObject *op, PyRefTracerEvent event, void *data);
-
-static void hold_begin(void)
-{
-	if (tracer_lazy && holders++ == 0)
-		PyRefTracer_SetTracer(ref_traced, NULL);
-}
-
-/* may_switch: the GIL is held (not at a thread's end) */
-static void hold_end(int may_switch)
-{
-	if (tracer_lazy && holders && --holders == 0 && may_switch)
-		PyRefTracer_SetTracer(NULL, NULL);
-}
 
 static const char *type_name(const void *type)
 {
@@ -124,7 +103,7 @@ static const char *type_name(const void *type)
 	return keep(((PyTypeObject *)type)->tp_name);
 }
 
-static void held_count(PyTypeObject *type, int may_switch)
+static void held_count(PyTypeObject *type)
 {
 	struct held h = held;
 	struct pystack *st = h.top ? self_stack : NULL;
@@ -133,7 +112,6 @@ static void held_count(PyTypeObject *type, int may_switch)
 	held.p = NULL;
 	if (h.armed != armings)
 		return;
-	hold_end(may_switch);
 	in_hook = 1;
 	if (st)
 		st->top = h.top;
@@ -153,7 +131,7 @@ static int ref_traced(PyObject *op, PyRefTracerEvent event, void *data)
 	if (event == PyRefTracer_CREATE && held.p && !in_hook) {
 		uintptr_t off = (uintptr_t)op - (uintptr_t)held.p;
 
-		held_count(off <= PRE_HEADER_MAX && off + sizeof(PyObject) <= held.size ? Py_TYPE(op) : NULL, 1);
+		held_count(off <= PRE_HEADER_MAX && off + sizeof(PyObject) <= held.size ? Py_TYPE(op) : NULL);
 	}
 	return prev_tracer ? prev_tracer(op, event, prev_tracer_data) : 0;
 }
@@ -164,14 +142,14 @@ static void held_at_thread_end(void *unused)
 	held_keyed = 0; /* an allocation in a later destructor sets it again */
 	held.top = NULL; /* the chain goes with the thread */
 	if (held.p)
-		held_count(NULL, 0); /* no GIL here: the tracer stays until the next hold ends */
+		held_count(NULL);
 }
 
 /* a block going, or a flush: a block held is counted first */
 #define HELD_RESOLVE(blk) \
 	do { \
 		if (held.p && held.p == (blk)) \
-			held_count(NULL, 1); \
+			held_count(NULL); \
 	} while (0)
 #else
 #define HELD_RESOLVE(blk) ((void)0)
@@ -186,7 +164,7 @@ static __attribute__((noinline)) void count_slow(int obj, size_t size, void *p)
 
 #if VT_TYPED
 	if (held.p)
-		held_count(NULL, 1); /* no object was made in it */
+		held_count(NULL); /* no object was made in it */
 #endif
 	/* count() let it through: a block, not the hook's own, and sampled in
 	 * unless frees are wanted, whose sizes are kept in any case */
@@ -209,7 +187,6 @@ static __attribute__((noinline)) void count_slow(int obj, size_t size, void *p)
 		if (!held_keyed)
 			held_keyed = pthread_setspecific(held_key, &held) == 0;
 		held = (struct held){ p, size, s, st ? st->top : NULL, armings };
-		hold_begin();
 		if (st)
 			st->top = NULL;
 		in_hook = 0;
@@ -309,11 +286,7 @@ static int apply(void *arg)
 		PyMem_SetAllocator(PYMEM_DOMAIN_MEM, &ours_mem);
 #if VT_TYPED
 		prev_tracer = PyRefTracer_GetTracer(&prev_tracer_data);
-		/* another tracer's calls go on through ours, set for good */
-		tracer_lazy = !prev_tracer;
-		holders = 0;
-		if (!tracer_lazy)
-			PyRefTracer_SetTracer(ref_traced, NULL);
+		PyRefTracer_SetTracer(ref_traced, NULL);
 		armings++;
 #endif
 		installed = 1;
@@ -325,8 +298,6 @@ static int apply(void *arg)
 		/* put back what was there, unless another tracer came after ours */
 		if (PyRefTracer_GetTracer(&data) == ref_traced)
 			PyRefTracer_SetTracer(prev_tracer, prev_tracer_data);
-		tracer_lazy = 0;
-		holders = 0;
 #endif
 		PyMem_SetAllocator(PYMEM_DOMAIN_OBJ, &orig_obj);
 		PyMem_SetAllocator(PYMEM_DOMAIN_MEM, &orig_mem);
@@ -425,11 +396,6 @@ static void at_fork_child(void)
 	pending = 0;
 #if VT_TYPED
 	held.p = NULL; /* the parent counts it */
-	/* the parent's other threads' blocks: none is held in the child */
-	if (tracer_lazy && holders) {
-		holders = 0;
-		PyRefTracer_SetTracer(NULL, NULL);
-	}
 #endif
 	start_watcher();
 }

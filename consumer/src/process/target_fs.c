@@ -250,6 +250,17 @@ const char *vt_tfs_maps_path(pid_t pid, const char *module)
 	return n > 0 && !strncmp(module, root, (size_t)n) ? module + n - 1 : module;
 }
 
+int vt_tfs_root_path_of(pid_t pid, int fd, const char *path, char *out, size_t len)
+{
+	struct stat a, b;
+	int n = snprintf(out, len, "/proc/%d/root%s", (int)pid, path);
+
+	if (n < 0 || (size_t)n >= len || fstat(fd, &a) || !S_ISREG(a.st_mode) || stat(out, &b) ||
+	    a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+		return -ENOENT;
+	return 0;
+}
+
 bool vt_tfs_same_root(pid_t pid)
 {
 	char root[64];

@@ -85,6 +85,13 @@ int vt_tfs_reach_mapped(pid_t pid, unsigned long start, unsigned long end, const
  * else module itself: for finding its mappings in maps. */
 const char *vt_tfs_maps_path(pid_t pid, const char *module);
 
+/* "/proc/PID/root" path, the name by which vmtrace and the kernel (attaching
+ * uprobes) reach the file fd has open, found at path (absolute) below pid's
+ * root: into out when it names that same regular file, by its device and
+ * inode, so nothing swapped in at the path since can be named. 0, or
+ * -ENOENT. */
+int vt_tfs_root_path_of(pid_t pid, int fd, const char *path, char *out, size_t len);
+
 /* Whether pid's root is this process's: then a path of vmtrace's (a
  * provider in its build tree) is one the process can open. */
 bool vt_tfs_same_root(pid_t pid);

@@ -119,6 +119,14 @@ static int list_grow(struct vt_usdt_list *l)
 	return 0;
 }
 
+bool vt_usdt_has_provider(const struct vt_usdt_list *l, const char *provider)
+{
+	for (size_t i = 0; l && i < l->n; i++)
+		if (l->v[i].provider && strcmp(l->v[i].provider, provider) == 0)
+			return true;
+	return false;
+}
+
 int vt_usdt_list_take(struct vt_usdt_list *l, struct vt_usdt_probe *p)
 {
 	int err = list_grow(l);

@@ -45,6 +45,8 @@ int vt_usdt_read_pid(pid_t pid, struct vt_usdt_list *out);
 void vt_usdt_list_free(struct vt_usdt_list *l); /* accepts NULL; leaves l empty */
 /* p moved to the end of l (p left empty): 0, or -ENOMEM (p kept). */
 int vt_usdt_list_take(struct vt_usdt_list *l, struct vt_usdt_probe *p);
+/* Does l hold a probe of provider? */
+bool vt_usdt_has_provider(const struct vt_usdt_list *l, const char *provider);
 /* The probes of the modules of_module says yes to taken out of l. */
 void vt_usdt_list_drop(struct vt_usdt_list *l, bool (*of_module)(const char *path));
 

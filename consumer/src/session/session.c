@@ -58,14 +58,6 @@ static const char *provider_path(const struct vt_usdt_list *l, const char *provi
 	return NULL;
 }
 
-static bool has_provider(const struct vt_usdt_list *l, const char *provider)
-{
-	for (size_t i = 0; i < l->n; i++)
-		if (strcmp(l->v[i].provider, provider) == 0)
-			return true;
-	return false;
-}
-
 static char *join_argv(char **argv)
 {
 	size_t len = 1;
@@ -134,7 +126,7 @@ static int pick_runtime(struct vt_session *s, const struct vt_opts *o, const cha
 			snprintf(err, errlen, "unknown runtime '%s' (known: %s)", o->runtime, names);
 			return -EINVAL;
 		}
-		if (!has_provider(&s->probes, s->rt->provider)) {
+		if (!vt_usdt_has_provider(&s->probes, s->rt->provider)) {
 			snprintf(err, errlen, "%s has no %s probes (provider %s)", what, s->rt->name,
 				 s->rt->provider);
 			return -ENOENT;
@@ -242,7 +234,7 @@ static int load_provider(struct vt_session *s, const struct vt_opts *o, char *er
 	}
 	vt_usdt_list_free(&s->probes);
 	r = vt_target_probes(&s->target, &s->probes, err, errlen);
-	if (!r && !has_provider(&s->probes, "vmtrace")) {
+	if (!r && !vt_usdt_has_provider(&s->probes, "vmtrace")) {
 		snprintf(err, errlen, "pid %d: %s, but its probes are not there", (int)s->target.pid,
 			 s->load_note);
 		return -ENOENT;
@@ -272,16 +264,16 @@ int vt_session_open(struct vt_session *s, const struct vt_opts *o, char *err, si
 					&s->probes, err, errlen);
 	/* a command it starts whose runtime takes vmtrace's provider at its
 	 * start (a Python, a java), unless another runtime's path is asked for */
-	if (!r && s->target.spawned && !has_provider(&s->probes, "vmtrace"))
+	if (!r && s->target.spawned && !vt_usdt_has_provider(&s->probes, "vmtrace"))
 		r = use_inside(s, o, s->target.interp ? s->target.interp : s->target.exe, err, errlen);
 	/* a running Ruby, CPython or JVM: vmtrace's provider loaded into it */
 	if (!s->target.spawned && (!o->runtime || strcmp(o->runtime, "vmtrace") == 0) &&
-	    !has_provider(&s->probes, "vmtrace"))
+	    !vt_usdt_has_provider(&s->probes, "vmtrace"))
 		r = load_provider(s, o, err, errlen);
 	target_label(s, what, sizeof(what));
 	if (!r)
 		r = pick_runtime(s, o, what, err, errlen);
-	if (r == -ENOENT && s->load_note[0] && !has_provider(&s->probes, "vmtrace"))
+	if (r == -ENOENT && s->load_note[0] && !vt_usdt_has_provider(&s->probes, "vmtrace"))
 		snprintf(err + strlen(err), errlen - strlen(err), "; and vmtrace's provider: %s", s->load_note);
 	if (r == -ENOENT || (r && r != -EINVAL && s->target.spawned)) {
 		/* a command that is no runtime itself (a shim, a wrapper, env,

@@ -49,10 +49,7 @@ static int jvm_load_env(const struct vt_inside_spawn *s, char *buf, size_t len, 
 static bool jvm_spawn_takes(const char *exe, const struct vt_usdt_list *probes)
 {
 	(void)exe;
-	for (size_t i = 0; i < probes->n; i++)
-		if (strcmp(probes->v[i].provider, "hotspot") == 0)
-			return true;
-	return false;
+	return vt_usdt_has_provider(probes, "hotspot");
 }
 
 const struct vt_inside vt_jvm_inside = {

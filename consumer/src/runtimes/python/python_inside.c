@@ -63,11 +63,13 @@ const struct vt_inside vt_python_inside = {
  * and that any other program gets back as the command had it; and, for
  * CPython's own probes, its objects traced (tracemalloc: runtime_python.c). */
 #define PYTHONPATH_ROOM 1024
+#define PYTHONPATH_IS "PYTHONPATH="
+#define VALUE_OF(entry) ((entry) + sizeof(PYTHONPATH_IS) - 1)
 static char host_pythonpath[8192]; /* this root's extension's entry, "" when none */
 
 size_t vt_python_follow_env(const char *asked, const char **env, size_t max)
 {
-	static char room[sizeof("PYTHONPATH=") + PYTHONPATH_ROOM + sizeof(host_pythonpath)];
+	static char room[sizeof(PYTHONPATH_IS) + PYTHONPATH_ROOM + sizeof(host_pythonpath)];
 	char ext[PATH_MAX];
 	size_t n = 0;
 
@@ -78,7 +80,7 @@ size_t vt_python_follow_env(const char *asked, const char **env, size_t max)
 		    vt_python_ext_env(ext, host_pythonpath, sizeof(host_pythonpath)))
 			host_pythonpath[0] = '\0';
 		/* a value no program sees: the one it gets is written over it */
-		snprintf(room, sizeof(room), "PYTHONPATH=%s", host_pythonpath[0] ? host_pythonpath + 11 : "");
+		snprintf(room, sizeof(room), PYTHONPATH_IS "%s", host_pythonpath[0] ? VALUE_OF(host_pythonpath) : "");
 		size_t len = strlen(room);
 
 		memset(room + len, ':', PYTHONPATH_ROOM);
@@ -117,7 +119,7 @@ bool vt_python_follow_keeps(pid_t pid, const char *name, const char *chosen, str
 	return host_pythonpath[0] &&
 	       vt_provider_reachable(pid, probes, vt_python_ext_is, "autoload/sitecustomize.py",
 				     "vmtrace_autoload/autoload/sitecustomize.py") &&
-	       !vt_exec_env_put(pid, "PYTHONPATH", host_pythonpath + 11);
+	       !vt_exec_env_put(pid, "PYTHONPATH", VALUE_OF(host_pythonpath));
 }
 
 /* A CPython a followed command starts, stopped at its exec: with --runtime
@@ -132,11 +134,10 @@ void vt_python_at_exec(pid_t pid, const char *exe, const struct vt_exec_opts *o,
 	struct vt_usdt_list pkg = { 0 };
 	int fd;
 
-	if ((o->asked && strcmp(o->asked, "vmtrace") != 0) || !vt_python_ext_program(exe))
+	/* not asked for, no CPython, or vmtrace's probes there already */
+	if ((o->asked && strcmp(o->asked, "vmtrace") != 0) || !vt_python_ext_program(exe) ||
+	    vt_usdt_has_provider(probes, "vmtrace"))
 		return;
-	for (size_t i = 0; i < probes->n; i++)
-		if (strcmp(probes->v[i].provider, "vmtrace") == 0)
-			return; /* it has vmtrace's probes already */
 	if (vt_tfs_same_root(pid)) {
 		if (o->asked && !vt_python_ext_find(module, sizeof(module)))
 			vt_usdt_read_file(module, probes);

@@ -8,7 +8,6 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "process/proc_info.h"
@@ -123,10 +122,9 @@ static int installed_module(pid_t pid, unsigned minor, char *path, size_t len)
 int vt_python_installed_in_root(pid_t pid, char *module, size_t len, int *module_fd)
 {
 	char path[PATH_MAX];
-	struct stat a, b;
 	struct vt_tfs t;
 	unsigned minor;
-	int fd, n;
+	int fd;
 
 	if (version_minor(pid, &minor) || installed_module(pid, minor, path, sizeof(path)) || vt_tfs_open(&t, pid))
 		return -ENOENT;
@@ -135,9 +133,7 @@ int vt_python_installed_in_root(pid_t pid, char *module, size_t len, int *module
 	if (fd < 0)
 		return -ENOENT;
 	/* the path the kernel will resolve names the file opened above */
-	n = snprintf(module, len, "/proc/%d/root%s", (int)pid, path);
-	if (n < 0 || (size_t)n >= len || fstat(fd, &a) || !S_ISREG(a.st_mode) || stat(module, &b) ||
-	    a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+	if (vt_tfs_root_path_of(pid, fd, path, module, len)) {
 		close(fd);
 		return -ENOENT;
 	}

@@ -101,9 +101,8 @@ int vt_ruby_ext_in_root(pid_t pid, char *ext, size_t elen, int *ext_fd)
 {
 	/* where Debian's and a source build's RubyGems install gems */
 	static const char *const dirs[] = { "var/lib/gems/%s.0/gems", "usr/local/lib/ruby/gems/%s.0/gems" };
-	char exe[PATH_MAX], link[64], dir[128], ver[16], lib[PATH_MAX];
+	char exe[PATH_MAX], link[64], dir[128], ver[16], lib[PATH_MAX], path[PATH_MAX + 32];
 	unsigned major, minor;
-	struct stat a, b;
 	struct vt_tfs t;
 	const char *base;
 	ssize_t n;
@@ -126,9 +125,8 @@ int vt_ruby_ext_in_root(pid_t pid, char *ext, size_t elen, int *ext_fd)
 	if (err)
 		return err;
 	/* the path the kernel will resolve names the file opened above */
-	n = snprintf(ext, elen, "/proc/%d/root%s/" VT_RUBY_EXT_FILE, (int)pid, lib);
-	if (n < 0 || (size_t)n >= elen || fstat(fd, &a) || !S_ISREG(a.st_mode) || stat(ext, &b) ||
-	    a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+	n = snprintf(path, sizeof(path), "%s/" VT_RUBY_EXT_FILE, lib);
+	if (n < 0 || (size_t)n >= sizeof(path) || vt_tfs_root_path_of(pid, fd, path, ext, elen)) {
 		close(fd);
 		return -ENOENT;
 	}

@@ -16,9 +16,9 @@ with and without --children.
                   worker's too; top -p MASTER --children names them in its
                   header
   children-python the same shape in CPython 3.11 with vmtrace's extension:
-                  the blocks of object memory at the line that makes the
-                  objects, per pid, differ by what each process made there
-                  (500, 1000, 2000, 3000) and by nothing else
+                  at the line that makes the objects, each process's own
+                  Foo or Bar objects under its pid, exactly (500, 1000,
+                  2000, 3000)
 
 Usage: children_test.py VMTRACE CASE
 Exit 0 pass, 1 fail, 77 skip (not root).
@@ -196,15 +196,14 @@ def case_python(vmtrace, tmp):
     srv = Server(vmtrace, "python")
     data, late = record_tree(vmtrace, tmp, srv, "python3.11")
     site = f"{PREFORK_PY}:{line}"
-    blocks = {}
+    got = {}
     for r in rt.report(vmtrace, data, "--by", "pid,site")["allocations"]:
-        if r["class"] == "(object memory)" and r.get("site") == site:
-            blocks[r["pid"]] = blocks.get(r["pid"], 0) + r["count"]
+        if r.get("site") == site and r["class"] in ("Foo", "Bar"):
+            key = (r["pid"], r["class"])
+            got[key] = got.get(key, 0) + r["count"]
     a, b = srv.workers
-    made = {srv.pid: 500, a: 1000, b: 2000, late: 3000}
-    own = {pid: blocks.get(pid, 0) - n for pid, n in made.items()}
-    check(len(set(own.values())) == 1 and 0 <= own[a] < 16,
-          f"each process's own objects at the line, exactly: blocks {blocks}, made {made}")
+    made = {(srv.pid, "Bar"): 500, (a, "Foo"): 1000, (b, "Foo"): 2000, (late, "Foo"): 3000}
+    check(got == made, f"each process's own objects at the line, by class, exactly: {got} == {made}")
 
 
 CASES = {"children-hint": case_hint, "children-ruby": case_ruby, "children-serve": case_serve,

@@ -10,7 +10,7 @@ lies in the workload's lines (kw..workload).
 
 Usage: ext_test.py VMTRACE CASE
 Cases: ext-spawn, ext-pid, ext-stack, ext-live, ext-dormant, ext-hint, ext-fork, ext-gem, ext-serials,
-ext-freed-code, ext-hold, py-hold, py-lines, py-spawn, py-freed-code.
+ext-freed-code, ext-hold, py-hold, py-lines, py-types, py-spawn, py-freed-code.
 Exit 0 pass, 1 fail, 77 skip (not root, or no extension built).
 """
 import json
@@ -32,6 +32,7 @@ PY_SAMPLED = os.path.join(HERE, "workloads", "py_sampled.py")
 PY_STACKS = os.path.join(HERE, "workloads", "py_stacks.py")
 PY_LEAK = os.path.join(HERE, "workloads", "py_leak.py")
 PY_SPAWN = os.path.join(HERE, "workloads", "py_spawn.py")
+PY_TYPES = os.path.join(HERE, "workloads", "py_types.py")
 PY_MANY_STACKS = os.path.join(HERE, "workloads", "py_many_stacks.py")
 FREED_CODE_RB = os.path.join(HERE, "workloads", "freed_code.rb")
 PY_FREED_CODE = os.path.join(HERE, "workloads", "py_freed_code.py")
@@ -441,8 +442,42 @@ def case_py_lines(vmtrace, tmp):
     check(got_bytes == truth["bytes"] and got_count == truth["count"],
           f"py: {site}: vmtrace {got_count} allocations, {got_bytes} bytes == tracemalloc's "
           f"{truth['count']}, {truth['bytes']}")
-    check(all(a["class"] == "(object memory)" and a["method"] == "make" for a in rows),
-          f"py: in make, object memory (no type guessed): {rows}")
+    check(all(a["class"] == "bytes" and a["method"] == "make" for a in rows),
+          f"py: in make, bytes objects (their type read from each one's header): {rows}")
+
+
+def check_types(vmtrace, data, truth, where, label):
+    """py_types.py's Alpha and Beta each at its line of where (the
+    script's path as the traced Python saw it) under its own class and
+    function, with the counts and sizes the collector gave (truth)."""
+    with open(PY_TYPES) as f:
+        text = f.read().splitlines()
+    for klass, method, marker in (("Alpha", "make_alpha", "ALPHA_LINE"), ("Beta", "make_beta", "BETA_LINE")):
+        line = next(i for i, l in enumerate(text, 1) if marker in l)
+        rows = [a for a in report(vmtrace, data, "--by", "site")["allocations"] if a["site"] == f"{where}:{line}"]
+        typed = [a for a in rows if a["class"] == klass]
+        count, size = truth[klass]
+        got = (sum(a["count"] for a in typed), sum(a["bytes"] for a in typed))
+        check(got == (count, count * size) and count == {"Alpha": 1000, "Beta": 300}[klass],
+              f"{label} types: {klass} at its line: {got} == the collector's {count} of {size} bytes")
+        check(all(a["method"] == method for a in typed), f"{label} types: {klass} in {method}: {typed}")
+        # (the first run of a line may make a few other objects: names, ints)
+        check(not [a for a in rows if a["class"].startswith("(")],
+              f"{label} types: no untyped block at {klass}'s line: {rows}")
+
+
+def case_py_types(vmtrace, tmp):
+    """record -- python3.11: each object under its type, read from its
+    header at the thread's next allocation (3.11 has no reference tracer):
+    py_types.py's Alpha and Beta at their lines, in their functions, as many
+    as the collector finds, with their sizes."""
+    data = os.path.join(tmp, "types.data")
+    r = subprocess.run([vmtrace, "record", "-o", data, "--force", "--", rt.PYTHON, PY_TYPES],
+                       capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, f"py types: record exits 0: {r.stderr.strip()[-300:]}")
+    said = [l for l in r.stdout.splitlines() if l.startswith('{"Alpha"')]
+    check(bool(said), f"py types: the workload printed its counts: {r.stdout[-300:]}")
+    check_types(vmtrace, data, json.loads(said[-1]), PY_TYPES, "3.11")
 
 
 def case_py_spawn(vmtrace, tmp):
@@ -589,7 +624,7 @@ def case_py_live(vmtrace, tmp):
     check(j["lost_total"] - rt.made_before(j) == 0, f"live: nothing lost ({j['lost_total']})")
 
 
-CASES = {"ext-spawn": case_spawn, "py-lines": case_py_lines, "py-freed-code": case_py_freed_code, "py-spawn": case_py_spawn, "py-live": case_py_live,
+CASES = {"ext-spawn": case_spawn, "py-lines": case_py_lines, "py-types": case_py_types, "py-freed-code": case_py_freed_code, "py-spawn": case_py_spawn, "py-live": case_py_live,
          "py-sampled": case_py_sampled, "py-stacks": case_py_stacks,
          "py-many-stacks": case_py_many_stacks, "ext-gem": case_gem, "ext-serials": case_serials, "ext-freed-code": case_freed_code, "ext-pid": case_pid, "ext-stack": case_stack,
          "ext-live": case_live, "ext-dormant": case_dormant, "ext-hint": case_hint,

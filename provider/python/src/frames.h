@@ -66,8 +66,9 @@
 #endif
 
 /* The reference tracer (PyRefTracer_SetTracer, 3.13 and newer) is told of
- * each new object with its type: allocations are counted by type there. */
-#define VT_TYPED (PY_VERSION_HEX >= 0x030D0000)
+ * each new object with its type; before it, the type is read from the
+ * object's header (header_types.h). */
+#define VT_TYPED_BY_TRACER (PY_VERSION_HEX >= 0x030D0000)
 
 /* f, or the first frame behind it that runs Python code */
 static inline _PyInterpreterFrame *vt_frame_python(_PyInterpreterFrame *f)

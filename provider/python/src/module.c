@@ -15,11 +15,11 @@
  * (the bytes tracemalloc counts) under the Python function running and the
  * line it is at (the thread's innermost interpreter frame), through
  * libvmtrace's cached keys. The allocator runs before an object's type is
- * set: on 3.13 and newer the reference tracer, told of each new object,
- * gives the type of the object made in the block just allocated (below,
- * "held"); a block that becomes no object, and every block on 3.11 and
- * 3.12, is counted under its domain, "(object memory)" or "(PyMem
- * memory)", never a guessed type. A realloc counts its new size. The
+ * set: the block is held (below, "held") until its object is made, told by
+ * the reference tracer on 3.13 and newer, read from its header at the
+ * thread's next allocation on 3.11 and 3.12 (header_types.h); a block that
+ * becomes no object is counted under its domain, "(object memory)" or
+ * "(PyMem memory)", never a guessed type. A realloc counts its new size. The
  * hook makes no Python object: a site's names are made once, at its first
  * allocation, with the hook's own allocations passed through uncounted.
  */
@@ -35,6 +35,7 @@
 #include "vmtrace/vmtrace.h"
 #include "blocks.h"
 #include "frame_chain.h"
+#include "header_types.h"
 #include "intern.h"
 #include "sites.h"
 #include "typed.h"
@@ -73,14 +74,17 @@ static void count_at(struct site *s, struct typed *t, int obj, size_t size, void
 	}
 }
 
-#if VT_TYPED
-/* An object-domain block counted in, its type not yet known: the reference
- * tracer's next new object, when it is made in this block, gives it (no
- * bytecode runs between the two, so the site and chain found at the
- * allocation are still the thread's). Else the thread's next counted
- * allocation, a free of the block, a flush or the thread's end counts it as
- * object memory. Per thread: another thread may take the GIL between an
- * allocation that becomes no object and that thread's next one. */
+/* An object-domain block counted in, its type not yet known: the type is
+ * set right after the allocator returns. With the reference tracer (3.13
+ * and newer), its next new object, when made in this block, gives it;
+ * before it, the thread's next allocation or the block's free reads it
+ * from the header (header_types.h). No bytecode runs between the two, so
+ * the site and chain found at the allocation are still the thread's. A
+ * block that became no object, and one the tracer saw nothing made in
+ * before the thread's next allocation, a free, a flush or the thread's end,
+ * counts as object memory. Per thread: another thread may take the GIL
+ * between an allocation that becomes no object and that thread's next
+ * one. */
 struct held {
 	void *p;
 	size_t size;
@@ -88,19 +92,61 @@ struct held {
 	struct pyframe *top;          /* its chain, when stacks are wanted */
 	unsigned armed;               /* the arming it was made in (armings) */
 };
-static unsigned armings;              /* counts the wrappers put in: a block held from an earlier
-					 * arming, in a thread that made no allocation since, is dropped */
+static unsigned armings;              /* counts the wrappers put in and taken out: a block held
+					 * from an earlier arming, in a thread that made no
+					 * allocation since, is dropped unread */
 static __thread struct held held __attribute__((tls_model("initial-exec")));
 static pthread_key_t held_key;        /* counts a thread's held block as it ends */
 static __thread int held_keyed __attribute__((tls_model("initial-exec"))); /* held_key set */
-static PyRefTracer prev_tracer;       /* the tracer found when armed, called on from ours */
-static void *prev_tracer_data;
 
 static const char *type_name(const void *type)
 {
 	/* a reference: while its name is kept, no other type takes its address */
 	Py_INCREF((PyObject *)type);
 	return keep(((PyTypeObject *)type)->tp_name);
+}
+
+#if VT_TYPED_BY_TRACER
+/* Sampled, with no other tracer, ours is set only while a block is held:
+ * CPython calls a tracer at every object's creation and destruction, free
+ * lists' included, which costs more than the few blocks sampled in (perf:
+ * 2.5% of pydoc's samples in ref_traced alone). Exact, a block is held at
+ * nearly every allocation, so it stays set. Under the GIL. */
+static int tracer_lazy;               /* ours comes and goes with the blocks held */
+static unsigned holders;              /* threads holding a block of this arming (atomic: a
+					 * thread ends without the GIL) */
+
+static int ref_traced(PyObject *op, PyRefTracerEvent event, void *data);
+
+static void hold_begin(void)
+{
+	void *data;
+
+	/* a tracer set since by another is left alone: the block is then
+	 * counted as object memory */
+	if (tracer_lazy && __atomic_fetch_add(&holders, 1, __ATOMIC_RELAXED) == 0 && !PyRefTracer_GetTracer(&data))
+		PyRefTracer_SetTracer(ref_traced, NULL);
+}
+
+static void hold_end(void)
+{
+	void *data;
+
+	/* a thread ending holds no GIL: ours stays until the next hold ends */
+	if (tracer_lazy && __atomic_sub_fetch(&holders, 1, __ATOMIC_RELAXED) == 0 && PyGILState_Check() &&
+	    PyRefTracer_GetTracer(&data) == ref_traced)
+		PyRefTracer_SetTracer(NULL, NULL);
+}
+#else
+#define hold_end() ((void)0)
+#endif
+
+/* the entry of type at site s: the site's last, or the table's */
+static struct typed *typed_at(struct site *s, PyTypeObject *type)
+{
+	if (s->last_typed && s->last_typed->type == type)
+		return s->last_typed;
+	return s->last_typed = typed_of(s, type, type_name);
 }
 
 static void held_count(PyTypeObject *type)
@@ -112,14 +158,19 @@ static void held_count(PyTypeObject *type)
 	held.p = NULL;
 	if (h.armed != armings)
 		return;
+	hold_end();
 	in_hook = 1;
 	if (st)
 		st->top = h.top;
-	count_at(h.site, type && h.site ? typed_of(h.site, type, type_name) : NULL, 1, h.size, h.p);
+	count_at(h.site, type && h.site ? typed_at(h.site, type) : NULL, 1, h.size, h.p);
 	if (st)
 		st->top = NULL;
 	in_hook = was_in_hook;
 }
+
+#if VT_TYPED_BY_TRACER
+static PyRefTracer prev_tracer;       /* the tracer found when armed, called on from ours */
+static void *prev_tracer_data;
 
 /* The object starts at its block, or after its pre-header: the collector's
  * links and the managed dict and weakref pointers (_PyType_PreHeaderSize). */
@@ -136,24 +187,40 @@ static int ref_traced(PyObject *op, PyRefTracerEvent event, void *data)
 	return prev_tracer ? prev_tracer(op, event, prev_tracer_data) : 0;
 }
 
+/* the held block counted now: its type was told when its object was made */
+#define held_settle(dying) held_count(NULL)
+#else
+/* the held block counted now, its type read from its header: only while
+ * the block is surely the thread's, allocated in this arming and not freed */
+static void held_settle(int dying)
+{
+	const struct typed *last = held.site ? held.site->last_typed : NULL;
+
+	held_count(held.armed == armings ? header_type(held.p, held.size, dying, last ? last->type : NULL) : NULL);
+}
+#endif
+
 static void held_at_thread_end(void *unused)
 {
 	(void)unused;
 	held_keyed = 0; /* an allocation in a later destructor sets it again */
 	held.top = NULL; /* the chain goes with the thread */
 	if (held.p)
-		held_count(NULL);
+		held_settle(0);
 }
 
-/* a block going, or a flush: a block held is counted first */
-#define HELD_RESOLVE(blk) \
+/* a block going (freed, or moved by realloc): a block held is counted first */
+#define HELD_GOING(blk) \
 	do { \
 		if (held.p && held.p == (blk)) \
-			held_count(NULL); \
+			held_settle(1); \
 	} while (0)
-#else
-#define HELD_RESOLVE(blk) ((void)0)
-#endif
+/* a flush, or the wrappers taken out */
+#define HELD_NOW() \
+	do { \
+		if (held.p) \
+			held_settle(0); \
+	} while (0)
 
 static __attribute__((noinline)) void count_slow(int obj, size_t size, void *p)
 {
@@ -162,7 +229,7 @@ static __attribute__((noinline)) void count_slow(int obj, size_t size, void *p)
 	struct pystack *st = NULL;
 	struct site *s;
 
-#if VT_TYPED
+#if VT_TYPED_BY_TRACER
 	if (held.p)
 		held_count(NULL); /* no object was made in it */
 #endif
@@ -182,17 +249,18 @@ static __attribute__((noinline)) void count_slow(int obj, size_t size, void *p)
 	/* the chain's innermost frame has the allocation's site, unless f is
 	 * a frame not started, which the chain leaves out */
 	s = st && st->top && st->inner_from == f ? st->inner->site : site_of(f);
-#if VT_TYPED
 	if (obj) {
 		if (!held_keyed)
 			held_keyed = pthread_setspecific(held_key, &held) == 0;
 		held = (struct held){ p, size, s, st ? st->top : NULL, armings };
+#if VT_TYPED_BY_TRACER
+		hold_begin();
+#endif
 		if (st)
 			st->top = NULL;
 		in_hook = 0;
 		return;
 	}
-#endif
 	count_at(s, NULL, obj, size, p);
 	if (st)
 		st->top = NULL;
@@ -203,6 +271,10 @@ static __attribute__((noinline)) void count_slow(int obj, size_t size, void *p)
  * countdown alone, inline in the wrapper. */
 static inline __attribute__((always_inline)) void count(int obj, size_t size, void *p)
 {
+#if !VT_TYPED_BY_TRACER
+	if (VMTRACE_UNLIKELY(held.p != NULL) && !in_hook)
+		held_settle(0); /* its object is made by now, or never will be */
+#endif
 	if (p && !in_hook && (VMTRACE_UNLIKELY(sizes_on) || !vmtrace_alloc_skipped(size)))
 		count_slow(obj, size, p);
 }
@@ -241,19 +313,19 @@ static inline __attribute__((always_inline)) void uncount(void *p)
 	}                                                                                 \
 	static void *dom##_realloc(void *ctx, void *old, size_t n)                        \
 	{                                                                                 \
-		void *p = orig.realloc(orig.ctx, old, n);                                 \
+		void *p;                                                                  \
 		(void)ctx;                                                                \
-		if (p) {                                                                  \
-			HELD_RESOLVE(old);                                                \
+		HELD_GOING(old); /* read while it is still there */                      \
+		p = orig.realloc(orig.ctx, old, n);                                       \
+		if (p)                                                                    \
 			uncount(old);                                                     \
-		}                                                                         \
 		count(obj, n, p);                                                         \
 		return p;                                                                 \
 	}                                                                                 \
 	static void dom##_free(void *ctx, void *p)                                        \
 	{                                                                                 \
 		(void)ctx;                                                                \
-		HELD_RESOLVE(p);                                                          \
+		HELD_GOING(p);                                                            \
 		uncount(p);                                                               \
 		orig.free(orig.ctx, p);                                                   \
 	}
@@ -280,28 +352,43 @@ static int apply(void *arg)
 			blocks_clear();
 	}
 	if (want && !installed) {
+#if !VT_TYPED_BY_TRACER
+		header_types_arm(); /* before the wrappers: its own allocations uncounted */
+#endif
 		PyMem_GetAllocator(PYMEM_DOMAIN_OBJ, &orig_obj);
 		PyMem_GetAllocator(PYMEM_DOMAIN_MEM, &orig_mem);
 		PyMem_SetAllocator(PYMEM_DOMAIN_OBJ, &ours_obj);
 		PyMem_SetAllocator(PYMEM_DOMAIN_MEM, &ours_mem);
-#if VT_TYPED
+#if VT_TYPED_BY_TRACER
 		prev_tracer = PyRefTracer_GetTracer(&prev_tracer_data);
-		PyRefTracer_SetTracer(ref_traced, NULL);
-		armings++;
+		/* another tracer's calls go on through ours, set for good */
+		tracer_lazy = !prev_tracer && vmtrace_sample_period_effective() != 0;
+		holders = 0;
+		if (!tracer_lazy)
+			PyRefTracer_SetTracer(ref_traced, NULL);
 #endif
+		armings++;
 		installed = 1;
 	} else if (!want && installed) {
-#if VT_TYPED
+		HELD_NOW();
+#if VT_TYPED_BY_TRACER
 		void *data;
 
-		HELD_RESOLVE(held.p);
 		/* put back what was there, unless another tracer came after ours */
 		if (PyRefTracer_GetTracer(&data) == ref_traced)
 			PyRefTracer_SetTracer(prev_tracer, prev_tracer_data);
+		tracer_lazy = 0;
+		holders = 0;
 #endif
 		PyMem_SetAllocator(PYMEM_DOMAIN_OBJ, &orig_obj);
 		PyMem_SetAllocator(PYMEM_DOMAIN_MEM, &orig_mem);
+		/* other threads' held blocks may be freed unseen from now on:
+		 * dropped unread at their next look */
+		armings++;
 		installed = 0;
+#if !VT_TYPED_BY_TRACER
+		header_types_disarm();
+#endif
 	}
 	vmtrace_host_armed(installed); /* what a tracer attaching waits for */
 	pending = 0;
@@ -374,7 +461,7 @@ static PyObject *armed(PyObject *self, PyObject *unused)
 static PyObject *flush(PyObject *self, PyObject *last)
 {
 	(void)self;
-	HELD_RESOLVE(held.p);
+	HELD_NOW();
 	vmtrace_batch_flush(PyObject_IsTrue(last) > 0);
 	Py_RETURN_NONE;
 }
@@ -394,8 +481,16 @@ static struct PyModuleDef module = {
 static void at_fork_child(void)
 {
 	pending = 0;
-#if VT_TYPED
 	held.p = NULL; /* the parent counts it */
+#if VT_TYPED_BY_TRACER
+	/* the parent's other threads' blocks: none is held in the child */
+	if (tracer_lazy && holders) {
+		void *data;
+
+		holders = 0;
+		if (PyRefTracer_GetTracer(&data) == ref_traced)
+			PyRefTracer_SetTracer(NULL, NULL);
+	}
 #endif
 	start_watcher();
 }
@@ -415,13 +510,11 @@ PyMODINIT_FUNC PyInit_vmtrace(void)
 	if (!m)
 		return NULL;
 	frame_chain_init();
-#if VT_TYPED
 	if (pthread_key_create(&held_key, held_at_thread_end) != 0) {
 		PyErr_SetString(PyExc_ImportError, "vmtrace: no thread-specific key left for the allocations held");
 		Py_DECREF(m);
 		return NULL;
 	}
-#endif
 	apply(NULL); /* a spawned process's tracer is there already */
 	start_watcher();
 	pthread_atfork(NULL, NULL, at_fork_child);

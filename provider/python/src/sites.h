@@ -11,12 +11,15 @@
 #include "primitives.h"
 #include "vmtrace/vmtrace.h"
 
+struct typed;
+
 /* A site's names and key caches: made once, never moved or freed, so a
  * thread's kept frames (frame_chain.h) may point at it. */
 struct site {
 	const char *method, *file_line, *file;
 	int32_t line;
 	struct vmtrace_key_cache obj_cache, mem_cache;
+	struct typed *last_typed;     /* the type last counted here: most sites make one */
 };
 
 /* The site f is at (NULL: none, the interpreter's own code), made at its

@@ -1,6 +1,5 @@
 /*
- * typed.h: the key of an object's allocation by its type and site, for a
- * CPython whose reference tracer tells each new object (3.13 and newer).
+ * typed.h: the key of an object's allocation by its type and site.
  */
 #ifndef VMTRACE_PY_TYPED_H
 #define VMTRACE_PY_TYPED_H

@@ -278,22 +278,7 @@ def case_sampled(vmtrace, tmp, runtime):
 def case_types(vmtrace, tmp, runtime):
     printed = []
     data = armed_run(vmtrace, tmp, runtime, "py_types.py", "types", printed=printed)
-    truth = json.loads(printed[-1])
-    with open(os.path.join(RUNTIMES, "workloads", "py_types.py")) as f:
-        text = f.read().splitlines()
-    for klass, method, marker in (("Alpha", "make_alpha", "ALPHA_LINE"), ("Beta", "make_beta", "BETA_LINE")):
-        line = next(i for i, l in enumerate(text, 1) if marker in l)
-        rows = [a for a in report(vmtrace, data, "--by", "site")["allocations"]
-                if a["site"] == f"{INSIDE}/py_types.py:{line}"]
-        typed = [a for a in rows if a["class"] == klass]
-        count, size = truth[klass]
-        got = (sum(a["count"] for a in typed), sum(a["bytes"] for a in typed))
-        check(got == (count, count * size) and count == {"Alpha": 1000, "Beta": 300}[klass],
-              f"{runtime} types: {klass} at its line: {got} == the collector's {count} of {size} bytes")
-        check(all(a["method"] == method for a in typed), f"{runtime} types: {klass} in {method}: {typed}")
-        # (the first run of a line may make a few other objects: names, ints)
-        check(not [a for a in rows if a["class"].startswith("(")],
-              f"{runtime} types: no untyped block at {klass}'s line: {rows}")
+    ext_test.check_types(vmtrace, data, json.loads(printed[-1]), f"{INSIDE}/py_types.py", runtime)
 
 
 CASES = {}

@@ -4,9 +4,8 @@
 # on its own SIGUSR1, makes 500 Bar objects (BAR_LINE) and forks a third
 # worker, which waits for SIGUSR2 and makes 3000 Foo objects. Every process
 # writes "done PID" when it has made its objects; the master ends on
-# SIGTERM. A Foo is one block of CPython's object memory (no __dict__, no
-# values: __slots__ = ()), so the line's blocks are n and a few of the
-# line's own, the same few in every process.
+# SIGTERM. A Foo is one allocation (no __dict__, no values: __slots__ =
+# ()), counted under its class.
 import os
 import signal
 import sys

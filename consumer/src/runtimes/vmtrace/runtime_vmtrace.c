@@ -222,6 +222,70 @@ static bool first_of_name(const struct vt_usdt_list *pl, size_t i)
 /* Attach the target's probes of table that events asks for: those that arm
  * counting (of VT_ARMING_EVENTS only), or all the others. Sets *armed_somewhere when
  * a module has sample__armed. 0, or a negative errno with errbuf set. */
+/* Whether probe i of the target's list is attached (sample__armed aside):
+ * the first of its name, and not replaced by another of this recording. */
+static bool probe_taken(const struct vmtrace_state *st, const struct vt_opts *opts, size_t i)
+{
+	const struct vt_usdt_list *pl = opts->probes;
+	const struct vt_usdt_probe *p = &pl->v[i];
+
+	if (strcmp(p->provider, PROVIDER) != 0 || strcmp(p->name, "sample__armed") == 0 ||
+	    !first_of_name(pl, i))
+		return false;
+	/* Sampling exists so unsampled objects never trap; an exact
+	 * object__free would trap on nearly every one of them again. */
+	if (opts->sample_period && !st->live &&
+	    (strcmp(p->name, "object__free") == 0 || strcmp(p->name, "free__batch") == 0))
+		return false;
+	/* --live needs each object's address: live__batch carries them in
+	 * batches beside the counts; a libvmtrace without it gets the
+	 * per-event probes, which carry them too */
+	bool live_batched = st->live && vt_usdt_has_probe(pl, PROVIDER, p->path, "live__batch");
+	if (strcmp(p->name, "live__batch") == 0 && !live_batched)
+		return false;
+	if (st->live && !live_batched &&
+	    (strcmp(p->name, "alloc__batch") == 0 || strcmp(p->name, "free__batch") == 0))
+		return false;
+	if (strcmp(p->name, "alloc__batch") == 0 && st->syms)
+		return false;
+	if ((!st->live || live_batched) &&
+	    ((strcmp(p->name, "object__alloc") == 0 && !st->syms &&
+	      vt_usdt_has_probe(pl, PROVIDER, p->path, "alloc__batch")) ||
+	     (strcmp(p->name, "object__free") == 0 && vt_usdt_has_probe(pl, PROVIDER, p->path, "free__batch"))))
+		return false;
+	return true;
+}
+
+/* table entry t serves probe p, with the events asked for, in this pass
+ * (the arming probes last) */
+static bool entry_serves(const struct probe_prog *t, const char *probe, uint32_t events, bool arming)
+{
+	return strcmp(t->probe, probe) == 0 && (t->events & events) &&
+	       ((t->events & ~(uint32_t)VT_ARMING_EVENTS) == 0) == arming;
+}
+
+/* The table's programs that no probe of this recording will take are not
+ * loaded: the verifier's time is every attach's (a CPython or Ruby with
+ * the batch probes never takes object__alloc's walker). */
+static void load_only_taken(const struct vmtrace_state *st, const struct probe_prog *table, size_t ntable,
+			    uint32_t events, const struct vt_opts *opts)
+{
+	for (size_t t = 0; t < ntable; t++) {
+		bool taken = false;
+
+		for (size_t u = 0; u < ntable && !taken; u++) {
+			if (table[u].prog != table[t].prog)
+				continue;
+			for (size_t i = 0; i < opts->probes->n && !taken; i++)
+				taken = probe_taken(st, opts, i) &&
+					(entry_serves(&table[u], opts->probes->v[i].name, events, false) ||
+					 entry_serves(&table[u], opts->probes->v[i].name, events, true));
+		}
+		if (!taken)
+			bpf_program__set_autoload(table[t].prog, false);
+	}
+}
+
 static int attach_probes(struct vmtrace_state *st, const struct probe_prog *table, size_t ntable,
 			 uint32_t events, const struct vt_opts *opts, bool arming,
 			 bool *armed_somewhere, char *errbuf, size_t errlen)
@@ -232,39 +296,12 @@ static int attach_probes(struct vmtrace_state *st, const struct probe_prog *tabl
 	for (size_t i = 0; i < pl->n; i++) {
 		const struct vt_usdt_probe *p = &pl->v[i];
 
-		if (strcmp(p->provider, PROVIDER) != 0)
-			continue;
-		if (strcmp(p->name, "sample__armed") == 0) {
+		if (strcmp(p->provider, PROVIDER) == 0 && strcmp(p->name, "sample__armed") == 0)
 			*armed_somewhere = true;
-			continue;
-		}
-		if (!first_of_name(pl, i))
-			continue;
-		/* Sampling exists so unsampled objects never trap; an exact
-		 * object__free would trap on nearly every one of them again. */
-		if (opts->sample_period && !st->live &&
-		    (strcmp(p->name, "object__free") == 0 || strcmp(p->name, "free__batch") == 0))
-			continue;
-		/* --live needs each object's address: live__batch carries
-		 * them in batches beside the counts; a libvmtrace without it
-		 * gets the per-event probes, which carry them too */
-		bool live_batched = st->live && vt_usdt_has_probe(pl, PROVIDER, p->path, "live__batch");
-		if (strcmp(p->name, "live__batch") == 0 && !live_batched)
-			continue;
-		if (st->live && !live_batched &&
-		    (strcmp(p->name, "alloc__batch") == 0 || strcmp(p->name, "free__batch") == 0))
-			continue;
-		if (strcmp(p->name, "alloc__batch") == 0 && st->syms)
-			continue;
-		if ((!st->live || live_batched) &&
-		    ((strcmp(p->name, "object__alloc") == 0 && !st->syms &&
-		      vt_usdt_has_probe(pl, PROVIDER, p->path, "alloc__batch")) ||
-		     (strcmp(p->name, "object__free") == 0 &&
-		      vt_usdt_has_probe(pl, PROVIDER, p->path, "free__batch"))))
+		if (!probe_taken(st, opts, i))
 			continue;
 		for (size_t t = 0; t < ntable; t++) {
-			if (strcmp(table[t].probe, p->name) != 0 || !(table[t].events & events) ||
-			    ((table[t].events & ~(uint32_t)VT_ARMING_EVENTS) == 0) != arming)
+			if (!entry_serves(&table[t], p->name, events, arming))
 				continue;
 			err = vt_adapter_attach(&st->a, table[t].prog, p->path, p->name, 0, errbuf, errlen);
 			if (err)
@@ -356,38 +393,6 @@ static int vmtrace_open(const struct vt_opts *opts, void **state, char *errbuf, 
 						       : entries > UINT32_MAX / 2 ? UINT32_MAX
 										  : 2 * entries);
 
-	/* programs this recording never attaches are not loaded: the
-	 * verifier's time is every start's (the live heap's is the largest) */
-	bpf_program__set_autoload(st->skel->progs.on_live_batch, st->live);
-	bpf_program__set_autoload(st->skel->progs.on_stacks_armed, opts->stacks == VT_STACK_BOTH);
-	err = vt_skeleton_load(&st->a, st->skel->skeleton, st->skel->obj, errbuf, errlen);
-	if (err)
-		goto fail;
-	err = vt_vm_stacks_map(&st->vm_stacks, bpf_map__fd(st->skel->maps.stacks),
-			       bpf_map__fd(st->skel->maps.stack_frames), st->skel->rodata->stack_frames_max);
-	if (err) {
-		snprintf(errbuf, errlen, "cannot map the stacks' frames: %s", strerror(-err));
-		goto fail;
-	}
-	vt_names_init(&st->names, opts->pid, bpf_map__fd(st->skel->maps.names),
-		      bpf_map__fd(st->skel->maps.long_names), bpf_map__fd(st->skel->maps.unresolved));
-	st->names_ready = true;
-	if (st->all) {
-		vt_names_set_procs(&st->names, &st->procs);
-		err = VT_PROCS_OPEN(&st->procs, &st->a, st->skel, errbuf, errlen);
-		if (err)
-			goto fail;
-	}
-
-	/* batch buffers: the largest key, and the largest value of a hash map or
-	 * array read whole (the names map's, read before each collection) */
-	err = vt_adapter_buffers(&st->a, sizeof(struct vt_alloc_key),
-				 sizeof(struct vt_name) > sizeof(struct vt_signal_val) ? sizeof(struct vt_name)
-										: sizeof(struct vt_signal_val),
-				 st->skel->maps.gc_events, vt_vmtrace_on_gc_event, st, errbuf, errlen);
-	if (err)
-		goto fail;
-
 	/* where the module has them, the batch probes replace the per-event
 	 * ones: the events are then counted in the target, without a trap */
 	const struct probe_prog table[] = {
@@ -422,6 +427,40 @@ static int vmtrace_open(const struct vt_opts *opts, void **state, char *errbuf, 
 	 * them (--live). */
 	if (st->inside && st->inside->frees_dear && !opts->events && !opts->live)
 		events &= ~(uint32_t)VT_EVENTS_FREE;
+
+	/* programs this recording never attaches are not loaded: the
+	 * verifier's time is every start's (the live heap's is the largest) */
+	bpf_program__set_autoload(st->skel->progs.on_live_batch, st->live);
+	bpf_program__set_autoload(st->skel->progs.on_stacks_armed, opts->stacks == VT_STACK_BOTH);
+	if (!st->all) /* --all takes the probes of every process that comes */
+		load_only_taken(st, table, ntable, events, opts);
+	err = vt_skeleton_load(&st->a, st->skel->skeleton, st->skel->obj, errbuf, errlen);
+	if (err)
+		goto fail;
+	err = vt_vm_stacks_map(&st->vm_stacks, bpf_map__fd(st->skel->maps.stacks),
+			       bpf_map__fd(st->skel->maps.stack_frames), st->skel->rodata->stack_frames_max);
+	if (err) {
+		snprintf(errbuf, errlen, "cannot map the stacks' frames: %s", strerror(-err));
+		goto fail;
+	}
+	vt_names_init(&st->names, opts->pid, bpf_map__fd(st->skel->maps.names),
+		      bpf_map__fd(st->skel->maps.long_names), bpf_map__fd(st->skel->maps.unresolved));
+	st->names_ready = true;
+	if (st->all) {
+		vt_names_set_procs(&st->names, &st->procs);
+		err = VT_PROCS_OPEN(&st->procs, &st->a, st->skel, errbuf, errlen);
+		if (err)
+			goto fail;
+	}
+
+	/* batch buffers: the largest key, and the largest value of a hash map or
+	 * array read whole (the names map's, read before each collection) */
+	err = vt_adapter_buffers(&st->a, sizeof(struct vt_alloc_key),
+				 sizeof(struct vt_name) > sizeof(struct vt_signal_val) ? sizeof(struct vt_name)
+										: sizeof(struct vt_signal_val),
+				 st->skel->maps.gc_events, vt_vmtrace_on_gc_event, st, errbuf, errlen);
+	if (err)
+		goto fail;
 
 #ifdef VT_HAVE_SAMPLING
 	armings = opts->spawned || opts->all ? 0 : vt_host_armings(opts->pid, opts->probes);

@@ -444,6 +444,8 @@ def case_py_lines(vmtrace, tmp):
           f"{truth['count']}, {truth['bytes']}")
     check(all(a["class"] == "bytes" and a["method"] == "make" for a in rows),
           f"py: in make, bytes objects (their type read from each one's header): {rows}")
+    check(truth["meta_calls"] == 0,
+          f"py: taking the types alive ran no metaclass's own __subclasses__ ({truth['meta_calls']} calls)")
 
 
 def check_types(vmtrace, data, truth, where, label):

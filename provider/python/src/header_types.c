@@ -102,9 +102,13 @@ void header_types_arm(void)
 	/* the types to walk: object's subclasses, theirs, and so on */
 	PyObject *todo = PyList_New(0), *subs;
 	PyObject *et, *ev, *tb;
+	/* type.__subclasses__ itself: a metaclass's own __subclasses__ is the
+	 * program's code, not to be run by a tracer */
+	PyObject *subclasses_of;
 
 	PyErr_Fetch(&et, &ev, &tb); /* the program's exception stays its own */
-	if (!todo || PyList_Append(todo, (PyObject *)&PyBaseObject_Type) < 0)
+	subclasses_of = PyObject_GetAttrString((PyObject *)&PyType_Type, "__subclasses__");
+	if (!todo || !subclasses_of || PyList_Append(todo, (PyObject *)&PyBaseObject_Type) < 0)
 		goto out;
 	while (PyList_GET_SIZE(todo) > 0) {
 		Py_ssize_t last = PyList_GET_SIZE(todo) - 1;
@@ -112,7 +116,7 @@ void header_types_arm(void)
 
 		Py_INCREF(t);
 		PyList_SetSlice(todo, last, last + 1, NULL);
-		if (!known(t) && hold(t) && (subs = PyObject_CallMethod((PyObject *)t, "__subclasses__", NULL))) {
+		if (!known(t) && hold(t) && (subs = PyObject_CallOneArg(subclasses_of, (PyObject *)t))) {
 			for (Py_ssize_t i = 0; i < PyList_GET_SIZE(subs); i++)
 				PyList_Append(todo, PyList_GET_ITEM(subs, i));
 			Py_DECREF(subs);
@@ -120,6 +124,7 @@ void header_types_arm(void)
 		Py_DECREF(t);
 	}
 out:
+	Py_XDECREF(subclasses_of);
 	Py_XDECREF(todo);
 	PyErr_Clear();
 	PyErr_Restore(et, ev, tb);

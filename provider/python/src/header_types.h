@@ -22,8 +22,9 @@
  * object found is held from then on. */
 PyTypeObject *header_type(const void *block, size_t size, int dying, const void *likely) VMTRACE_HIDDEN;
 
-/* Armed: every type alive is held (a walk of object's subclasses, with the
- * GIL, before the allocators are wrapped). Disarmed: all let go. */
+/* Armed: every type alive is held (a walk of object's subclasses with
+ * type.__subclasses__ itself, with the GIL, before the allocators are
+ * wrapped). Disarmed: all let go. */
 void header_types_arm(void) VMTRACE_HIDDEN;
 void header_types_disarm(void) VMTRACE_HIDDEN;
 

@@ -31,8 +31,9 @@ static int python_load_env(const struct vt_inside_spawn *s, char *buf, size_t le
 	}
 	env[0] = buf;
 	*note = "loading vmtrace's CPython extension (PYTHONPATH, a sitecustomize that "
-		"imports vmtrace): bytes counted inside CPython by function and line "
-		"(calls per function: --runtime python)";
+		"imports vmtrace): objects and bytes counted inside CPython by type, function "
+		"and line (calls per function: --runtime python, in a CPython built with its "
+		"function probes)";
 	return 0;
 }
 

@@ -64,8 +64,6 @@ void vt_adapter_size_map(struct bpf_map *map, uint32_t user, uint32_t def)
 void vt_adapter_before_load(struct vt_adapter *a, struct bpf_object *obj)
 {
 	a->multi = vt_uprobe_multi_prepare(obj);
-	if (a->multi)
-		vt_uprobe_links_warm(&a->mlinks); /* while the programs load */
 	/* present in every object with a USDT program (bpf/usdt.bpf.h) */
 	a->mlinks.specs = bpf_object__find_map_by_name(obj, "__bpf_usdt_specs");
 }

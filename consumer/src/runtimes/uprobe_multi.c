@@ -10,15 +10,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <asm/ptrace.h>
 #include <linux/bpf.h>
-#include <linux/perf_event.h>
 #include <sys/syscall.h>
 
 #include <bpf/bpf.h>
@@ -232,81 +229,12 @@ static bool close_in_children(struct vt_uprobe_links *l)
 	return true;
 }
 
-/* ---- the warm-up event ---- */
-
-static void *warm_up(void *unused)
-{
-	struct perf_event_attr attr = { .size = sizeof(attr), .disabled = 1 };
-	char path[64];
-	int type = -1, mfd, fd = -1;
-	FILE *f = fopen("/sys/bus/event_source/devices/uprobe/type", "re");
-
-	(void)unused;
-	if (f) {
-		if (fscanf(f, "%d", &type) != 1)
-			type = -1;
-		fclose(f);
-	}
-	mfd = type < 0 ? -1 : memfd_create("vmtrace-uprobe-warm-up", MFD_CLOEXEC);
-	if (mfd >= 0) {
-		/* our own descriptor: the link it names is ours to follow */
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", mfd);
-		attr.type = (uint32_t)type;
-		attr.config1 = (uint64_t)(uintptr_t)path; /* uprobe_path */
-		attr.config2 = 0;                        /* probe_offset */
-		fd = (int)syscall(SYS_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
-		close(mfd); /* the uprobe holds the file */
-	}
-	return (void *)(intptr_t)fd;
-}
-
-void vt_uprobe_links_warm(struct vt_uprobe_links *l)
-{
-	if (!l->warming && !l->warm_open)
-		l->warming = pthread_create(&l->warm, NULL, warm_up, NULL) == 0;
-}
-
-static void warm_join(struct vt_uprobe_links *l)
-{
-	void *fd;
-
-	if (!l->warming)
-		return;
-	l->warming = false;
-	if (pthread_join(l->warm, &fd) == 0 && (intptr_t)fd >= 0) {
-		l->warm_fd = (int)(intptr_t)fd;
-		l->warm_open = true;
-	}
-}
-
-static int keep_fd(struct vt_uprobe_links *l, int fd)
-{
-	int *fds;
-
-	if (fd < 0)
-		return fd;
-	fds = realloc(l->fds, (l->nfds + 1) * sizeof(*fds));
-	if (!fds) {
-		close(fd);
-		return -ENOMEM;
-	}
-	l->fds = fds;
-	l->fds[l->nfds++] = fd;
-	return 0;
-}
-
 void vt_uprobe_links_close(struct vt_uprobe_links *l)
 {
-	size_t n;
+	size_t n = l->nfds;
 	pthread_t *threads;
 	bool *started;
 
-	warm_join(l);
-	if (l->warm_open && keep_fd(l, l->warm_fd) == 0)
-		l->warm_open = false; /* closed with the links */
-	else if (l->warm_open)
-		close(l->warm_fd);
-	n = l->nfds;
 	if (n && (close_behind ? close_in_background(l) : close_in_children(l)))
 		n = 0;
 	threads = calloc(n ? n : 1, sizeof(*threads));
@@ -329,13 +257,28 @@ void vt_uprobe_links_close(struct vt_uprobe_links *l)
 	memset(l, 0, sizeof(*l));
 }
 
+static int keep_fd(struct vt_uprobe_links *l, int fd)
+{
+	int *fds;
+
+	if (fd < 0)
+		return fd;
+	fds = realloc(l->fds, (l->nfds + 1) * sizeof(*fds));
+	if (!fds) {
+		close(fd);
+		return -ENOMEM;
+	}
+	l->fds = fds;
+	l->fds[l->nfds++] = fd;
+	return 0;
+}
+
 int vt_uprobe_links_uprobe(struct vt_uprobe_links *l, const struct bpf_program *prog,
 			   const char *path, const char *func, uint64_t file_offset,
 			   uint64_t cookie, uint64_t ref_ctr_offset, pid_t pid)
 {
 	uint64_t addr;
 
-	warm_join(l);
 	if (func) {
 		int err = vt_elf_symbol(path, func, &addr, &file_offset);
 
@@ -382,7 +325,6 @@ int vt_uprobe_links_usdt(struct vt_uprobe_links *l, const struct bpf_program *pr
 	uint32_t n = 0;
 	int err = 0;
 
-	warm_join(l);
 	if (!l->notes_path || strcmp(l->notes_path, path)) {
 		vt_usdt_list_free(&l->notes);
 		free(l->notes_path);

@@ -21,7 +21,6 @@
 #ifndef VMTRACE_UPROBE_MULTI_H
 #define VMTRACE_UPROBE_MULTI_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -80,18 +79,7 @@ struct vt_uprobe_links {
 	size_t nfds;
 	struct vt_usdt_list notes;     /* the notes of notes_path, read once */
 	char *notes_path;
-	pthread_t warm;                /* making the warm-up event (vt_uprobe_links_warm) */
-	bool warming, warm_open;       /* warm runs; warm_fd is its event */
-	int warm_fd;
 };
-
-/* Makes, in a thread of its own while the caller loads its programs, a
- * uprobe event that fires nowhere (on an empty memfd no process maps), kept
- * until the links close. The kernel's first uprobe after a quiet while
- * waits out an RCU grace period (its registration takes a per-CPU rwsem for
- * writing: 6-15 ms here), and those made within tens of ms after do not:
- * so the links' first attach does not wait. The links wait for it first. */
-void vt_uprobe_links_warm(struct vt_uprobe_links *l);
 
 /* One link of prog at every site of provider:probe in the file at path.
  * 0, -ENOENT when it has none, -E2BIG when specs is full, -EINVAL for an

@@ -290,7 +290,9 @@ prometheus_latin1)
 	RB=$!
 	PIDS+=("$RB")
 	sleep 0.5
-	"$VMTRACE" serve -p "$RB" --listen 127.0.0.1:0 >vt.out 2>vt.err &
+	# exact: sampled (serve's default), a Café among the Times this loop makes
+	# can take longer than the wait below to be drawn
+	"$VMTRACE" serve -p "$RB" --sample 0 --listen 127.0.0.1:0 >vt.out 2>vt.err &
 	VT=$!
 	PIDS+=("$VT")
 	wait_line vt.err '^vmtrace: serving pid'

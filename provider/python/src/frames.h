@@ -70,6 +70,11 @@
  * object's header (header_types.h). */
 #define VT_TYPED_BY_TRACER (PY_VERSION_HEX >= 0x030D0000)
 
+/* Where an object starts in its block: at the block, or after its
+ * pre-header (_PyType_PreHeaderSize), at most the collector's links and
+ * the managed dict's two words (3.12, 3.13+: the dict's and the weakrefs'). */
+#define VT_PRE_HEADER_MAX (sizeof(PyGC_Head) + 2 * sizeof(PyObject *))
+
 /* f, or the first frame behind it that runs Python code */
 static inline _PyInterpreterFrame *vt_frame_python(_PyInterpreterFrame *f)
 {

@@ -14,9 +14,6 @@
 #include "header_types.h"
 #include "intern.h"
 
-/* the largest pre-header: the collector's links, then the managed dict's
- * two words (3.12: the dict's and the weakrefs') */
-#define PRE_HEADER_MAX (sizeof(PyGC_Head) + 2 * sizeof(PyObject *))
 /* a new object's count is small; a word above this is a pointer (a free
  * list's link, a collector's link), not a count */
 #define FRESH_REFS_MAX ((Py_ssize_t)1 << 20)
@@ -61,13 +58,14 @@ static int grow(void)
 	return 0;
 }
 
-/* t held (a reference taken) unless it is already; 0 when there is no memory */
+/* t held (a reference taken) unless it is already: 1 when taken now, 0
+ * when held already or there is no memory for it */
 static int hold(PyTypeObject *t)
 {
 	size_t j;
 
 	if (known(t))
-		return 1;
+		return 0;
 	if (2 * (n + 1) > cap && grow())
 		return 0;
 	for (j = slot_of(t, cap); held_types[j]; j = (j + 1) & (cap - 1))
@@ -80,7 +78,7 @@ static int hold(PyTypeObject *t)
 
 PyTypeObject *header_type(const void *block, size_t size, int dying, const void *likely)
 {
-	for (size_t off = 0; off <= PRE_HEADER_MAX && off + sizeof(PyObject) <= size; off += 2 * sizeof(PyObject *)) {
+	for (size_t off = 0; off <= VT_PRE_HEADER_MAX && off + sizeof(PyObject) <= size; off += 2 * sizeof(PyObject *)) {
 		const PyObject *op = (const PyObject *)((const char *)block + off);
 		Py_ssize_t refs = op->ob_refcnt;
 		PyTypeObject *t = op->ob_type;
@@ -116,7 +114,7 @@ void header_types_arm(void)
 
 		Py_INCREF(t);
 		PyList_SetSlice(todo, last, last + 1, NULL);
-		if (!known(t) && hold(t) && (subs = PyObject_CallOneArg(subclasses_of, (PyObject *)t))) {
+		if (hold(t) && (subs = PyObject_CallOneArg(subclasses_of, (PyObject *)t))) {
 			for (Py_ssize_t i = 0; i < PyList_GET_SIZE(subs); i++)
 				PyList_Append(todo, PyList_GET_ITEM(subs, i));
 			Py_DECREF(subs);

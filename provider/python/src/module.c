@@ -172,17 +172,13 @@ static void held_count(PyTypeObject *type)
 static PyRefTracer prev_tracer;       /* the tracer found when armed, called on from ours */
 static void *prev_tracer_data;
 
-/* The object starts at its block, or after its pre-header: the collector's
- * links and the managed dict and weakref pointers (_PyType_PreHeaderSize). */
-#define PRE_HEADER_MAX (sizeof(PyGC_Head) + 2 * sizeof(PyObject *))
-
 static int ref_traced(PyObject *op, PyRefTracerEvent event, void *data)
 {
 	(void)data;
 	if (event == PyRefTracer_CREATE && held.p && !in_hook) {
 		uintptr_t off = (uintptr_t)op - (uintptr_t)held.p;
 
-		held_count(off <= PRE_HEADER_MAX && off + sizeof(PyObject) <= held.size ? Py_TYPE(op) : NULL);
+		held_count(off <= VT_PRE_HEADER_MAX && off + sizeof(PyObject) <= held.size ? Py_TYPE(op) : NULL);
 	}
 	return prev_tracer ? prev_tracer(op, event, prev_tracer_data) : 0;
 }

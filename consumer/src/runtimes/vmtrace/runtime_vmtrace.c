@@ -256,33 +256,33 @@ static bool probe_taken(const struct vmtrace_state *st, const struct vt_opts *op
 	return true;
 }
 
-/* table entry t serves probe p, with the events asked for, in this pass
- * (the arming probes last) */
+/* table entry t takes probe, with the events asked for */
+static bool entry_takes(const struct probe_prog *t, const char *probe, uint32_t events)
+{
+	return strcmp(t->probe, probe) == 0 && (t->events & events);
+}
+
+/* ... in this pass (the arming probes last) */
 static bool entry_serves(const struct probe_prog *t, const char *probe, uint32_t events, bool arming)
 {
-	return strcmp(t->probe, probe) == 0 && (t->events & events) &&
-	       ((t->events & ~(uint32_t)VT_ARMING_EVENTS) == 0) == arming;
+	return entry_takes(t, probe, events) && ((t->events & ~(uint32_t)VT_ARMING_EVENTS) == 0) == arming;
 }
 
 /* The table's programs that no probe of this recording will take are not
  * loaded: the verifier's time is every attach's (a CPython or Ruby with
- * the batch probes never takes object__alloc's walker). */
+ * the batch probes never takes object__alloc's walker). A program serves
+ * several entries: all are put out, then those some probe takes back in. */
 static void load_only_taken(const struct vmtrace_state *st, const struct probe_prog *table, size_t ntable,
 			    uint32_t events, const struct vt_opts *opts)
 {
-	for (size_t t = 0; t < ntable; t++) {
-		bool taken = false;
-
-		for (size_t u = 0; u < ntable && !taken; u++) {
-			if (table[u].prog != table[t].prog)
-				continue;
-			for (size_t i = 0; i < opts->probes->n && !taken; i++)
-				taken = probe_taken(st, opts, i) &&
-					(entry_serves(&table[u], opts->probes->v[i].name, events, false) ||
-					 entry_serves(&table[u], opts->probes->v[i].name, events, true));
-		}
-		if (!taken)
-			bpf_program__set_autoload(table[t].prog, false);
+	for (size_t t = 0; t < ntable; t++)
+		bpf_program__set_autoload(table[t].prog, false);
+	for (size_t i = 0; i < opts->probes->n; i++) {
+		if (!probe_taken(st, opts, i))
+			continue;
+		for (size_t t = 0; t < ntable; t++)
+			if (entry_takes(&table[t], opts->probes->v[i].name, events))
+				bpf_program__set_autoload(table[t].prog, true);
 	}
 }
 

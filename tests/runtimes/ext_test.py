@@ -454,9 +454,10 @@ def check_types(vmtrace, data, truth, where, label):
     function, with the counts and sizes the collector gave (truth)."""
     with open(PY_TYPES) as f:
         text = f.read().splitlines()
+    allocations = report(vmtrace, data, "--by", "site")["allocations"]
     for klass, method, marker in (("Alpha", "make_alpha", "ALPHA_LINE"), ("Beta", "make_beta", "BETA_LINE")):
         line = next(i for i, l in enumerate(text, 1) if marker in l)
-        rows = [a for a in report(vmtrace, data, "--by", "site")["allocations"] if a["site"] == f"{where}:{line}"]
+        rows = [a for a in allocations if a["site"] == f"{where}:{line}"]
         typed = [a for a in rows if a["class"] == klass]
         count, size = truth[klass]
         got = (sum(a["count"] for a in typed), sum(a["bytes"] for a in typed))

@@ -91,6 +91,9 @@ struct held {
 	struct site *site;
 	struct pyframe *top;          /* its chain, when stacks are wanted */
 	unsigned armed;               /* the arming it was made in (armings) */
+#if VT_TYPED_BY_TRACER
+	unsigned long seen;           /* allocations_seen when it was held */
+#endif
 };
 static unsigned armings;              /* counts the wrappers put in and taken out: a block held
 					 * from an earlier arming, in a thread that made no
@@ -117,6 +120,15 @@ static unsigned holders;              /* threads holding a block of this arming 
 					 * thread ends without the GIL) */
 
 static int ref_traced(PyObject *op, PyRefTracerEvent event, void *data);
+
+/* Every thread's allocations counted so far (under the GIL). Exact, frees
+ * are not seen (frees_matter()), so a block that became no object may be
+ * freed while still held, another thread may get that memory, make an
+ * object in it and put it in a free list, and this thread may take it back
+ * with no allocation of its own between: an object made after any other
+ * allocation is never the held block's (none is made while another thread
+ * runs between a block's allocation and its object). */
+static unsigned long allocations_seen;
 
 static void hold_begin(void)
 {
@@ -178,7 +190,8 @@ static int ref_traced(PyObject *op, PyRefTracerEvent event, void *data)
 	if (event == PyRefTracer_CREATE && held.p && !in_hook) {
 		uintptr_t off = (uintptr_t)op - (uintptr_t)held.p;
 
-		held_count(off <= VT_PRE_HEADER_MAX && off + sizeof(PyObject) <= held.size ? Py_TYPE(op) : NULL);
+		held_count(off <= VT_PRE_HEADER_MAX && off + sizeof(PyObject) <= held.size &&
+				   held.seen == allocations_seen ? Py_TYPE(op) : NULL);
 	}
 	return prev_tracer ? prev_tracer(op, event, prev_tracer_data) : 0;
 }
@@ -226,6 +239,7 @@ static __attribute__((noinline)) void count_slow(int obj, size_t size, void *p)
 	struct site *s;
 
 #if VT_TYPED_BY_TRACER
+	allocations_seen++;
 	if (held.p)
 		held_count(NULL); /* no object was made in it */
 #endif
@@ -249,6 +263,9 @@ static __attribute__((noinline)) void count_slow(int obj, size_t size, void *p)
 		if (!held_keyed)
 			held_keyed = pthread_setspecific(held_key, &held) == 0;
 		held = (struct held){ p, size, s, st ? st->top : NULL, armings };
+#if VT_TYPED_BY_TRACER
+		held.seen = allocations_seen;
+#endif
 #if VT_TYPED_BY_TRACER
 		hold_begin();
 #endif
@@ -328,8 +345,35 @@ static inline __attribute__((always_inline)) void uncount(void *p)
 WRAP(obj, orig_obj, 1)
 WRAP(mem, orig_mem, 0)
 
-static PyMemAllocatorEx ours_obj = { NULL, obj_malloc, obj_calloc, obj_realloc, obj_free };
-static PyMemAllocatorEx ours_mem = { NULL, mem_malloc, mem_calloc, mem_realloc, mem_free };
+/* A free matters while the blocks' sizes are kept (--live); on 3.11 and
+ * 3.12, where a held block's header is read before it goes; and sampled,
+ * where the thread's next look at a held block may be many allocations
+ * away, and a block freed meanwhile may come back as another's object.
+ * Exact on 3.13 and newer, each allocation settles the block held before
+ * it, so a free has nothing to do: it goes straight to the allocator. */
+static int frees_matter(void)
+{
+	return __atomic_load_n(&sizes_on, __ATOMIC_RELAXED) || !VT_TYPED_BY_TRACER ||
+	       vmtrace_sample_period_effective() != 0;
+}
+
+static int frees_wrapped; /* what frees_matter() said when the wrappers went in */
+
+/* The wrappers in, over orig_obj and orig_mem, their frees as
+ * frees_matter() says (an allocator's context kept: ours use none). */
+static void wrap(void)
+{
+	PyMemAllocatorEx o = { orig_obj.ctx, obj_malloc, obj_calloc, obj_realloc, obj_free };
+	PyMemAllocatorEx m = { orig_mem.ctx, mem_malloc, mem_calloc, mem_realloc, mem_free };
+
+	__atomic_store_n(&frees_wrapped, frees_matter(), __ATOMIC_RELAXED);
+	if (!frees_wrapped) {
+		o.free = orig_obj.free;
+		m.free = orig_mem.free;
+	}
+	PyMem_SetAllocator(PYMEM_DOMAIN_OBJ, &o);
+	PyMem_SetAllocator(PYMEM_DOMAIN_MEM, &m);
+}
 
 /* ---- arming ---- */
 
@@ -347,14 +391,15 @@ static int apply(void *arg)
 		if (!frees)
 			blocks_clear();
 	}
+	if (want && installed && frees_matter() != frees_wrapped)
+		wrap(); /* the frees in or out */
 	if (want && !installed) {
 #if !VT_TYPED_BY_TRACER
 		header_types_arm(); /* before the wrappers: its own allocations uncounted */
 #endif
 		PyMem_GetAllocator(PYMEM_DOMAIN_OBJ, &orig_obj);
 		PyMem_GetAllocator(PYMEM_DOMAIN_MEM, &orig_mem);
-		PyMem_SetAllocator(PYMEM_DOMAIN_OBJ, &ours_obj);
-		PyMem_SetAllocator(PYMEM_DOMAIN_MEM, &ours_mem);
+		wrap();
 #if VT_TYPED_BY_TRACER
 		prev_tracer = PyRefTracer_GetTracer(&prev_tracer_data);
 		/* another tracer's calls go on through ours, set for good */
@@ -408,7 +453,10 @@ static void *watch(void *arg)
 		int frees = want && VMTRACE_FREE_ENABLED();
 
 		if ((want != __atomic_load_n(&installed, __ATOMIC_RELAXED) ||
-		     frees != __atomic_load_n(&sizes_on, __ATOMIC_RELAXED)) && !pending) {
+		     frees != __atomic_load_n(&sizes_on, __ATOMIC_RELAXED) ||
+		     (want && __atomic_load_n(&installed, __ATOMIC_RELAXED) &&
+		      frees_matter() != __atomic_load_n(&frees_wrapped, __ATOMIC_RELAXED))) &&
+		    !pending) {
 			pending = 1;
 			looks = 0;
 			if (Py_AddPendingCall(apply, NULL) < 0)

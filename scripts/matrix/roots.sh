@@ -6,9 +6,10 @@
 #           ruby-stackprof, bench/runtimes/run_rdoc_root.sh's peer;
 #           OpenJDK 21; PHP 8.4 with its headers (vmtrace's PHP extension
 #           is built there); CPython 3.13 with its headers, setuptools and
-#           pip (vmtrace's sdist is pip-installed there)
+#           pip (vmtrace's sdist is pip-installed there); heaptrack,
+#           bench/runtimes/run_pydoc_root.sh's and run_loop_root.sh's peer
 #   sid     Debian's unstable with experimental: Ruby 3.4 likewise;
-#           OpenJDK 25; CPython 3.14 likewise
+#           OpenJDK 25; CPython 3.14 likewise; heaptrack
 #   bookworm  Debian 12's Ruby 3.1 in a container (its layout checked by
 #           its MJIT header, as on the host)
 # A root is made once with debootstrap from Debian's archive and brought up
@@ -22,8 +23,8 @@ MIRROR=http://deb.debian.org/debian
 
 # suite -> packages inside; source packages unpacked under /usr/src/<name>
 declare -A PACKAGES=(
-	[trixie]="ruby3.3 ruby3.3-dev build-essential dpkg-dev ruby-stackprof openjdk-21-jdk-headless php8.4-cli php8.4-dev python3.13 python3.13-dev python3-setuptools python3-pip"
-	[sid]="ruby3.4 ruby3.4-dev build-essential dpkg-dev openjdk-25-jdk-headless python3.14 python3.14-dev python3-setuptools python3-pip"
+	[trixie]="ruby3.3 ruby3.3-dev build-essential dpkg-dev ruby-stackprof openjdk-21-jdk-headless php8.4-cli php8.4-dev python3.13 python3.13-dev python3-setuptools python3-pip heaptrack"
+	[sid]="ruby3.4 ruby3.4-dev build-essential dpkg-dev openjdk-25-jdk-headless python3.14 python3.14-dev python3-setuptools python3-pip heaptrack"
 	[bookworm]="ruby3.1 ruby3.1-dev build-essential"
 )
 declare -A SOURCES=(

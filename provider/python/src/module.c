@@ -189,9 +189,9 @@ static int ref_traced(PyObject *op, PyRefTracerEvent event, void *data)
 	(void)data;
 	if (event == PyRefTracer_CREATE && held.p && !in_hook) {
 		uintptr_t off = (uintptr_t)op - (uintptr_t)held.p;
+		int in_block = off <= VT_PRE_HEADER_MAX && off + sizeof(PyObject) <= held.size;
 
-		held_count(off <= VT_PRE_HEADER_MAX && off + sizeof(PyObject) <= held.size &&
-				   held.seen == allocations_seen ? Py_TYPE(op) : NULL);
+		held_count(in_block && held.seen == allocations_seen ? Py_TYPE(op) : NULL);
 	}
 	return prev_tracer ? prev_tracer(op, event, prev_tracer_data) : 0;
 }
@@ -265,8 +265,6 @@ static __attribute__((noinline)) void count_slow(int obj, size_t size, void *p)
 		held = (struct held){ p, size, s, st ? st->top : NULL, armings };
 #if VT_TYPED_BY_TRACER
 		held.seen = allocations_seen;
-#endif
-#if VT_TYPED_BY_TRACER
 		hold_begin();
 #endif
 		if (st)

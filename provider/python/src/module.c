@@ -363,9 +363,10 @@ static void wrap(void)
 {
 	PyMemAllocatorEx o = { orig_obj.ctx, obj_malloc, obj_calloc, obj_realloc, obj_free };
 	PyMemAllocatorEx m = { orig_mem.ctx, mem_malloc, mem_calloc, mem_realloc, mem_free };
+	int frees = frees_matter();
 
-	__atomic_store_n(&frees_wrapped, frees_matter(), __ATOMIC_RELAXED);
-	if (!frees_wrapped) {
+	__atomic_store_n(&frees_wrapped, frees, __ATOMIC_RELAXED);
+	if (!frees) {
 		o.free = orig_obj.free;
 		m.free = orig_mem.free;
 	}
@@ -378,6 +379,14 @@ static void wrap(void)
 static int installed;          /* the wrappers are in (GIL) */
 static volatile int pending;   /* an apply() is asked for and has not run */
 
+/* armed, with the frees wrapped otherwise than frees_matter() says now
+ * (--live, or the sampling period, changed): the watcher asks, apply() mends */
+static int frees_stale(int want)
+{
+	return want && __atomic_load_n(&installed, __ATOMIC_RELAXED) &&
+	       frees_matter() != __atomic_load_n(&frees_wrapped, __ATOMIC_RELAXED);
+}
+
 static int apply(void *arg)
 {
 	int want = VMTRACE_ALLOC_ENABLED() != 0;
@@ -389,8 +398,8 @@ static int apply(void *arg)
 		if (!frees)
 			blocks_clear();
 	}
-	if (want && installed && frees_matter() != frees_wrapped)
-		wrap(); /* the frees in or out */
+	if (frees_stale(want))
+		wrap();
 	if (want && !installed) {
 #if !VT_TYPED_BY_TRACER
 		header_types_arm(); /* before the wrappers: its own allocations uncounted */
@@ -451,9 +460,7 @@ static void *watch(void *arg)
 		int frees = want && VMTRACE_FREE_ENABLED();
 
 		if ((want != __atomic_load_n(&installed, __ATOMIC_RELAXED) ||
-		     frees != __atomic_load_n(&sizes_on, __ATOMIC_RELAXED) ||
-		     (want && __atomic_load_n(&installed, __ATOMIC_RELAXED) &&
-		      frees_matter() != __atomic_load_n(&frees_wrapped, __ATOMIC_RELAXED))) &&
+		     frees != __atomic_load_n(&sizes_on, __ATOMIC_RELAXED) || frees_stale(want)) &&
 		    !pending) {
 			pending = 1;
 			looks = 0;
